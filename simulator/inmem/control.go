@@ -1,0 +1,77 @@
+package inmem
+
+import (
+	"context"
+	"sync"
+
+	"github.com/partner-v3/conformance-kit/simulator"
+)
+
+var _ simulator.ControlStore = (*ControlStore)(nil)
+
+// ControlStore keeps the control API's clock and faults in memory.
+type ControlStore struct {
+	mu     sync.Mutex
+	clock  simulator.Clock
+	faults []simulator.Fault
+}
+
+// NewControlStore returns a store with the real clock and no faults.
+func NewControlStore() *ControlStore { return &ControlStore{} }
+
+// Clock implements simulator.ControlStore.
+func (s *ControlStore) Clock(context.Context) (simulator.Clock, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.clock, nil
+}
+
+// SetClock implements simulator.ControlStore.
+func (s *ControlStore) SetClock(_ context.Context, c simulator.Clock) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.clock = c
+	return nil
+}
+
+// AddFault implements simulator.ControlStore.
+func (s *ControlStore) AddFault(_ context.Context, f simulator.Fault) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults = append(s.faults, f)
+	return nil
+}
+
+// TakeFault implements simulator.ControlStore.
+func (s *ControlStore) TakeFault(_ context.Context, operation string) (*simulator.Fault, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range s.faults {
+		f := &s.faults[i]
+		if f.Operation != "*" && f.Operation != operation {
+			continue
+		}
+		f.Remaining--
+		taken := *f
+		if f.Remaining <= 0 {
+			s.faults = append(s.faults[:i], s.faults[i+1:]...)
+		}
+		return &taken, nil
+	}
+	return nil, nil
+}
+
+// Faults implements simulator.ControlStore.
+func (s *ControlStore) Faults(context.Context) ([]simulator.Fault, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]simulator.Fault(nil), s.faults...), nil
+}
+
+// ResetControl implements simulator.ControlStore.
+func (s *ControlStore) ResetControl(context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.clock, s.faults = simulator.Clock{}, nil
+	return nil
+}
