@@ -54,6 +54,8 @@ type ControlStore interface {
 	TakeFault(ctx context.Context, operation string) (*Fault, error)
 	// Faults lists the pending faults, oldest first.
 	Faults(ctx context.Context) ([]Fault, error)
+	// ClearFaults removes every pending fault.
+	ClearFaults(ctx context.Context) error
 
 	// ResetControl clears the faults and returns the clock to real time.
 	ResetControl(ctx context.Context) error

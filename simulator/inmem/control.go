@@ -68,6 +68,14 @@ func (s *ControlStore) Faults(context.Context) ([]simulator.Fault, error) {
 	return append([]simulator.Fault(nil), s.faults...), nil
 }
 
+// ClearFaults implements simulator.ControlStore.
+func (s *ControlStore) ClearFaults(context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults = nil
+	return nil
+}
+
 // ResetControl implements simulator.ControlStore.
 func (s *ControlStore) ResetControl(context.Context) error {
 	s.mu.Lock()
