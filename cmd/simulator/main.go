@@ -1,0 +1,232 @@
+// Command simulator runs the Partner Contact and Campaign Service, API v3,
+// simulator: the three operations over HTTPS and the control API.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/partner-v3/conformance-kit/simulator/seed"
+	"github.com/partner-v3/conformance-kit/simulator/server"
+	"github.com/partner-v3/conformance-kit/simulator/sim"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	m := NewMain(os.Stdout, os.Stderr)
+	if err := m.ParseFlags(ctx, os.Args[1:]); errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	} else if err != nil {
+		fmt.Fprintln(os.Stderr, "simulator:", err)
+		os.Exit(2)
+	}
+	if m.listViolations {
+		m.printViolations()
+		return
+	}
+	if err := m.Run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "simulator:", err)
+		os.Exit(1)
+	}
+	<-ctx.Done()
+	stop() // a second signal now kills at once
+	if err := m.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, "simulator: shutdown:", err)
+		os.Exit(1)
+	}
+}
+
+// Main is the program, separated from main so tests can run it.
+type Main struct {
+	Config    sim.Config
+	LogFormat string
+	LogLevel  string
+
+	Simulator *sim.Simulator
+
+	listViolations bool
+	stdout, stderr io.Writer
+}
+
+// NewMain returns a Main with the defaults of the flags.
+func NewMain(stdout, stderr io.Writer) *Main {
+	return &Main{stdout: stdout, stderr: stderr}
+}
+
+// envName turns a flag name into its environment variable: --redis-url is
+// SIM_REDIS_URL.
+func envName(flagName string) string {
+	return "SIM_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// stringList is a repeatable flag that also takes comma-separated values.
+type stringList []string
+
+func (l *stringList) String() string { return strings.Join(*l, ",") }
+func (l *stringList) Set(v string) error {
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			*l = append(*l, s)
+		}
+	}
+	return nil
+}
+
+// ParseFlags fills the config from args, then from SIM_* variables for the
+// flags not given: flag > environment > default.
+func (m *Main) ParseFlags(_ context.Context, args []string) error {
+	c := &m.Config
+	fs := flag.NewFlagSet("simulator", flag.ContinueOnError)
+	fs.SetOutput(m.stderr)
+	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8443", "partner API listen address")
+	fs.StringVar(&c.AdminAddr, "admin-addr", "127.0.0.1:8444", "control API listen address (empty: none)")
+	fs.BoolVar(&c.Insecure, "insecure", false, "serve plain HTTP instead of HTTPS (not what the spec says; for debugging)")
+	fs.StringVar(&c.TLSCert, "tls-cert", "", "PEM certificate (default: a self-signed one in --data-dir)")
+	fs.StringVar(&c.TLSKey, "tls-key", "", "PEM private key of --tls-cert")
+	fs.StringVar(&c.DataDir, "data-dir", ".simdata", "directory for the generated certificate")
+	fs.StringVar(&c.AccountsFile, "accounts", "", "accounts JSON file (default: the embedded fixtures/accounts.json)")
+	fs.StringVar(&c.CampaignsFile, "campaigns-file", "", "campaigns JSON file replacing the generated campaigns")
+	fs.Int64Var(&c.Seed, "seed", seed.DefaultSeed, "seed of the campaign generator (not 0)")
+	fs.IntVar(&c.CampaignsPerAccount, "campaigns", sim.DefaultCampaigns, "generated campaigns per account")
+	fs.IntVar(&c.RateLimit, "rate-limit", 100, "requests allowed per account per window (spec §8: 100)")
+	fs.DurationVar(&c.RateWindow, "rate-window", time.Minute, "rate-limit window (spec §8: 1m)")
+	fs.StringVar(&c.AdminToken, "admin-token", "", "control API bearer token (default: random, printed at start)")
+	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", server.DefaultMaxBodyBytes, "largest accepted request body")
+	fs.StringVar(&m.LogFormat, "log-format", "text", "log format: text or json")
+	fs.StringVar(&m.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
+	var violations stringList
+	fs.Var(&violations, "violate", "break one normative rule on purpose, to test a test suite (repeatable; see --list-violations)")
+	fs.BoolVar(&m.listViolations, "list-violations", false, "list the --violate names and exit")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		if v, ok := os.LookupEnv(envName(f.Name)); ok && !given[f.Name] && err == nil {
+			if serr := fs.Set(f.Name, v); serr != nil {
+				err = fmt.Errorf("%s=%q: %w", envName(f.Name), v, serr)
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	switch {
+	case c.Seed == 0:
+		return errors.New("--seed 0 would mean a random seed; give any other number")
+	case c.RateLimit < 1:
+		return errors.New("--rate-limit must be at least 1")
+	case c.RateWindow <= 0:
+		return errors.New("--rate-window must be positive")
+	case c.CampaignsPerAccount < 0 || c.CampaignsPerAccount > 10000:
+		return errors.New("--campaigns must be between 0 and 10000")
+	case c.MaxBodyBytes < 1024:
+		return errors.New("--max-body-bytes must be at least 1024")
+	}
+	c.Violations = violations
+	return nil
+}
+
+// Run starts the simulator and prints how to reach it.
+func (m *Main) Run(ctx context.Context) error {
+	logger, err := newLogger(m.stderr, m.LogFormat, m.LogLevel)
+	if err != nil {
+		return err
+	}
+	m.Config.Logger = logger
+	s, err := sim.New(ctx, m.Config)
+	if err != nil {
+		return err
+	}
+	if err := s.Open(); err != nil {
+		return err
+	}
+	m.Simulator = s
+	m.printBanner()
+	return nil
+}
+
+// Close shuts the simulator down gracefully.
+func (m *Main) Close() error {
+	if m.Simulator == nil {
+		return nil
+	}
+	return m.Simulator.Close()
+}
+
+func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	opts := &slog.HandlerOptions{Level: l}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format must be text or json, not %q", format)
+}
+
+func (m *Main) printBanner() {
+	s, w := m.Simulator, m.stdout
+	a := s.Accounts[0]
+	fmt.Fprintf(w, "Partner API v3 simulator %s\n\n", version)
+	fmt.Fprintf(w, "  Base URL:     %s\n", s.URL())
+	if s.AdminURL() != "" {
+		fmt.Fprintf(w, "  Control API:  %s  (Authorization: Bearer %s)\n", s.AdminURL(), s.AdminToken)
+	}
+	curlTLS := ""
+	if s.Cert != nil {
+		fmt.Fprintf(w, "  Certificate:  %s\n", s.Cert.CertFile)
+		fmt.Fprintf(w, "  SHA-256:      %s\n", s.Cert.Fingerprint)
+		curlTLS = fmt.Sprintf(" --cacert %s", s.Cert.CertFile)
+	} else {
+		fmt.Fprintf(w, "  WARNING:      plain HTTP (--insecure); the spec (§1) requires HTTPS\n")
+	}
+	limit, window := m.Config.RateLimit, m.Config.RateWindow
+	fmt.Fprintf(w, "  Rate limit:   %d requests per %s per account\n", limit, window)
+	if len(m.Config.Violations) > 0 {
+		fmt.Fprintf(w, "  VIOLATING:    %s (not a faithful simulator)\n", strings.Join(m.Config.Violations, ", "))
+	}
+	fmt.Fprintf(w, "\n  Accounts:\n")
+	for _, acc := range s.Accounts {
+		fmt.Fprintf(w, "    %-30s x-api-key: %s  x-api-secret: %s  x-account-id: %s\n", acc.Name, acc.APIKey, acc.APISecret, acc.AccountID)
+	}
+	fmt.Fprintf(w, "\n  Try it:\n")
+	fmt.Fprintf(w, "    curl%s -X POST %s/campaign/list \\\n", curlTLS, s.URL())
+	fmt.Fprintf(w, "      -H 'Content-Type: application/json' -H 'x-api-key: %s' \\\n", a.APIKey)
+	fmt.Fprintf(w, "      -H 'x-api-secret: %s' -H 'x-account-id: %s' \\\n", a.APISecret, a.AccountID)
+	fmt.Fprintf(w, "      -d '{\"limit\": 2, \"page\": 1}'\n\n")
+}
+
+func (m *Main) printViolations() {
+	names := make([]string, 0, len(server.Violations))
+	for n := range server.Violations {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(m.stdout, "%-26s %s\n", n, server.Violations[n])
+	}
+}

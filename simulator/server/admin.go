@@ -1,0 +1,351 @@
+package server
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/partner-v3/conformance-kit/simulator"
+)
+
+// AdminHandler returns the control API. It lives on its own listener and
+// never under the partner base path, so a partner's client cannot reach it
+// by mistake; every call but GET /healthz needs "Authorization: Bearer
+// <AdminToken>".
+func (s *Server) AdminHandler() http.Handler {
+	s.init()
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", s.handleHealth)
+	mux.HandleFunc("GET /version", s.handleAdminConfig)
+	mux.HandleFunc("GET /config", s.handleAdminConfig)
+	mux.HandleFunc("POST /reset", s.handleAdminReset)
+	mux.HandleFunc("GET /clock", s.handleAdminClockGet)
+	mux.HandleFunc("POST /clock", s.handleAdminClockSet)
+	mux.HandleFunc("POST /rate-limit/reset", s.handleAdminRateReset)
+	mux.HandleFunc("GET /faults", s.handleAdminFaultsGet)
+	mux.HandleFunc("POST /faults", s.handleAdminFaultsAdd)
+	mux.HandleFunc("DELETE /faults", s.handleAdminFaultsClear)
+	mux.HandleFunc("GET /journal", s.handleAdminJournalGet)
+	mux.HandleFunc("DELETE /journal", s.handleAdminJournalClear)
+	mux.HandleFunc("GET /contacts", s.handleAdminContacts)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.Error(w, r, simulator.Errorf(simulator.ENOTFOUND, "No control call %s %s", r.Method, r.URL.Path))
+	})
+	return withRequestID(s.recoverer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/healthz" && !s.adminAuthorized(r) {
+			s.Error(w, r, simulator.Errorf(simulator.EUNAUTHORIZED, "Control API: missing or wrong bearer token"))
+			return
+		}
+		// The mux answers a known path with the wrong method by a plain-text
+		// 405; answer it in JSON like every other error.
+		if _, pattern := mux.Handler(r); pattern == "" || pattern == "/" {
+			if allow := s.adminAllow(mux, r); allow != "" {
+				w.Header().Set("Allow", allow)
+				s.Error(w, r, simulator.Errorf(simulator.ENOTALLOWED, "Method %s is not allowed on %s", r.Method, r.URL.Path))
+				return
+			}
+		}
+		mux.ServeHTTP(w, r)
+	})))
+}
+
+// adminAllow lists the methods the mux has for r's path.
+func (s *Server) adminAllow(mux *http.ServeMux, r *http.Request) string {
+	var allow string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, p := mux.Handler(probe); p != "" && p != "/" {
+			if allow != "" {
+				allow += ", "
+			}
+			allow += m
+		}
+	}
+	return allow
+}
+
+func (s *Server) adminAuthorized(r *http.Request) bool {
+	want := "Bearer " + s.AdminToken
+	return s.AdminToken != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte(want)) == 1
+}
+
+// decodeAdmin decodes an optional JSON body into v, strictly.
+func decodeAdmin(r *http.Request, v any) error {
+	r.Body = http.MaxBytesReader(nil, r.Body, 1<<20)
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil && err.Error() != "EOF" {
+		return simulator.Errorf(simulator.EINVALID, "Control API: bad JSON body: %s", jsonErrorText(err))
+	}
+	return nil
+}
+
+func (s *Server) handleAdminConfig(w http.ResponseWriter, r *http.Request) {
+	limit, window := s.rateLimit()
+	out := map[string]any{
+		"rateLimit":    limit,
+		"rateWindow":   window.String(),
+		"maxBodyBytes": s.maxBodyBytes(),
+		"basePath":     simulator.BasePath,
+	}
+	for k, v := range s.Info {
+		out[k] = v
+	}
+	violations := []string{}
+	for name, on := range s.Violations {
+		if on {
+			violations = append(violations, name)
+		}
+	}
+	out["violations"] = violations
+	writeJSON(w, http.StatusOK, out)
+}
+
+// handleAdminReset puts the state back as it was at start: no contacts, no
+// counted requests, no faults, real time, an empty journal. Campaigns are
+// read-only through the partner API, so they are already as seeded.
+func (s *Server) handleAdminReset(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	for what, err := range map[string]error{
+		"contacts": s.Contacts.DeleteContacts(ctx, ""),
+		"counters": s.Counter.ResetAll(ctx),
+		"control":  s.Control.ResetControl(ctx),
+	} {
+		if err != nil {
+			s.Error(w, r, fmt.Errorf("reset %s: %w", what, err))
+			return
+		}
+	}
+	s.journal.clear()
+	writeJSON(w, http.StatusOK, map[string]string{"status": "reset"})
+}
+
+type clockResponse struct {
+	Now    simulator.Timestamp `json:"now"`
+	Offset string              `json:"offset"`
+	Frozen bool                `json:"frozen"`
+}
+
+func (s *Server) writeClock(w http.ResponseWriter, r *http.Request) {
+	c, err := s.Control.Clock(r.Context())
+	if err != nil {
+		s.Error(w, r, fmt.Errorf("read clock: %w", err))
+		return
+	}
+	writeJSON(w, http.StatusOK, &clockResponse{
+		Now: simulator.Timestamp{Time: c.Now(s.now()())}, Offset: c.Offset.String(), Frozen: c.Frozen,
+	})
+}
+
+func (s *Server) handleAdminClockGet(w http.ResponseWriter, r *http.Request) { s.writeClock(w, r) }
+
+// clockRequest holds one change of the clock; fields apply in the order
+// reset, set, advance, freeze.
+type clockRequest struct {
+	Reset   bool                 `json:"reset"`
+	Set     *simulator.Timestamp `json:"set"`
+	Advance string               `json:"advance"`
+	Freeze  *bool                `json:"freeze"`
+}
+
+func (s *Server) handleAdminClockSet(w http.ResponseWriter, r *http.Request) {
+	var req clockRequest
+	if err := decodeAdmin(r, &req); err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	c, err := s.Control.Clock(r.Context())
+	if err != nil {
+		s.Error(w, r, fmt.Errorf("read clock: %w", err))
+		return
+	}
+	real := s.now()()
+	if req.Reset {
+		c = simulator.Clock{}
+	}
+	if req.Set != nil {
+		c.Offset = req.Set.Sub(real)
+		c.FrozenAt = req.Set.Time
+	}
+	if req.Advance != "" {
+		d, err := time.ParseDuration(req.Advance)
+		if err != nil || d < 0 {
+			s.Error(w, r, simulator.Errorf(simulator.EINVALID, "advance must be a positive Go duration such as 61s or 1m30s"))
+			return
+		}
+		c.Offset += d
+		c.FrozenAt = c.FrozenAt.Add(d)
+	}
+	if req.Freeze != nil && *req.Freeze != c.Frozen {
+		if *req.Freeze {
+			c.FrozenAt = c.Now(real)
+		} else {
+			c.Offset = c.FrozenAt.Sub(real)
+		}
+		c.Frozen = *req.Freeze
+	}
+	if err := s.Control.SetClock(r.Context(), c); err != nil {
+		s.Error(w, r, fmt.Errorf("set clock: %w", err))
+		return
+	}
+	s.writeClock(w, r)
+}
+
+func (s *Server) handleAdminRateReset(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		AccountID string `json:"accountId"`
+	}
+	if err := decodeAdmin(r, &req); err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	var err error
+	if req.AccountID == "" {
+		err = s.Counter.ResetAll(r.Context())
+	} else {
+		err = s.Counter.Reset(r.Context(), req.AccountID)
+	}
+	if err != nil {
+		s.Error(w, r, fmt.Errorf("reset rate counter: %w", err))
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "reset", "accountId": req.AccountID})
+}
+
+type faultJSON struct {
+	ID        string `json:"id"`
+	Operation string `json:"operation"`
+	Kind      string `json:"kind"`
+	Remaining int    `json:"remaining"`
+	Delay     string `json:"delay,omitempty"`
+}
+
+func toFaultJSON(f simulator.Fault) faultJSON {
+	out := faultJSON{ID: f.ID, Operation: f.Operation, Kind: f.Kind, Remaining: f.Remaining}
+	if f.Kind == simulator.FaultDelay {
+		out.Delay = f.Delay.String()
+	}
+	return out
+}
+
+func (s *Server) handleAdminFaultsGet(w http.ResponseWriter, r *http.Request) {
+	fs, err := s.Control.Faults(r.Context())
+	if err != nil {
+		s.Error(w, r, fmt.Errorf("list faults: %w", err))
+		return
+	}
+	out := make([]faultJSON, 0, len(fs))
+	for _, f := range fs {
+		out = append(out, toFaultJSON(f))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"faults": out})
+}
+
+func (s *Server) handleAdminFaultsAdd(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Operation string `json:"operation"`
+		Kind      string `json:"kind"`
+		Count     *int   `json:"count"`
+		Delay     string `json:"delay"`
+	}
+	if err := decodeAdmin(r, &req); err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	f := simulator.Fault{Operation: req.Operation, Kind: req.Kind, Remaining: 1}
+	if req.Count != nil {
+		f.Remaining = *req.Count
+	}
+	if f.Operation != "*" && !contains(simulator.Operations, f.Operation) {
+		s.Error(w, r, simulator.Errorf(simulator.EINVALID, "operation must be one of contact/add, campaign/list, campaign/stats or *"))
+		return
+	}
+	switch f.Kind {
+	case simulator.FaultError, simulator.FaultDrop:
+	case simulator.FaultDelay:
+		d, err := time.ParseDuration(req.Delay)
+		if err != nil || d <= 0 || d > MaxFaultDelay {
+			s.Error(w, r, simulator.Errorf(simulator.EINVALID, "delay must be a duration between 1ms and %s, such as 2s", MaxFaultDelay))
+			return
+		}
+		f.Delay = d
+	default:
+		s.Error(w, r, simulator.Errorf(simulator.EINVALID, "kind must be one of error, delay, drop"))
+		return
+	}
+	if f.Remaining < 1 || f.Remaining > 1_000_000 {
+		s.Error(w, r, simulator.Errorf(simulator.EINVALID, "count must be between 1 and 1000000"))
+		return
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	f.ID = "flt_" + hex.EncodeToString(b[:])
+	if err := s.Control.AddFault(r.Context(), f); err != nil {
+		s.Error(w, r, fmt.Errorf("add fault: %w", err))
+		return
+	}
+	writeJSON(w, http.StatusCreated, toFaultJSON(f))
+}
+
+func (s *Server) handleAdminFaultsClear(w http.ResponseWriter, r *http.Request) {
+	if err := s.Control.ClearFaults(r.Context()); err != nil {
+		s.Error(w, r, fmt.Errorf("clear faults: %w", err))
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"faults": []faultJSON{}})
+}
+
+func (s *Server) handleAdminJournalGet(w http.ResponseWriter, r *http.Request) {
+	n, err := queryInt(r, "limit", 100)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"entries": s.journal.latest(n)})
+}
+
+func (s *Server) handleAdminJournalClear(w http.ResponseWriter, r *http.Request) {
+	s.journal.clear()
+	writeJSON(w, http.StatusOK, map[string]any{"entries": []Entry{}})
+}
+
+func (s *Server) handleAdminContacts(w http.ResponseWriter, r *http.Request) {
+	offset, err := queryInt(r, "offset", 0)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	limit, err := queryInt(r, "limit", 100)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	cs, total, err := s.Contacts.FindContacts(r.Context(), simulator.ContactFilter{
+		AccountID: r.URL.Query().Get("accountId"), Offset: offset, Limit: limit})
+	if err != nil {
+		s.Error(w, r, fmt.Errorf("find contacts: %w", err))
+		return
+	}
+	if cs == nil {
+		cs = []*simulator.Contact{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"contacts": cs, "total": total})
+}
+
+func queryInt(r *http.Request, name string, def int) (int, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, simulator.Errorf(simulator.EINVALID, "%s must be a whole number", name)
+	}
+	return n, nil
+}

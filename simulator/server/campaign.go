@@ -1,0 +1,157 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/partner-v3/conformance-kit/simulator"
+)
+
+// MaxPageSize is spec §4.2 and §8: limit is at most 50.
+const MaxPageSize = 50
+
+// campaignJSON is a campaign as spec §2.2 shows it: the record without the
+// simulator's owner and statistics.
+type campaignJSON struct {
+	ID                int64               `json:"Id"`
+	CampaignName      string              `json:"campaignName"`
+	CampaignType      int                 `json:"campaignType"`
+	CampaignChannel   string              `json:"campaignChannel"`
+	Status            string              `json:"status"`
+	StatusColor       string              `json:"statusColor"`
+	Active            int                 `json:"active"`
+	ScheduledOn       simulator.Timestamp `json:"scheduledOn"`
+	ScheduledTimeZone string              `json:"scheduledTimeZone"`
+	Offset            string              `json:"offset"`
+	AutoResend        int                 `json:"autoResend"`
+	BroadcastOn       simulator.Timestamp `json:"broadcastOn"`
+	Broadcast         int                 `json:"broadcast"`
+	CreatedAt         simulator.Timestamp `json:"createdAt"`
+	UpdatedAt         simulator.Timestamp `json:"updatedAt"`
+	Reason            *string             `json:"reason"`
+}
+
+func toCampaignJSON(c *simulator.Campaign) campaignJSON {
+	return campaignJSON{
+		ID: c.ID, CampaignName: c.CampaignName, CampaignType: c.CampaignType, CampaignChannel: c.CampaignChannel,
+		Status: c.Status, StatusColor: c.StatusColor, Active: c.Active, ScheduledOn: c.ScheduledOn,
+		ScheduledTimeZone: c.ScheduledTimeZone, Offset: c.Offset, AutoResend: c.AutoResend,
+		BroadcastOn: c.BroadcastOn, Broadcast: c.Broadcast, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
+		Reason: c.Reason,
+	}
+}
+
+type campaignListResponse struct {
+	PageNo          int            `json:"pageNo"`
+	PageSize        int            `json:"pageSize"`
+	TotalPages      int            `json:"totalPages"`
+	TotalRecords    int            `json:"totalRecords"`
+	FilteredRecords int            `json:"filteredRecords"`
+	Campaigns       []campaignJSON `json:"campaigns"`
+}
+
+// handleCampaignList is Campaign List (spec §4.2). ASSUMPTIONS (not shown
+// in the spec): limit and page missing, not integers or out of range answer
+// 400 naming the field; a page past the last answers 200 with no
+// campaigns; there are no filters, so filteredRecords equals totalRecords;
+// campaigns come in Id order, deleted ones (active 0) included.
+func (s *Server) handleCampaignList(w http.ResponseWriter, r *http.Request) {
+	f, err := readFields(r)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	limit, page, err := decodeCampaignList(f)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	account := simulator.AccountFromContext(r.Context())
+	filter := simulator.CampaignFilter{AccountID: account.AccountID, Offset: (page - 1) * limit, Limit: limit}
+	s.violatePaging(&filter, page)
+	cs, total, err := s.Campaigns.FindCampaigns(r.Context(), filter)
+	if err != nil {
+		s.Error(w, r, fmt.Errorf("find campaigns: %w", err))
+		return
+	}
+	resp := &campaignListResponse{
+		PageNo:          page,
+		PageSize:        limit,
+		TotalPages:      s.totalPages(total, limit),
+		TotalRecords:    total,
+		FilteredRecords: total,
+		Campaigns:       make([]campaignJSON, 0, len(cs)),
+	}
+	for _, c := range cs {
+		resp.Campaigns = append(resp.Campaigns, toCampaignJSON(c))
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// totalPages is ceil(total/limit): the last page may be partial.
+func (s *Server) totalPages(total, limit int) int {
+	if s.violates("list-total-pages-floor") {
+		return total / limit
+	}
+	return (total + limit - 1) / limit
+}
+
+func decodeCampaignList(f fields) (limit, page int, err error) {
+	if err := f.only("limit", "page"); err != nil {
+		return 0, 0, err
+	}
+	l, ok, err := f.integer("limit")
+	switch {
+	case err != nil:
+		return 0, 0, err
+	case !ok:
+		return 0, 0, simulator.Errorf(simulator.EINVALID, "limit is required")
+	case l < 1 || l > MaxPageSize:
+		return 0, 0, simulator.Errorf(simulator.EINVALID, "limit must be between 1 and %d", MaxPageSize)
+	}
+	p, ok, err := f.integer("page")
+	switch {
+	case err != nil:
+		return 0, 0, err
+	case !ok:
+		return 0, 0, simulator.Errorf(simulator.EINVALID, "page is required")
+	case p < 1:
+		return 0, 0, simulator.Errorf(simulator.EINVALID, "page must be 1 or greater")
+	case p > 1<<31:
+		p = 1 << 31 // keeps page*limit in range; such a page is empty anyway
+	}
+	return int(l), int(p), nil
+}
+
+// handleCampaignStats is Campaign Stats (spec §4.3). ASSUMPTION (not shown):
+// an Id the account does not own answers 404 "Campaign not found", the same
+// whether another account owns it or nobody does, so nothing leaks across
+// accounts. Both objects always carry every key of §2.3; the channel the
+// campaign does not use has zero counts.
+func (s *Server) handleCampaignStats(w http.ResponseWriter, r *http.Request) {
+	f, err := readFields(r)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	if err := f.only("campaignId"); err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	id, ok, err := f.integer("campaignId")
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	if !ok && !s.violates("stats-no-requirement") {
+		s.Error(w, r, &simulator.Error{Code: simulator.EINVALID, Message: simulator.MsgCampaignIDRequired})
+		return
+	}
+	account := simulator.AccountFromContext(r.Context())
+	c, err := s.Campaigns.FindCampaignByID(r.Context(), account.AccountID, id)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, c.Stats)
+}

@@ -1,0 +1,194 @@
+package server
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"net/mail"
+	"regexp"
+	"time"
+	"unicode/utf8"
+
+	"github.com/partner-v3/conformance-kit/simulator"
+)
+
+// Limits the spec leaves open (§8: "maximum field lengths and maximum number
+// of tags: not shown"). ASSUMPTION: generous caps, each a clear 400.
+const (
+	maxFieldLen = 255
+	maxTags     = 100
+	maxTagLen   = 64
+)
+
+var contactFields = []string{"email", "phoneNo", "firstName", "lastName", "addrOne", "addrTwo", "city",
+	"country", "state", "zipCode", "gender", "dateOfBirth", "emailOptStatus", "smsOptStatus", "tag", "playerType"}
+
+var (
+	phoneRE   = regexp.MustCompile(`^\+?[0-9][0-9 ().-]*[0-9]$`)
+	countryRE = regexp.MustCompile(`^[A-Za-z]{2,3}$`)
+)
+
+type contactAddResponse struct {
+	Status    string `json:"status"`
+	ContactID string `json:"contactId"`
+}
+
+// handleContactAdd is Add Contact (spec §4.1).
+func (s *Server) handleContactAdd(w http.ResponseWriter, r *http.Request) {
+	f, err := readFields(r)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	now, err := s.clock(r.Context())
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	c, err := decodeContact(f, now, s.Violations)
+	if simulator.ErrorMessage(err) == simulator.MsgEmailOrPhoneRequired && s.violates("contact-400-as-422") {
+		writeJSON(w, http.StatusUnprocessableEntity, &ErrorResponse{Error: simulator.MsgEmailOrPhoneRequired})
+		return
+	}
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	c.ID = newContactID()
+	c.AccountID = simulator.AccountFromContext(r.Context()).AccountID
+	c.CreatedAt, c.UpdatedAt = now, now
+	stored, _, err := s.Contacts.UpsertContact(r.Context(), c)
+	if err != nil {
+		s.Error(w, r, fmt.Errorf("store contact: %w", err))
+		return
+	}
+	writeJSON(w, http.StatusOK, &contactAddResponse{Status: "success", ContactID: stored.ID})
+}
+
+// decodeContact turns an Add Contact body into a Contact, checking every
+// field of spec §2.1. now bounds dateOfBirth.
+//
+// v holds the violations switched on (see violate.go); nil for none.
+func decodeContact(f fields, now time.Time, v map[string]bool) (*simulator.Contact, error) {
+	if err := f.only(contactFields...); err != nil {
+		return nil, err
+	}
+	c := &simulator.Contact{}
+	for _, sf := range []struct {
+		name string
+		dst  *string
+	}{
+		{"email", &c.Email}, {"phoneNo", &c.PhoneNo}, {"firstName", &c.FirstName}, {"lastName", &c.LastName},
+		{"addrOne", &c.AddrOne}, {"addrTwo", &c.AddrTwo}, {"city", &c.City}, {"country", &c.Country},
+		{"state", &c.State}, {"zipCode", &c.ZipCode}, {"gender", &c.Gender}, {"dateOfBirth", &c.DateOfBirth},
+	} {
+		v, err := f.str(sf.name)
+		if err != nil {
+			return nil, err
+		}
+		if utf8.RuneCountInString(v) > maxFieldLen {
+			return nil, simulator.Errorf(simulator.EINVALID, "%s is longer than %d characters", sf.name, maxFieldLen)
+		}
+		*sf.dst = v
+	}
+	// Spec §2.1 and §4.1: at least one of email and phoneNo. An empty
+	// string is taken as absent.
+	if c.Email == "" && c.PhoneNo == "" && !v["contact-no-requirement"] {
+		return nil, &simulator.Error{Code: simulator.EINVALID, Message: simulator.MsgEmailOrPhoneRequired}
+	}
+	if v["contact-email-required"] && c.Email == "" || v["contact-phone-required"] && c.PhoneNo == "" ||
+		v["contact-optional-fields"] && (f.present("tag") || f.present("playerType")) {
+		return nil, simulator.Errorf(simulator.EINVALID, "Contact refused")
+	}
+	if err := validateContactFormats(c, now); err != nil {
+		return nil, err
+	}
+	for _, opt := range []struct {
+		name string
+		dst  **int
+	}{{"emailOptStatus", &c.EmailOptStatus}, {"smsOptStatus", &c.SMSOptStatus}} {
+		v, ok, err := f.integer(opt.name)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		if v != 0 && v != 1 {
+			return nil, simulator.Errorf(simulator.EINVALID, "%s must be 0 (opt-out) or 1 (opt-in)", opt.name)
+		}
+		n := int(v)
+		*opt.dst = &n
+	}
+	for _, lf := range []struct {
+		name string
+		dst  *[]string
+	}{{"tag", &c.Tag}, {"playerType", &c.PlayerType}} {
+		v, err := f.strings(lf.name)
+		if err != nil {
+			return nil, err
+		}
+		if len(v) > maxTags {
+			return nil, simulator.Errorf(simulator.EINVALID, "%s holds more than %d names", lf.name, maxTags)
+		}
+		for _, name := range v {
+			if name == "" || utf8.RuneCountInString(name) > maxTagLen {
+				return nil, simulator.Errorf(simulator.EINVALID, "%s names must be 1 to %d characters", lf.name, maxTagLen)
+			}
+		}
+		*lf.dst = v
+	}
+	return c, nil
+}
+
+// validateContactFormats checks the formats spec §2.1 states (gender,
+// dateOfBirth) and the ones it implies (email, phone, country code), which
+// it does not say how to answer (§4.1: not shown). ASSUMPTION: a 400 that
+// names the field.
+func validateContactFormats(c *simulator.Contact, now time.Time) error {
+	if c.Email != "" {
+		a, err := mail.ParseAddress(c.Email)
+		if err != nil || a.Address != c.Email || a.Name != "" {
+			return simulator.Errorf(simulator.EINVALID, "email is not a valid email address")
+		}
+	}
+	if c.PhoneNo != "" && (!phoneRE.MatchString(c.PhoneNo) || !digitsBetween(c.PhoneNo, 7, 15)) {
+		return simulator.Errorf(simulator.EINVALID, "phoneNo must be a phone number of 7 to 15 digits, optionally with a leading +")
+	}
+	if c.Country != "" && !countryRE.MatchString(c.Country) {
+		return simulator.Errorf(simulator.EINVALID, "country must be a 2- or 3-letter country code, such as US, UK, CA")
+	}
+	switch c.Gender {
+	case "", "male", "female", "other":
+	default:
+		return simulator.Errorf(simulator.EINVALID, "gender must be one of male, female, other")
+	}
+	if c.DateOfBirth != "" {
+		d, err := time.Parse(time.DateOnly, c.DateOfBirth)
+		if err != nil {
+			return simulator.Errorf(simulator.EINVALID, "dateOfBirth must be a date of the form YYYY-MM-DD")
+		}
+		if d.After(now) || d.Year() < 1900 {
+			return simulator.Errorf(simulator.EINVALID, "dateOfBirth must lie between 1900-01-01 and today")
+		}
+	}
+	return nil
+}
+
+func digitsBetween(s string, lo, hi int) bool {
+	n := 0
+	for _, r := range s {
+		if r >= '0' && r <= '9' {
+			n++
+		}
+	}
+	return n >= lo && n <= hi
+}
+
+// newContactID returns a random contact identifier (spec §4.1: a string).
+func newContactID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return "ct_" + hex.EncodeToString(b[:])
+}

@@ -1,0 +1,135 @@
+package server
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"runtime/debug"
+
+	"github.com/partner-v3/conformance-kit/simulator"
+)
+
+// codes maps application error codes to HTTP statuses (spec §4, §7).
+var codes = map[string]int{
+	simulator.EINVALID:      http.StatusBadRequest,
+	simulator.EUNAUTHORIZED: http.StatusUnauthorized,
+	simulator.EFORBIDDEN:    http.StatusForbidden,
+	simulator.ENOTFOUND:     http.StatusNotFound,
+	simulator.ENOTALLOWED:   http.StatusMethodNotAllowed,
+	simulator.ETOOLARGE:     http.StatusRequestEntityTooLarge,
+	simulator.EUNSUPPORTED:  http.StatusUnsupportedMediaType,
+	simulator.ERATELIMIT:    http.StatusTooManyRequests,
+	simulator.EINTERNAL:     http.StatusInternalServerError,
+}
+
+// ErrorStatusCode returns the HTTP status for an application error code.
+func ErrorStatusCode(code string) int {
+	if v, ok := codes[code]; ok {
+		return v
+	}
+	return http.StatusInternalServerError
+}
+
+// ErrorResponse is every error body: the spec §7 shape of a 429, reused for
+// every status so a client parses one shape.
+type ErrorResponse struct {
+	Error string `json:"error"`
+}
+
+// Error writes err as a JSON error. Only internal errors are logged: they
+// are the ones nobody else will see; their detail never reaches the client.
+func (s *Server) Error(w http.ResponseWriter, r *http.Request, err error) {
+	code, message := simulator.ErrorCode(err), simulator.ErrorMessage(err)
+	if code == simulator.EINTERNAL {
+		s.logger().Error("internal error", "request_id", w.Header().Get(requestIDHeader),
+			"method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	writeJSON(w, ErrorStatusCode(code), &ErrorResponse{Error: message})
+}
+
+// writeJSON writes v with status, as spec §1 rule 3 wants of every body.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	if err := json.NewEncoder(w).Encode(v); err != nil {
+		// The client went away mid-body; there is nobody left to tell.
+		return
+	}
+}
+
+const requestIDHeader = "X-Request-Id"
+
+var requestIDRE = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,64}$`)
+
+// withRequestID gives every response an X-Request-Id: the client's own when
+// it sent a sane one (so it can trace its calls), otherwise a new one.
+func withRequestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get(requestIDHeader)
+		if !requestIDRE.MatchString(id) {
+			var b [8]byte
+			_, _ = rand.Read(b[:])
+			id = hex.EncodeToString(b[:])
+		}
+		w.Header().Set(requestIDHeader, id)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// recoverer turns a panic into a 500 JSON answer (spec §7) instead of a
+// dropped connection. http.ErrAbortHandler is re-panicked: it is how a
+// handler asks on purpose for the connection to be cut (the drop fault).
+func (s *Server) recoverer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if errAbort(v) {
+					panic(v)
+				}
+				s.Error(w, r, fmt.Errorf("panic: %v\n%s", v, debug.Stack()))
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// statusRecorder remembers the status a handler wrote, for the journal.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+func (s *Server) logger() *slog.Logger {
+	if s.Logger != nil {
+		return s.Logger
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// errAbort reports whether v is the sentinel panic value of a cut connection.
+func errAbort(v any) bool {
+	err, ok := v.(error)
+	return ok && errors.Is(err, http.ErrAbortHandler)
+}

@@ -1,0 +1,114 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Entry is one request in the journal. Credentials never appear in it: the
+// key is masked and the secret left out.
+type Entry struct {
+	Time      time.Time `json:"time"`
+	RequestID string    `json:"requestId"`
+	Method    string    `json:"method"`
+	Path      string    `json:"path"`
+	Operation string    `json:"operation,omitempty"`
+	APIKey    string    `json:"apiKey,omitempty"`
+	AccountID string    `json:"accountId,omitempty"`
+	Status    int       `json:"status"`
+	LatencyMS float64   `json:"latencyMs"`
+	Fault     string    `json:"fault,omitempty"`
+}
+
+// journal is a ring of the latest requests.
+type journal struct {
+	mu      sync.Mutex
+	entries []Entry
+	next    int
+	full    bool
+}
+
+func newJournal(size int) *journal { return &journal{entries: make([]Entry, size)} }
+
+func (j *journal) add(e Entry) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.entries[j.next] = e
+	j.next = (j.next + 1) % len(j.entries)
+	j.full = j.full || j.next == 0
+}
+
+// latest returns up to n entries, newest first.
+func (j *journal) latest(n int) []Entry {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	size := j.next
+	if j.full {
+		size = len(j.entries)
+	}
+	n = min(max(n, 0), size)
+	out := make([]Entry, 0, n)
+	for i := 1; i <= n; i++ {
+		out = append(out, j.entries[(j.next-i+len(j.entries))%len(j.entries)])
+	}
+	return out
+}
+
+func (j *journal) clear() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	clear(j.entries)
+	j.next, j.full = 0, false
+}
+
+type entryKey struct{}
+
+// entryFrom returns the request's journal entry, for middleware to fill.
+func entryFrom(r *http.Request) *Entry {
+	if e, ok := r.Context().Value(entryKey{}).(*Entry); ok {
+		return e
+	}
+	return &Entry{} // outside record: filled and dropped
+}
+
+func setOperation(r *http.Request, op string) { entryFrom(r).Operation = op }
+
+// record journals and logs every partner request once it is answered.
+func (s *Server) record(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := s.now()()
+		e := &Entry{
+			Time:      start.UTC(),
+			RequestID: w.Header().Get(requestIDHeader),
+			Method:    r.Method,
+			Path:      r.URL.Path,
+			APIKey:    maskKey(r.Header.Get(headerAPIKey)),
+		}
+		rec := &statusRecorder{ResponseWriter: w}
+		defer func() {
+			e.LatencyMS = float64(time.Since(start).Microseconds()) / 1000
+			e.Status = rec.status
+			if v := recover(); v != nil {
+				e.Status = 0 // the connection was cut on purpose
+				defer panic(v)
+			}
+			s.journal.add(*e)
+			s.logger().LogAttrs(context.Background(), levelFor(e.Status), "request",
+				slogAttrs(e)...)
+		}()
+		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), entryKey{}, e)))
+	})
+}
+
+// maskKey keeps enough of an API key to tell keys apart in a journal.
+func maskKey(k string) string {
+	if k == "" {
+		return ""
+	}
+	if len(k) <= 8 {
+		return "****"
+	}
+	return k[:4] + "****" + k[len(k)-2:]
+}

@@ -1,0 +1,27 @@
+package server
+
+import "log/slog"
+
+func levelFor(status int) slog.Level {
+	if status >= 500 || status == 0 {
+		return slog.LevelWarn
+	}
+	return slog.LevelInfo
+}
+
+func slogAttrs(e *Entry) []slog.Attr {
+	attrs := []slog.Attr{
+		slog.String("request_id", e.RequestID),
+		slog.String("method", e.Method),
+		slog.String("path", e.Path),
+		slog.Int("status", e.Status),
+		slog.Float64("latency_ms", e.LatencyMS),
+	}
+	if e.AccountID != "" {
+		attrs = append(attrs, slog.String("account_id", e.AccountID))
+	}
+	if e.Fault != "" {
+		attrs = append(attrs, slog.String("fault", e.Fault))
+	}
+	return attrs
+}

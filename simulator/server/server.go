@@ -1,0 +1,275 @@
+// Package server is the simulator's HTTP side: the three operations of spec
+// §4 under /v3/partner/webhook, the authentication and rate-limit
+// middleware of §5 and §8, the JSON errors of §7, and the control API on
+// its own listener.
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/partner-v3/conformance-kit/simulator"
+)
+
+// DefaultMaxBodyBytes caps a request body. The spec shows no maximum
+// (§8); 64 KiB holds any real contact many times over.
+const DefaultMaxBodyBytes = 64 << 10
+
+// MaxFaultDelay caps an injected delay below the write timeout, so a
+// delayed request is still answered.
+const MaxFaultDelay = 30 * time.Second
+
+// Server serves the partner API and the control API. Set the fields, then
+// call Open; or use Handler and AdminHandler in-process.
+type Server struct {
+	// Addr is the partner listener's address, e.g. "127.0.0.1:8443" or
+	// "127.0.0.1:0" in tests.
+	Addr string
+	// AdminAddr is the control API's address. If empty, Open starts no
+	// control listener.
+	AdminAddr string
+	// TLSConfig serves both listeners over HTTPS (spec §1 rule 1). If nil,
+	// they serve plain HTTP.
+	TLSConfig *tls.Config
+	// AdminToken protects the control API. Required when AdminAddr is set.
+	AdminToken string
+
+	Accounts  simulator.AccountStore
+	Contacts  simulator.ContactStore
+	Campaigns simulator.CampaignStore
+	Counter   simulator.RateCounter
+	Control   simulator.ControlStore
+
+	// RateLimit and RateWindow are reported by the control API and in
+	// Retry-After; the Counter enforces them. Zero means the spec's.
+	RateLimit  int
+	RateWindow time.Duration
+
+	// MaxBodyBytes caps request bodies. Zero means DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// JournalSize is how many requests the journal keeps. Zero means 1000.
+	JournalSize int
+	// Info is what GET /config and /version report besides the limits.
+	Info map[string]any
+	// Violations switches on deliberate breaches of the spec (see
+	// violate.go), to prove the conformance suite catches them.
+	Violations map[string]bool
+
+	// Health reports whether the backends are usable. May be nil.
+	Health func(ctx context.Context) error
+	// Now is real time. May be nil. If nil, time.Now. The control API's
+	// clock shifts or freezes it.
+	Now func() time.Time
+	// Logger may be nil. If nil, nothing is logged.
+	Logger *slog.Logger
+
+	journal *journal
+	once    sync.Once
+
+	ln, adminLn   net.Listener
+	srv, adminSrv *http.Server
+}
+
+func (s *Server) init() {
+	s.once.Do(func() {
+		size := s.JournalSize
+		if size <= 0 {
+			size = 1000
+		}
+		s.journal = newJournal(size)
+	})
+}
+
+// Open validates the configuration and starts listening. It returns once
+// both listeners accept connections.
+func (s *Server) Open() error {
+	if err := s.validate(); err != nil {
+		return err
+	}
+	var err error
+	if s.ln, err = net.Listen("tcp", s.Addr); err != nil {
+		return fmt.Errorf("listen on %s: %w", s.Addr, err)
+	}
+	s.srv = s.httpServer(s.Handler())
+	go s.serve(s.srv, s.ln)
+	if s.AdminAddr != "" {
+		if s.adminLn, err = net.Listen("tcp", s.AdminAddr); err != nil {
+			s.ln.Close()
+			return fmt.Errorf("listen on admin address %s: %w", s.AdminAddr, err)
+		}
+		s.adminSrv = s.httpServer(s.AdminHandler())
+		go s.serve(s.adminSrv, s.adminLn)
+	}
+	return nil
+}
+
+func (s *Server) validate() error {
+	switch {
+	case s.Accounts == nil || s.Contacts == nil || s.Campaigns == nil || s.Counter == nil || s.Control == nil:
+		return errors.New("server: every store and the rate counter are required")
+	case s.AdminAddr != "" && s.AdminToken == "":
+		return errors.New("server: an admin token is required with an admin address")
+	}
+	return nil
+}
+
+// httpServer sets timeouts, so a slow or stalled client cannot hold a
+// connection forever.
+func (s *Server) httpServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		TLSConfig:         s.TLSConfig,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      MaxFaultDelay + 30*time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(s.logger().Handler(), slog.LevelWarn),
+	}
+}
+
+func (s *Server) serve(srv *http.Server, ln net.Listener) {
+	var err error
+	if srv.TLSConfig != nil {
+		// ServeTLS, not a tls.Listener: it also switches HTTP/2 on.
+		err = srv.ServeTLS(ln, "", "")
+	} else {
+		err = srv.Serve(ln)
+	}
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+		s.logger().Error("serve", "addr", ln.Addr().String(), "err", err)
+	}
+}
+
+// Close shuts both listeners down gracefully: in-flight requests finish,
+// for at most ten seconds.
+func (s *Server) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var errs []error
+	for _, srv := range []*http.Server{s.srv, s.adminSrv} {
+		if srv != nil {
+			errs = append(errs, srv.Shutdown(ctx))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// URL returns the partner base address, ending in the spec §1 path prefix.
+func (s *Server) URL() string { return s.origin(s.ln) + simulator.BasePath }
+
+// AdminURL returns the control API's address, or "" when it has none.
+func (s *Server) AdminURL() string {
+	if s.adminLn == nil {
+		return ""
+	}
+	return s.origin(s.adminLn)
+}
+
+func (s *Server) origin(ln net.Listener) string {
+	if ln == nil {
+		return ""
+	}
+	scheme := "https"
+	if s.TLSConfig == nil {
+		scheme = "http"
+	}
+	addr := ln.Addr().(*net.TCPAddr)
+	host := addr.IP.String()
+	if addr.IP.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return scheme + "://" + net.JoinHostPort(host, fmt.Sprint(addr.Port))
+}
+
+func (s *Server) now() func() time.Time {
+	if s.Now != nil {
+		return s.Now
+	}
+	return time.Now
+}
+
+// clock returns the simulator's time: real time as the control API shifted
+// or froze it.
+func (s *Server) clock(ctx context.Context) (time.Time, error) {
+	c, err := s.Control.Clock(ctx)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("read clock: %w", err)
+	}
+	return c.Now(s.now()()), nil
+}
+
+func (s *Server) rateLimit() (int, time.Duration) {
+	limit, window := s.RateLimit, s.RateWindow
+	if limit <= 0 {
+		limit = simulator.DefaultRateLimit
+	}
+	if window <= 0 {
+		window = simulator.DefaultRateWindow
+	}
+	return limit, window
+}
+
+// route is one operation of spec §4.
+type route struct {
+	op      string
+	handler http.HandlerFunc
+}
+
+// Handler returns the partner API: the three operations of spec §4 under
+// BasePath, and /healthz outside it.
+func (s *Server) Handler() http.Handler {
+	s.init()
+	routes := map[string]route{}
+	add := func(op string, h http.HandlerFunc) {
+		routes[simulator.BasePath+"/"+op] = route{op: op, handler: h}
+	}
+	add(simulator.OpContactAdd, s.handleContactAdd)
+	add(simulator.OpCampaignList, s.handleCampaignList)
+	add(simulator.OpCampaignStats, s.handleCampaignStats)
+
+	operation := s.authenticate(s.limitRate(s.requireJSON(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		routes[r.URL.Path].handler(w, r)
+	}))))
+	return withRequestID(s.record(s.violate(s.recoverer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/healthz" {
+			s.handleHealth(w, r)
+			return
+		}
+		rt, ok := routes[r.URL.Path]
+		switch {
+		case !ok:
+			s.Error(w, r, simulator.Errorf(simulator.ENOTFOUND, "No operation at %s: the operations are POST %s/{%s}",
+				r.URL.Path, simulator.BasePath, strings.Join(simulator.Operations, ",")))
+		case r.Method != http.MethodPost:
+			// Spec §1 rule 4: every operation is POST.
+			w.Header().Set("Allow", http.MethodPost)
+			s.Error(w, r, simulator.Errorf(simulator.ENOTALLOWED, "Method %s is not allowed: %s takes POST", r.Method, rt.op))
+		default:
+			setOperation(r, rt.op)
+			if s.injectFault(w, r, rt.op) {
+				return
+			}
+			operation.ServeHTTP(w, r)
+		}
+	})))))
+}
+
+// handleHealth answers 200 when the backends are usable and 503 with the
+// reason when not.
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	if s.Health != nil {
+		if err := s.Health(r.Context()); err != nil {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "error": err.Error()})
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}

@@ -1,0 +1,238 @@
+// Package sim assembles a whole simulator from one Config: accounts,
+// seeded campaigns, the state backends, TLS and the server. It is the
+// composition root that cmd/simulator and every end-to-end test share (a
+// package main cannot be imported), so it alone below cmd imports sibling
+// packages.
+package sim
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/partner-v3/conformance-kit/fixtures"
+	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/inmem"
+	"github.com/partner-v3/conformance-kit/simulator/seed"
+	"github.com/partner-v3/conformance-kit/simulator/server"
+)
+
+// DefaultCampaigns is the --campaigns default: three pages at the largest
+// page size, so pagination has something to show.
+const DefaultCampaigns = 120
+
+// Config is everything a simulator is made from. The zero value, with Addr
+// set, is a spec-faithful simulator over HTTPS with a generated certificate.
+type Config struct {
+	// Addr and AdminAddr are the listeners' addresses; AdminAddr "" means
+	// no control listener.
+	Addr      string
+	AdminAddr string
+
+	// Insecure serves plain HTTP instead of HTTPS.
+	Insecure bool
+	// TLSCert and TLSKey are the user's own PEM files. If empty, a
+	// self-signed certificate is created in (and reused from) DataDir.
+	TLSCert, TLSKey string
+	// DataDir holds the generated certificate. If empty, ".simdata".
+	DataDir string
+
+	// Accounts may be nil. If nil, AccountsFile is read, or, if that is
+	// empty too, the development accounts of fixtures/accounts.json.
+	Accounts     []*simulator.Account
+	AccountsFile string
+
+	// CampaignsFile, if set, replaces the generated campaigns.
+	CampaignsFile string
+	// Seed and CampaignsPerAccount drive the generator. Zero means
+	// seed.DefaultSeed and DefaultCampaigns.
+	Seed                int64
+	CampaignsPerAccount int
+
+	// RateLimit and RateWindow; zero means the spec's 100 per minute (§8).
+	RateLimit  int
+	RateWindow time.Duration
+
+	// AdminToken protects the control API. If empty, a random one is made.
+	AdminToken string
+	// MaxBodyBytes caps request bodies; zero means server.DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// Violations are deliberate breaches of the spec (server.Violations).
+	Violations []string
+
+	// Logger may be nil (nothing is logged). Now may be nil (time.Now).
+	Logger *slog.Logger
+	Now    func() time.Time
+}
+
+// Simulator is a configured, not yet open, server.
+type Simulator struct {
+	*server.Server
+	// Cert is the TLS identity, nil with Insecure.
+	Cert *server.Certificate
+	// Accounts are the accounts it serves.
+	Accounts []*simulator.Account
+	// Seeded reports whether this start generated and stored the campaigns
+	// (false when a shared store already held them).
+	Seeded bool
+
+	closers []func() error
+}
+
+// New builds a simulator from cfg. Call Open to listen, or use Handler and
+// AdminHandler in-process.
+func New(ctx context.Context, cfg Config) (*Simulator, error) {
+	accounts, err := loadAccounts(cfg)
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range cfg.Violations {
+		if _, ok := server.Violations[v]; !ok {
+			return nil, fmt.Errorf("unknown violation %q (see --list-violations)", v)
+		}
+	}
+	limit, window := cfg.RateLimit, cfg.RateWindow
+	if limit <= 0 {
+		limit = simulator.DefaultRateLimit
+	}
+	if window <= 0 {
+		window = simulator.DefaultRateWindow
+	}
+	limit, window = violateLimits(cfg.Violations, limit, window)
+	token := cfg.AdminToken
+	if token == "" {
+		var b [16]byte
+		_, _ = rand.Read(b[:])
+		token = hex.EncodeToString(b[:])
+	}
+	sim := &Simulator{Accounts: accounts}
+	sim.Server = &server.Server{
+		Addr:         cfg.Addr,
+		AdminAddr:    cfg.AdminAddr,
+		AdminToken:   token,
+		Accounts:     inmem.NewAccountStore(accounts),
+		Contacts:     inmem.NewContactStore(),
+		Campaigns:    inmem.NewCampaignStore(),
+		Counter:      inmem.NewRateCounter(limit, window),
+		Control:      inmem.NewControlStore(),
+		RateLimit:    cfg.RateLimit,
+		RateWindow:   cfg.RateWindow,
+		MaxBodyBytes: cfg.MaxBodyBytes,
+		Logger:       cfg.Logger,
+		Now:          cfg.Now,
+		Violations:   map[string]bool{},
+	}
+	for _, v := range cfg.Violations {
+		sim.Server.Violations[v] = true
+	}
+	if err := sim.seed(ctx, cfg, accounts); err != nil {
+		return nil, err
+	}
+	if !cfg.Insecure {
+		if sim.Cert, err = certificate(cfg); err != nil {
+			return nil, err
+		}
+		sim.TLSConfig = sim.Cert.TLSConfig()
+	}
+	return sim, nil
+}
+
+func (sim *Simulator) seed(ctx context.Context, cfg Config, accounts []*simulator.Account) error {
+	var campaigns []*simulator.Campaign
+	var version string
+	if cfg.CampaignsFile != "" {
+		data, err := os.ReadFile(cfg.CampaignsFile)
+		if err != nil {
+			return fmt.Errorf("read campaigns file: %w", err)
+		}
+		if campaigns, err = simulator.ReadCampaigns(bytes.NewReader(data)); err != nil {
+			return fmt.Errorf("campaigns file %s: %w", cfg.CampaignsFile, err)
+		}
+		version = "file:" + seed.Digest(data)
+	} else {
+		s, n := cfg.Seed, cfg.CampaignsPerAccount
+		if s == 0 {
+			s = seed.DefaultSeed
+		}
+		if n <= 0 {
+			n = DefaultCampaigns
+		}
+		ids := make([]string, len(accounts))
+		for i, a := range accounts {
+			ids[i] = a.AccountID
+		}
+		campaigns, version = seed.Campaigns(s, ids, n), seed.Version(s, ids, n)
+		sim.Info = map[string]any{"seed": s, "campaignsPerAccount": n}
+	}
+	stored, err := sim.Campaigns.SeedCampaigns(ctx, version, campaigns)
+	if err != nil {
+		return fmt.Errorf("seed campaigns: %w", err)
+	}
+	sim.Seeded = stored
+	return nil
+}
+
+func loadAccounts(cfg Config) ([]*simulator.Account, error) {
+	if cfg.Accounts != nil {
+		return cfg.Accounts, nil
+	}
+	data, name := fixtures.Accounts, "fixtures/accounts.json"
+	if cfg.AccountsFile != "" {
+		var err error
+		if data, err = os.ReadFile(cfg.AccountsFile); err != nil {
+			return nil, fmt.Errorf("read accounts file: %w", err)
+		}
+		name = cfg.AccountsFile
+	}
+	accounts, err := simulator.ReadAccounts(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("accounts file %s: %w", name, err)
+	}
+	return accounts, nil
+}
+
+func certificate(cfg Config) (*server.Certificate, error) {
+	if cfg.TLSCert != "" || cfg.TLSKey != "" {
+		if cfg.TLSCert == "" || cfg.TLSKey == "" {
+			return nil, fmt.Errorf("--tls-cert and --tls-key go together")
+		}
+		return server.LoadCertificate(cfg.TLSCert, cfg.TLSKey)
+	}
+	dir := cfg.DataDir
+	if dir == "" {
+		dir = ".simdata"
+	}
+	return server.LoadOrCreateCertificate(dir)
+}
+
+// Close stops the listeners and releases the backends.
+func (sim *Simulator) Close() error {
+	err := sim.Server.Close()
+	for _, c := range sim.closers {
+		if cerr := c(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}
+	return err
+}
+
+// violateLimits sets up the rate-limit violations that are a matter of
+// configuring the counter (server.Violations).
+func violateLimits(violations []string, limit int, window time.Duration) (int, time.Duration) {
+	for _, v := range violations {
+		switch v {
+		case "rate-off-by-one":
+			limit++
+		case "rate-limit-too-low":
+			limit /= 2
+		case "rate-never-frees":
+			window = 100 * 365 * 24 * time.Hour
+		}
+	}
+	return limit, window
+}
