@@ -1,0 +1,24 @@
+package inmem_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/inmem"
+	"github.com/partner-v3/conformance-kit/simulator/storetest"
+)
+
+// The in-memory backend passes the same contract suite as redisstore.
+func TestStore(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) storetest.Backend {
+		return storetest.Backend{
+			Contacts:  inmem.NewContactStore(),
+			Campaigns: inmem.NewCampaignStore(),
+			Control:   inmem.NewControlStore(),
+			NewRateCounter: func(limit int, window time.Duration) simulator.RateCounter {
+				return inmem.NewRateCounter(limit, window)
+			},
+		}
+	})
+}

@@ -1,0 +1,272 @@
+package redisstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/partner-v3/conformance-kit/simulator"
+)
+
+var _ simulator.ContactStore = (*ContactStore)(nil)
+
+// ContactStore keeps contacts in Redis (see the package doc for the keys).
+type ContactStore struct {
+	db *DB
+}
+
+// NewContactStore returns a ContactStore on db.
+func NewContactStore(db *DB) *ContactStore {
+	return &ContactStore{db: db}
+}
+
+// maxUpsertAttempts bounds the optimistic merge loop; each failed attempt
+// means another writer changed the same contact in between, so it is only
+// reached under pathological contention.
+const maxUpsertAttempts = 100
+
+// createContactScript finds the contact that an upsert matches or, when
+// none does, stores the new one and its indexes, in one atomic step: two
+// concurrent upserts of one email can never both create.
+//
+// KEYS: data hash, account order, global order, email index, phone index,
+// sequence, accounts set. ARGV: match kind ("email", "phone" or ""),
+// lower-cased email, phoneNo, id, contact JSON, account.
+// Returns {1, id, json} when it created, {0, id, json} when it matched.
+var createContactScript = redis.NewScript(`
+local existing
+if ARGV[1] == 'email' then
+  existing = redis.call('HGET', KEYS[4], ARGV[2])
+elseif ARGV[1] == 'phone' then
+  existing = redis.call('HGET', KEYS[5], ARGV[3])
+end
+if existing then
+  local data = redis.call('HGET', KEYS[1], existing)
+  if data then
+    return {0, existing, data}
+  end
+end
+if redis.call('HEXISTS', KEYS[1], ARGV[4]) == 1 then
+  return redis.error_reply('contact id ' .. ARGV[4] .. ' is already stored')
+end
+local seq = redis.call('INCR', KEYS[6])
+redis.call('HSET', KEYS[1], ARGV[4], ARGV[5])
+redis.call('ZADD', KEYS[2], seq, ARGV[4])
+redis.call('ZADD', KEYS[3], seq, ARGV[6] .. '\n' .. ARGV[4])
+if ARGV[2] ~= '' then
+  redis.call('HSET', KEYS[4], ARGV[2], ARGV[4])
+end
+if ARGV[3] ~= '' then
+  redis.call('HSETNX', KEYS[5], ARGV[3], ARGV[4])
+end
+redis.call('SADD', KEYS[7], ARGV[6])
+return {1, ARGV[4], ARGV[5]}
+`)
+
+// updateContactScript replaces a stored contact only if it is still the
+// version the caller merged into (compare-and-set), and indexes a phoneNo
+// the merge added.
+//
+// KEYS: data hash, phone index. ARGV: id, old JSON, new JSON, phoneNo.
+// Returns 1 when it replaced, 0 when the contact changed or vanished.
+var updateContactScript = redis.NewScript(`
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then
+  return 0
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+if ARGV[4] ~= '' then
+  redis.call('HSETNX', KEYS[2], ARGV[4], ARGV[1])
+end
+return 1
+`)
+
+// pageScript reads a page of an ordered set and the records it names, in
+// one atomic step, so a page never mixes two states.
+//
+// KEYS: order zset, data hash. ARGV: offset, limit (0: no limit).
+// Returns {total, json...}.
+var pageScript = redis.NewScript(`
+local total = redis.call('ZCARD', KEYS[1])
+local offset, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
+local stop = -1
+if limit > 0 then stop = offset + limit - 1 end
+local out = {total}
+for _, id in ipairs(redis.call('ZRANGE', KEYS[1], offset, stop)) do
+  local data = redis.call('HGET', KEYS[2], id)
+  if data then table.insert(out, data) end
+end
+return out
+`)
+
+// allContactsScript is pageScript over every account's contacts.
+//
+// KEYS: global order zset. ARGV: offset, limit, prefix.
+var allContactsScript = redis.NewScript(`
+local total = redis.call('ZCARD', KEYS[1])
+local offset, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
+local stop = -1
+if limit > 0 then stop = offset + limit - 1 end
+local out = {total}
+for _, m in ipairs(redis.call('ZRANGE', KEYS[1], offset, stop)) do
+  local i = string.find(m, '\n', 1, true)
+  local data = redis.call('HGET', ARGV[3] .. 'contact-data:' .. string.sub(m, 1, i - 1), string.sub(m, i + 1))
+  if data then table.insert(out, data) end
+end
+return out
+`)
+
+// deleteContactsScript removes one account's contacts and indexes, or every
+// account's when the account is empty.
+//
+// KEYS: global order zset, accounts set. ARGV: prefix, account.
+var deleteContactsScript = redis.NewScript(`
+local p = ARGV[1]
+local function drop(acct)
+  local order = p .. 'contact-order:' .. acct
+  for _, id in ipairs(redis.call('ZRANGE', order, 0, -1)) do
+    redis.call('ZREM', KEYS[1], acct .. '\n' .. id)
+  end
+  redis.call('DEL', order, p .. 'contact-data:' .. acct, p .. 'contact-email:' .. acct, p .. 'contact-phone:' .. acct)
+  redis.call('SREM', KEYS[2], acct)
+end
+if ARGV[2] == '' then
+  for _, acct in ipairs(redis.call('SMEMBERS', KEYS[2])) do drop(acct) end
+  redis.call('DEL', KEYS[1], KEYS[2])
+else
+  drop(ARGV[2])
+end
+return 1
+`)
+
+// UpsertContact implements simulator.ContactStore: a new contact is stored
+// with its indexes atomically; a match is merged with Contact.Merge and
+// written back only if nobody changed it meanwhile, else it retries.
+func (s *ContactStore) UpsertContact(ctx context.Context, c *simulator.Contact) (*simulator.Contact, bool, error) {
+	db := s.db
+	acct := c.AccountID
+	kind := ""
+	switch {
+	case c.Email != "":
+		kind = "email"
+	case c.PhoneNo != "":
+		kind = "phone"
+	}
+	email := strings.ToLower(c.Email)
+	newJSON, err := json.Marshal(c)
+	if err != nil {
+		return nil, false, fmt.Errorf("upsert contact: %w", err)
+	}
+	keys := []string{
+		db.key("contact-data", acct), db.key("contact-order", acct), db.key("contact-order"),
+		db.key("contact-email", acct), db.key("contact-phone", acct), db.key("contact-seq"),
+		db.key("contact-accounts"),
+	}
+	for range maxUpsertAttempts {
+		res, err := createContactScript.Run(ctx, db.client, keys, kind, email, c.PhoneNo, c.ID, newJSON, acct).Slice()
+		if err != nil {
+			return nil, false, fmt.Errorf("upsert contact: %w", err)
+		}
+		created, _ := res[0].(int64)
+		id, _ := res[1].(string)
+		oldJSON, _ := res[2].(string)
+		stored, err := decodeContact(oldJSON)
+		if err != nil {
+			return nil, false, fmt.Errorf("upsert contact: %w", err)
+		}
+		if created == 1 {
+			return stored, true, nil
+		}
+
+		phoneBefore := stored.PhoneNo
+		stored.Merge(c)
+		stored.UpdatedAt = c.UpdatedAt // as inmem: a merge is an update
+		phoneAdded := ""
+		if stored.PhoneNo != phoneBefore {
+			phoneAdded = stored.PhoneNo
+		}
+		merged, err := json.Marshal(stored)
+		if err != nil {
+			return nil, false, fmt.Errorf("upsert contact: %w", err)
+		}
+		ok, err := updateContactScript.Run(ctx, db.client, []string{keys[0], keys[4]}, id, oldJSON, merged, phoneAdded).Int()
+		if err != nil {
+			return nil, false, fmt.Errorf("upsert contact: %w", err)
+		}
+		if ok == 1 {
+			return stored, false, nil
+		}
+	}
+	return nil, false, fmt.Errorf("upsert contact: still conflicting after %d attempts", maxUpsertAttempts)
+}
+
+// FindContacts implements simulator.ContactStore.
+func (s *ContactStore) FindContacts(ctx context.Context, filter simulator.ContactFilter) ([]*simulator.Contact, int, error) {
+	db := s.db
+	offset, limit := max(filter.Offset, 0), max(filter.Limit, 0)
+	var cmd *redis.Cmd
+	if filter.AccountID == "" {
+		cmd = allContactsScript.Run(ctx, db.client, []string{db.key("contact-order")}, offset, limit, db.Prefix)
+	} else {
+		keys := []string{db.key("contact-order", filter.AccountID), db.key("contact-data", filter.AccountID)}
+		cmd = pageScript.Run(ctx, db.client, keys, offset, limit)
+	}
+	total, records, err := page(cmd)
+	if err != nil {
+		return nil, 0, fmt.Errorf("find contacts: %w", err)
+	}
+	contacts := make([]*simulator.Contact, 0, len(records))
+	for _, r := range records {
+		c, err := decodeContact(r)
+		if err != nil {
+			return nil, 0, fmt.Errorf("find contacts: %w", err)
+		}
+		contacts = append(contacts, c)
+	}
+	return contacts, total, nil
+}
+
+// DeleteContacts implements simulator.ContactStore.
+func (s *ContactStore) DeleteContacts(ctx context.Context, accountID string) error {
+	db := s.db
+	keys := []string{db.key("contact-order"), db.key("contact-accounts")}
+	if err := deleteContactsScript.Run(ctx, db.client, keys, db.Prefix, accountID).Err(); err != nil {
+		return fmt.Errorf("delete contacts: %w", err)
+	}
+	return nil
+}
+
+func decodeContact(s string) (*simulator.Contact, error) {
+	var c simulator.Contact
+	if err := json.Unmarshal([]byte(s), &c); err != nil {
+		return nil, fmt.Errorf("decode contact: %w", err)
+	}
+	return &c, nil
+}
+
+// page splits the {total, json...} reply of pageScript.
+func page(cmd *redis.Cmd) (int, []string, error) {
+	res, err := cmd.Slice()
+	if err != nil {
+		return 0, nil, err
+	}
+	if len(res) == 0 {
+		return 0, nil, errors.New("empty reply")
+	}
+	total, ok := res[0].(int64)
+	if !ok {
+		return 0, nil, fmt.Errorf("unexpected total %T", res[0])
+	}
+	records := make([]string, 0, len(res)-1)
+	for _, r := range res[1:] {
+		s, ok := r.(string)
+		if !ok {
+			return 0, nil, fmt.Errorf("unexpected record %T", r)
+		}
+		records = append(records, s)
+	}
+	return int(total), records, nil
+}

@@ -1,0 +1,167 @@
+// Package redisstore keeps the simulator's state in Redis, so that several
+// simulator processes (replicas) pointed at one Redis share it: the contacts,
+// the seeded campaigns, the per-account rate counter of spec §8 ("one shared
+// counter per account") and the control API's clock and faults.
+//
+// Every operation that reads and then writes runs as one Lua script, so it
+// is atomic across processes; the one exception, merging an upsert into an
+// existing contact, is an optimistic compare-and-set that retries. Scripts
+// derive some key names from the prefix, so the store needs a standalone
+// Redis (or a single-shard setup), not Redis Cluster.
+//
+// Key layout, under DB.Prefix (P):
+//
+//	P contact-seq                 string  insertion counter, the "oldest first" order
+//	P contact-order               zset    every contact, "<account>\n<id>" by sequence
+//	P contact-order:<account>     zset    the account's contact ids by sequence
+//	P contact-data:<account>      hash    contact id -> contact JSON
+//	P contact-email:<account>     hash    lower-cased email -> contact id
+//	P contact-phone:<account>     hash    phoneNo -> contact id
+//	P contact-accounts            set     accounts that hold contacts
+//	P campaign-version            string  version of the seeded campaigns
+//	P campaign-order:<account>    zset    zero-padded campaign ids (lexical = numeric order)
+//	P campaign-data:<account>     hash    zero-padded campaign id -> campaign JSON
+//	P campaign-accounts           set     accounts that hold campaigns
+//	P rate:<key>                  zset    "<20-digit time>:<unique>" of each counted request
+//	P rate-keys                   set     the rate zsets, for ResetAll
+//	P clock                       string  Clock JSON; absent means real time
+//	P faults                      list    fault ids, oldest first
+//	P fault-data                  hash    fault id -> Fault JSON
+//	P fault-op                    hash    fault id -> operation or "*"
+//	P fault-remaining             hash    fault id -> occurrences left
+package redisstore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+)
+
+// DefaultPrefix is the key prefix when DB.Prefix is empty.
+const DefaultPrefix = "partnersim:"
+
+// DefaultTimeout bounds dialing Redis and each read or write when DB.Timeout
+// is zero: short, so that an unreachable Redis turns a request into a quick
+// 500 Internal server error (spec §7) instead of a hang.
+const DefaultTimeout = 500 * time.Millisecond
+
+// DB is a connection pool to one Redis, shared by the stores of this
+// package. Set the fields, then call Open.
+type DB struct {
+	// URL is the Redis URL, e.g. redis://127.0.0.1:6379/0 (the forms of
+	// redis.ParseURL, including rediss:// and query options).
+	URL string
+
+	// Prefix is prepended to every key, so that several simulators (or
+	// tests) can share one Redis database apart. Replicas that must share
+	// state use the same prefix. Empty means DefaultPrefix.
+	Prefix string
+
+	// Timeout bounds dialing and each socket read and write. Zero means
+	// DefaultTimeout. Timeouts given in the URL take precedence.
+	Timeout time.Duration
+
+	client *redis.Client
+	// unique makes rate counter members of this process distinct from
+	// every other process's, even for requests at the same nanosecond.
+	unique string
+	seq    atomic.Uint64
+}
+
+// NewDB returns a DB for the Redis at url. Call Open before use.
+func NewDB(url string) *DB {
+	return &DB{URL: url}
+}
+
+// Open parses the URL and creates the connection pool. It does not wait for
+// Redis: use Ping to check that it answers. The pool reconnects by itself
+// after Redis restarts.
+func (db *DB) Open() error {
+	if db.URL == "" {
+		return fmt.Errorf("open redis: URL is required")
+	}
+	opts, err := redis.ParseURL(db.URL)
+	if err != nil {
+		return fmt.Errorf("open redis: %w", err)
+	}
+	timeout := db.Timeout
+	if timeout == 0 {
+		timeout = DefaultTimeout
+	}
+	if opts.DialTimeout == 0 {
+		opts.DialTimeout = timeout
+	}
+	if opts.ReadTimeout == 0 {
+		opts.ReadTimeout = timeout
+	}
+	if opts.WriteTimeout == 0 {
+		opts.WriteTimeout = timeout
+	}
+	if opts.PoolTimeout == 0 {
+		opts.PoolTimeout = 2 * timeout
+	}
+	if opts.MaxRetries == 0 {
+		// One retry replaces a pooled connection that Redis closed (a
+		// restart) without making a caller wait through several timeouts.
+		opts.MaxRetries = 1
+	}
+	// One dial attempt per command: go-redis's default of five, 100 ms
+	// apart, would hold a request well past the timeout when Redis is down.
+	opts.DialerRetries = 1
+	opts.ContextTimeoutEnabled = true
+	opts.DisableIdentity = true
+	opts.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return fmt.Errorf("open redis: %w", err)
+	}
+	db.unique = hex.EncodeToString(b[:])
+	if db.Prefix == "" {
+		db.Prefix = DefaultPrefix
+	}
+	db.client = redis.NewClient(opts)
+	return nil
+}
+
+// Close closes the connection pool.
+func (db *DB) Close() error {
+	if db.client == nil {
+		return nil
+	}
+	if err := db.client.Close(); err != nil {
+		return fmt.Errorf("close redis: %w", err)
+	}
+	return nil
+}
+
+// Ping checks that Redis answers, for the simulator's health check.
+func (db *DB) Ping(ctx context.Context) error {
+	if err := db.client.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("ping redis: %w", err)
+	}
+	return nil
+}
+
+// key returns the prefixed key name.
+func (db *DB) key(parts ...string) string {
+	k := db.Prefix
+	for i, p := range parts {
+		if i > 0 {
+			k += ":"
+		}
+		k += p
+	}
+	return k
+}
+
+// uniqueMember returns a string no other call of any process returns.
+func (db *DB) uniqueMember() string {
+	return fmt.Sprintf("%s-%d", db.unique, db.seq.Add(1))
+}

@@ -1,0 +1,184 @@
+package redisstore_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/redisstore"
+	"github.com/partner-v3/conformance-kit/simulator/storetest"
+)
+
+// The real-Redis tests run when SIM_REDIS_ADDR names a Redis (host:port);
+// with REQUIRE_REDIS=1 (set by .ci/run) a missing or unreachable Redis fails
+// them instead of skipping.
+const (
+	envRedisAddr    = "SIM_REDIS_ADDR"
+	envRequireRedis = "REQUIRE_REDIS"
+)
+
+func requireRedis() bool { return os.Getenv(envRequireRedis) == "1" }
+
+// MustOpenDB opens a DB on url with a prefix unique to the test, and closes
+// it and deletes the test's keys in cleanup.
+func MustOpenDB(tb testing.TB, url string) *redisstore.DB {
+	tb.Helper()
+	db := redisstore.NewDB(url)
+	db.Prefix = uniquePrefix(tb)
+	if err := db.Open(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		deleteKeys(tb, url, db.Prefix)
+		if err := db.Close(); err != nil {
+			tb.Error(err)
+		}
+	})
+	return db
+}
+
+func uniquePrefix(tb testing.TB) string {
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		tb.Fatal(err)
+	}
+	name := strings.NewReplacer(" ", "_", "/", ".").Replace(tb.Name())
+	return "simtest:" + name + ":" + hex.EncodeToString(b[:]) + ":"
+}
+
+// realRedisURL returns the URL of the Redis named by SIM_REDIS_ADDR, after
+// checking that it answers; it skips or fails the test as documented above.
+func realRedisURL(tb testing.TB) string {
+	tb.Helper()
+	addr := os.Getenv(envRedisAddr)
+	if addr == "" {
+		if requireRedis() {
+			tb.Fatalf("%s=1 but %s is not set: start a redis-server on loopback and set %s=127.0.0.1:PORT", envRequireRedis, envRedisAddr, envRedisAddr)
+		}
+		tb.Skipf("set %s=127.0.0.1:PORT to run against a real redis-server (e.g. redis-server --bind 127.0.0.1 --port 6390 --save \"\" --appendonly no)", envRedisAddr)
+	}
+	url := "redis://" + addr + "/0"
+	db := redisstore.NewDB(url)
+	if err := db.Open(); err != nil {
+		tb.Fatal(err)
+	}
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := db.Ping(ctx); err != nil {
+		// The variable asks for this Redis: unreachable is a failure.
+		tb.Fatalf("%s=%s: %v", envRedisAddr, addr, err)
+	}
+	return url
+}
+
+// deleteKeys removes the keys under prefix, so tests leave a shared Redis
+// as they found it.
+func deleteKeys(tb testing.TB, url, prefix string) {
+	tb.Helper()
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		tb.Error(err)
+		return
+	}
+	opts.MaxRetries = -1
+	rdb := redis.NewClient(opts)
+	defer rdb.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	pattern := globEscaper.Replace(prefix) + "*"
+	iter := rdb.Scan(ctx, 0, pattern, 1000).Iterator()
+	var keys []string
+	for iter.Next(ctx) {
+		keys = append(keys, iter.Val())
+	}
+	if err := iter.Err(); err != nil {
+		// The Redis of an outage test may be gone already.
+		tb.Logf("delete test keys under %q: %v", prefix, err)
+		return
+	}
+	if len(keys) > 0 {
+		if err := rdb.Del(ctx, keys...).Err(); err != nil {
+			tb.Logf("delete test keys under %q: %v", prefix, err)
+		}
+	}
+}
+
+var globEscaper = strings.NewReplacer(`\`, `\\`, "*", `\*`, "?", `\?`, "[", `\[`, "]", `\]`)
+
+func backend(db *redisstore.DB) storetest.Backend {
+	return storetest.Backend{
+		Contacts:  redisstore.NewContactStore(db),
+		Campaigns: redisstore.NewCampaignStore(db),
+		Control:   redisstore.NewControlStore(db),
+		NewRateCounter: func(limit int, window time.Duration) simulator.RateCounter {
+			return redisstore.NewRateCounter(db, limit, window)
+		},
+	}
+}
+
+func TestStore_Miniredis(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) storetest.Backend {
+		m := miniredis.RunT(t)
+		return backend(MustOpenDB(t, "redis://"+m.Addr()+"/0"))
+	})
+}
+
+func TestStore_RedisServer(t *testing.T) {
+	url := realRedisURL(t)
+	storetest.Run(t, func(t *testing.T) storetest.Backend {
+		return backend(MustOpenDB(t, url))
+	})
+}
+
+// Two DBs on one Redis with different prefixes share nothing; with the same
+// prefix (replicas) they share everything.
+func TestDB_Prefix(t *testing.T) {
+	m := miniredis.RunT(t)
+	url := "redis://" + m.Addr() + "/0"
+	a, b := MustOpenDB(t, url), MustOpenDB(t, url)
+	replica := redisstore.NewDB(url)
+	replica.Prefix = a.Prefix
+	if err := replica.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer replica.Close()
+
+	ctx := context.Background()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	if d, err := redisstore.NewRateCounter(a, 1, time.Minute).Take(ctx, "acc", now); err != nil || !d.Allowed {
+		t.Fatalf("Take on a = %+v, %v, want allowed", d, err)
+	}
+	if d, err := redisstore.NewRateCounter(b, 1, time.Minute).Take(ctx, "acc", now); err != nil || !d.Allowed {
+		t.Errorf("Take on b = %+v, %v, want allowed: another prefix shares nothing", d, err)
+	}
+	if d, err := redisstore.NewRateCounter(replica, 1, time.Minute).Take(ctx, "acc", now); err != nil || d.Allowed {
+		t.Errorf("Take on a's replica = %+v, %v, want refused: the same prefix shares the counter", d, err)
+	}
+}
+
+func TestDB_Open(t *testing.T) {
+	tests := []struct {
+		name string
+		url  string
+	}{
+		{"an empty URL", ""},
+		{"another scheme", "http://127.0.0.1:6379"},
+		{"a malformed URL", "redis://127.0.0.1:6379/notanumber"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := redisstore.NewDB(tt.url).Open(); err == nil || !strings.HasPrefix(err.Error(), "open redis: ") {
+				t.Errorf("Open(%q) = %v, want an open redis error", tt.url, err)
+			}
+		})
+	}
+}

@@ -1,0 +1,282 @@
+package storetest
+
+import (
+	"context"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/partner-v3/conformance-kit/simulator"
+)
+
+func mustClock(t *testing.T, s simulator.ControlStore) simulator.Clock {
+	t.Helper()
+	c, err := s.Clock(context.Background())
+	if err != nil {
+		t.Fatalf("Clock: %v", err)
+	}
+	return c
+}
+
+func mustFaults(t *testing.T, s simulator.ControlStore) []simulator.Fault {
+	t.Helper()
+	fs, err := s.Faults(context.Background())
+	if err != nil {
+		t.Fatalf("Faults: %v", err)
+	}
+	return fs
+}
+
+func mustTakeFault(t *testing.T, s simulator.ControlStore, op string) *simulator.Fault {
+	t.Helper()
+	f, err := s.TakeFault(context.Background(), op)
+	if err != nil {
+		t.Fatalf("TakeFault(%q): %v", op, err)
+	}
+	return f
+}
+
+// equalClock compares FrozenAt with time.Equal: a backend may hand back
+// another location.
+func equalClock(a, b simulator.Clock) bool {
+	return a.Offset == b.Offset && a.Frozen == b.Frozen && a.FrozenAt.Equal(b.FrozenAt)
+}
+
+// faultIDs lists the IDs and remaining counts, the parts a test reads.
+func faultIDs(fs []simulator.Fault) map[string]int {
+	m := map[string]int{}
+	for _, f := range fs {
+		m[f.ID] = f.Remaining
+	}
+	return m
+}
+
+func testControl(t *testing.T, open func(t *testing.T) Backend) {
+	ctx := context.Background()
+
+	t.Run("the clock starts at real time", func(t *testing.T) {
+		s := open(t).Control
+		if got := mustClock(t, s); !equalClock(got, simulator.Clock{}) {
+			t.Errorf("Clock = %+v, want the zero Clock", got)
+		}
+	})
+
+	t.Run("the clock round-trips", func(t *testing.T) {
+		s := open(t).Control
+		tests := []struct {
+			name  string
+			clock simulator.Clock
+		}{
+			{"an offset", simulator.Clock{Offset: 90*time.Second + 5*time.Nanosecond}},
+			{"a negative offset", simulator.Clock{Offset: -time.Hour}},
+			{"frozen with nanoseconds", simulator.Clock{Frozen: true, FrozenAt: t0}},
+			{"frozen in another zone", simulator.Clock{Frozen: true, FrozenAt: t0.In(time.FixedZone("IST", 5*3600+1800))}},
+			{"frozen with an offset kept", simulator.Clock{Offset: time.Minute, Frozen: true, FrozenAt: t0}},
+			{"back to real time", simulator.Clock{}},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				if err := s.SetClock(ctx, tt.clock); err != nil {
+					t.Fatalf("SetClock: %v", err)
+				}
+				got := mustClock(t, s)
+				if !equalClock(got, tt.clock) {
+					t.Fatalf("Clock = %+v, want %+v", got, tt.clock)
+				}
+				real := time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
+				if !got.Now(real).Equal(tt.clock.Now(real)) {
+					t.Errorf("Now = %v, want %v", got.Now(real), tt.clock.Now(real))
+				}
+			})
+		}
+	})
+
+	t.Run("faults are listed oldest first as added", func(t *testing.T) {
+		s := open(t).Control
+		if got := mustFaults(t, s); len(got) != 0 {
+			t.Fatalf("Faults = %+v, want none", got)
+		}
+		want := []simulator.Fault{
+			{ID: "f1", Operation: simulator.OpContactAdd, Kind: simulator.FaultError, Remaining: 2},
+			{ID: "f2", Operation: "*", Kind: simulator.FaultDelay, Remaining: 1, Delay: 1500 * time.Millisecond},
+			{ID: "f3", Operation: simulator.OpCampaignList, Kind: simulator.FaultDrop, Remaining: 3},
+		}
+		for _, f := range want {
+			if err := s.AddFault(ctx, f); err != nil {
+				t.Fatalf("AddFault(%s): %v", f.ID, err)
+			}
+		}
+		if got := mustFaults(t, s); !reflect.DeepEqual(got, want) {
+			t.Errorf("Faults = %+v, want %+v", got, want)
+		}
+	})
+
+	t.Run("TakeFault consumes the oldest applicable fault and removes it at zero", func(t *testing.T) {
+		s := open(t).Control
+		for _, f := range []simulator.Fault{
+			{ID: "f1", Operation: simulator.OpContactAdd, Kind: simulator.FaultError, Remaining: 2},
+			{ID: "f2", Operation: "*", Kind: simulator.FaultDelay, Remaining: 1, Delay: 1500 * time.Millisecond},
+			{ID: "f3", Operation: simulator.OpCampaignList, Kind: simulator.FaultDrop, Remaining: 1},
+		} {
+			if err := s.AddFault(ctx, f); err != nil {
+				t.Fatalf("AddFault(%s): %v", f.ID, err)
+			}
+		}
+		steps := []struct {
+			op     string
+			wantID string // "" means no fault applies
+			after  map[string]int
+		}{
+			// f1 is older than f2 and applies.
+			{simulator.OpContactAdd, "f1", map[string]int{"f1": 1, "f2": 1, "f3": 1}},
+			// "*" applies to an operation no other fault names; f2 is then gone.
+			{simulator.OpCampaignStats, "f2", map[string]int{"f1": 1, "f3": 1}},
+			{simulator.OpCampaignStats, "", map[string]int{"f1": 1, "f3": 1}},
+			{simulator.OpCampaignList, "f3", map[string]int{"f1": 1}},
+			{simulator.OpContactAdd, "f1", map[string]int{}},
+			{simulator.OpContactAdd, "", map[string]int{}},
+		}
+		for i, st := range steps {
+			f := mustTakeFault(t, s, st.op)
+			switch {
+			case st.wantID == "" && f != nil:
+				t.Fatalf("step %d: TakeFault(%q) = %+v, want nil", i, st.op, f)
+			case st.wantID != "" && f == nil:
+				t.Fatalf("step %d: TakeFault(%q) = nil, want %s", i, st.op, st.wantID)
+			case f != nil && f.ID != st.wantID:
+				t.Fatalf("step %d: TakeFault(%q) = %s, want %s", i, st.op, f.ID, st.wantID)
+			}
+			if got := faultIDs(mustFaults(t, s)); !reflect.DeepEqual(got, st.after) {
+				t.Fatalf("step %d: faults after TakeFault(%q) = %v, want %v", i, st.op, got, st.after)
+			}
+		}
+	})
+
+	t.Run("TakeFault returns the fault's kind, operation and delay", func(t *testing.T) {
+		s := open(t).Control
+		add := simulator.Fault{ID: "f1", Operation: "*", Kind: simulator.FaultDelay, Remaining: 5, Delay: 2500 * time.Millisecond}
+		if err := s.AddFault(ctx, add); err != nil {
+			t.Fatalf("AddFault: %v", err)
+		}
+		f := mustTakeFault(t, s, simulator.OpCampaignList)
+		if f == nil {
+			t.Fatalf("TakeFault = nil, want f1")
+		}
+		if f.ID != add.ID || f.Operation != add.Operation || f.Kind != add.Kind || f.Delay != add.Delay {
+			t.Errorf("TakeFault = %+v, want the fields of %+v", *f, add)
+		}
+	})
+
+	t.Run("a fault named for one operation does not apply to another", func(t *testing.T) {
+		s := open(t).Control
+		if err := s.AddFault(ctx, simulator.Fault{ID: "f1", Operation: simulator.OpCampaignStats, Kind: simulator.FaultError, Remaining: 1}); err != nil {
+			t.Fatalf("AddFault: %v", err)
+		}
+		for _, op := range []string{simulator.OpContactAdd, simulator.OpCampaignList} {
+			if f := mustTakeFault(t, s, op); f != nil {
+				t.Errorf("TakeFault(%q) = %+v, want nil", op, f)
+			}
+		}
+		if got, want := faultIDs(mustFaults(t, s)), map[string]int{"f1": 1}; !reflect.DeepEqual(got, want) {
+			t.Errorf("faults = %v, want %v", got, want)
+		}
+	})
+
+	t.Run("concurrent TakeFault consumes each occurrence once", func(t *testing.T) {
+		s := open(t).Control
+		const remaining, takers = 10, 25
+		if err := s.AddFault(ctx, simulator.Fault{ID: "f1", Operation: "*", Kind: simulator.FaultError, Remaining: remaining}); err != nil {
+			t.Fatalf("AddFault: %v", err)
+		}
+		var (
+			wg    sync.WaitGroup
+			mu    sync.Mutex
+			taken int
+			errs  []error
+		)
+		for range takers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				f, err := s.TakeFault(ctx, simulator.OpContactAdd)
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					errs = append(errs, err)
+				} else if f != nil {
+					taken++
+				}
+			}()
+		}
+		wg.Wait()
+		if len(errs) > 0 {
+			t.Fatalf("TakeFault: %d errors, first: %v", len(errs), errs[0])
+		}
+		if taken != remaining {
+			t.Errorf("faults taken = %d, want %d", taken, remaining)
+		}
+		if got := mustFaults(t, s); len(got) != 0 {
+			t.Errorf("Faults = %+v, want none", got)
+		}
+	})
+
+	t.Run("ClearFaults removes every fault and keeps the clock", func(t *testing.T) {
+		s := open(t).Control
+		clock := simulator.Clock{Offset: 2 * time.Hour}
+		if err := s.SetClock(ctx, clock); err != nil {
+			t.Fatalf("SetClock: %v", err)
+		}
+		for _, id := range []string{"f1", "f2"} {
+			if err := s.AddFault(ctx, simulator.Fault{ID: id, Operation: "*", Kind: simulator.FaultError, Remaining: 3}); err != nil {
+				t.Fatalf("AddFault: %v", err)
+			}
+		}
+		if err := s.ClearFaults(ctx); err != nil {
+			t.Fatalf("ClearFaults: %v", err)
+		}
+		if got := mustFaults(t, s); len(got) != 0 {
+			t.Errorf("Faults = %+v, want none", got)
+		}
+		if f := mustTakeFault(t, s, simulator.OpCampaignList); f != nil {
+			t.Errorf("TakeFault after ClearFaults = %+v, want nil", f)
+		}
+		if got := mustClock(t, s); !equalClock(got, clock) {
+			t.Errorf("Clock = %+v, want %+v", got, clock)
+		}
+		if err := s.ClearFaults(ctx); err != nil {
+			t.Errorf("ClearFaults without faults: %v", err)
+		}
+	})
+
+	t.Run("ResetControl clears the faults and returns the clock to real time", func(t *testing.T) {
+		s := open(t).Control
+		if err := s.SetClock(ctx, simulator.Clock{Frozen: true, FrozenAt: t0, Offset: time.Hour}); err != nil {
+			t.Fatalf("SetClock: %v", err)
+		}
+		for _, id := range []string{"f1", "f2"} {
+			if err := s.AddFault(ctx, simulator.Fault{ID: id, Operation: "*", Kind: simulator.FaultError, Remaining: 1}); err != nil {
+				t.Fatalf("AddFault: %v", err)
+			}
+		}
+		if err := s.ResetControl(ctx); err != nil {
+			t.Fatalf("ResetControl: %v", err)
+		}
+		if got := mustClock(t, s); !equalClock(got, simulator.Clock{}) {
+			t.Errorf("Clock = %+v, want the zero Clock", got)
+		}
+		if got := mustFaults(t, s); len(got) != 0 {
+			t.Errorf("Faults = %+v, want none", got)
+		}
+		if f := mustTakeFault(t, s, simulator.OpContactAdd); f != nil {
+			t.Errorf("TakeFault after ResetControl = %+v, want nil", f)
+		}
+		// The store works again after a reset.
+		if err := s.AddFault(ctx, simulator.Fault{ID: "f3", Operation: "*", Kind: simulator.FaultError, Remaining: 1}); err != nil {
+			t.Fatalf("AddFault: %v", err)
+		}
+		if f := mustTakeFault(t, s, simulator.OpContactAdd); f == nil || f.ID != "f3" {
+			t.Errorf("TakeFault = %+v, want f3", f)
+		}
+	})
+}
