@@ -142,6 +142,9 @@ func (m *Main) ParseFlags(_ context.Context, args []string) error {
 	case c.MaxBodyBytes < 1024:
 		return errors.New("--max-body-bytes must be at least 1024")
 	}
+	if c.CampaignsPerAccount == 0 {
+		c.CampaignsPerAccount = -1 // sim.Config reads 0 as "the default"
+	}
 	c.Violations = violations
 	return nil
 }

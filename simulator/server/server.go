@@ -125,8 +125,9 @@ func (s *Server) validate() error {
 // connection forever.
 func (s *Server) httpServer(h http.Handler) *http.Server {
 	return &http.Server{
-		Handler:           h,
-		TLSConfig:         s.TLSConfig,
+		Handler:   h,
+		TLSConfig: s.TLSConfig.Clone(), // ServeTLS edits it for HTTP/2: one per server
+
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      MaxFaultDelay + 30*time.Second,

@@ -50,7 +50,7 @@ type Config struct {
 	// CampaignsFile, if set, replaces the generated campaigns.
 	CampaignsFile string
 	// Seed and CampaignsPerAccount drive the generator. Zero means
-	// seed.DefaultSeed and DefaultCampaigns.
+	// seed.DefaultSeed and DefaultCampaigns; a negative count means none.
 	Seed                int64
 	CampaignsPerAccount int
 
@@ -159,9 +159,10 @@ func (sim *Simulator) seed(ctx context.Context, cfg Config, accounts []*simulato
 		if s == 0 {
 			s = seed.DefaultSeed
 		}
-		if n <= 0 {
+		if n == 0 {
 			n = DefaultCampaigns
 		}
+		n = max(n, 0)
 		ids := make([]string, len(accounts))
 		for i, a := range accounts {
 			ids[i] = a.AccountID

@@ -1,0 +1,58 @@
+// Package mock has stores whose behaviour a test sets per method, for the
+// failure paths a real backend will not produce on demand.
+package mock
+
+import (
+	"context"
+
+	"github.com/partner-v3/conformance-kit/simulator"
+)
+
+var (
+	_ simulator.ContactStore  = (*ContactStore)(nil)
+	_ simulator.CampaignStore = (*CampaignStore)(nil)
+)
+
+// ContactStore calls the Fn field of each method.
+type ContactStore struct {
+	UpsertContactFn  func(ctx context.Context, c *simulator.Contact) (*simulator.Contact, bool, error)
+	FindContactsFn   func(ctx context.Context, f simulator.ContactFilter) ([]*simulator.Contact, int, error)
+	DeleteContactsFn func(ctx context.Context, accountID string) error
+}
+
+// UpsertContact calls UpsertContactFn.
+func (s *ContactStore) UpsertContact(ctx context.Context, c *simulator.Contact) (*simulator.Contact, bool, error) {
+	return s.UpsertContactFn(ctx, c)
+}
+
+// FindContacts calls FindContactsFn.
+func (s *ContactStore) FindContacts(ctx context.Context, f simulator.ContactFilter) ([]*simulator.Contact, int, error) {
+	return s.FindContactsFn(ctx, f)
+}
+
+// DeleteContacts calls DeleteContactsFn.
+func (s *ContactStore) DeleteContacts(ctx context.Context, accountID string) error {
+	return s.DeleteContactsFn(ctx, accountID)
+}
+
+// CampaignStore calls the Fn field of each method.
+type CampaignStore struct {
+	FindCampaignsFn    func(ctx context.Context, f simulator.CampaignFilter) ([]*simulator.Campaign, int, error)
+	FindCampaignByIDFn func(ctx context.Context, accountID string, id int64) (*simulator.Campaign, error)
+	SeedCampaignsFn    func(ctx context.Context, version string, cs []*simulator.Campaign) (bool, error)
+}
+
+// FindCampaigns calls FindCampaignsFn.
+func (s *CampaignStore) FindCampaigns(ctx context.Context, f simulator.CampaignFilter) ([]*simulator.Campaign, int, error) {
+	return s.FindCampaignsFn(ctx, f)
+}
+
+// FindCampaignByID calls FindCampaignByIDFn.
+func (s *CampaignStore) FindCampaignByID(ctx context.Context, accountID string, id int64) (*simulator.Campaign, error) {
+	return s.FindCampaignByIDFn(ctx, accountID, id)
+}
+
+// SeedCampaigns calls SeedCampaignsFn.
+func (s *CampaignStore) SeedCampaigns(ctx context.Context, version string, cs []*simulator.Campaign) (bool, error) {
+	return s.SeedCampaignsFn(ctx, version, cs)
+}

@@ -1,0 +1,168 @@
+package server_test
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/inmem"
+	"github.com/partner-v3/conformance-kit/simulator/mock"
+	"github.com/partner-v3/conformance-kit/simulator/server"
+	"github.com/partner-v3/conformance-kit/simulator/sim"
+)
+
+// TestFaults: the control API's injected faults hit the next N requests of
+// one operation, then the operation works again.
+func TestFaults(t *testing.T) {
+	h := MustOpenServer(t, sim.Config{})
+	h.admin().POST("/faults").WithJSON(map[string]any{"operation": "campaign/list", "kind": "error", "count": 2}).
+		Expect().Status(http.StatusCreated).JSON().Object().HasValue("remaining", 2)
+	h.admin().GET("/faults").Expect().JSON().Object().Value("faults").Array().Length().IsEqual(1)
+	// Another operation is untouched.
+	h.as(h.alpha).POST("/campaign/stats").WithJSON(map[string]int{}).Expect().Status(http.StatusBadRequest)
+	for i := 0; i < 2; i++ {
+		expectError(h.as(h.alpha).POST("/campaign/list").WithJSON(map[string]int{"limit": 1, "page": 1}).Expect(),
+			http.StatusInternalServerError, simulator.MsgInternal)
+	}
+	h.as(h.alpha).POST("/campaign/list").WithJSON(map[string]int{"limit": 1, "page": 1}).Expect().Status(http.StatusOK)
+	h.admin().GET("/faults").Expect().JSON().Object().Value("faults").Array().IsEmpty()
+
+	t.Run("drop cuts the connection", func(t *testing.T) {
+		h.admin().POST("/faults").WithJSON(map[string]any{"operation": "*", "kind": "drop"}).Expect().Status(http.StatusCreated)
+		req, _ := http.NewRequest(http.MethodPost, h.sim.URL()+"/contact/add", strings.NewReader(`{"email":"d@example.com"}`))
+		req.Header.Set("Content-Type", "application/json")
+		if resp, err := h.client.Do(req); err == nil {
+			resp.Body.Close()
+			t.Fatalf("a dropped request was answered %d", resp.StatusCode)
+		}
+		h.as(h.alpha).POST("/contact/add").WithJSON(map[string]string{"email": "d@example.com"}).Expect().Status(http.StatusOK)
+	})
+	t.Run("delay holds the answer", func(t *testing.T) {
+		h.admin().POST("/faults").WithJSON(map[string]any{"operation": "contact/add", "kind": "delay", "delay": "300ms"}).
+			Expect().Status(http.StatusCreated)
+		start := time.Now()
+		h.as(h.alpha).POST("/contact/add").WithJSON(map[string]string{"email": "slow@example.com"}).Expect().Status(http.StatusOK)
+		if d := time.Since(start); d < 300*time.Millisecond {
+			t.Fatalf("answered after %v, before the injected 300ms", d)
+		}
+	})
+	t.Run("bad fault requests are refused", func(t *testing.T) {
+		for _, body := range []string{
+			`{"operation":"campaign/list","kind":"explode"}`,
+			`{"operation":"contact/delete","kind":"error"}`,
+			`{"operation":"*","kind":"delay","delay":"5h"}`,
+			`{"operation":"*","kind":"error","count":0}`,
+			`{"operation":"*","kind":"error","colour":"red"}`,
+		} {
+			h.admin().POST("/faults").WithBytes([]byte(body)).WithHeader("Content-Type", "application/json").
+				Expect().Status(http.StatusBadRequest).JSON().Object().ContainsKey("error")
+		}
+	})
+	h.admin().DELETE("/faults").Expect().Status(http.StatusOK)
+}
+
+// TestJournal: every request is journaled with its outcome; no secret is
+// ever in it.
+func TestJournal(t *testing.T) {
+	h := MustOpenServer(t, sim.Config{})
+	h.as(h.alpha).POST("/campaign/list").WithJSON(map[string]int{"limit": 1, "page": 1}).Expect().Status(http.StatusOK)
+	h.anon().POST("/contact/add").WithHeader("x-api-key", h.alpha.APIKey).WithHeader("x-api-secret", "wrong").
+		WithJSON(map[string]string{"email": "j@example.com"}).Expect().Status(http.StatusUnauthorized)
+	raw := h.admin().GET("/journal").WithQuery("limit", 10).Expect().Status(http.StatusOK).Body().Raw()
+	for _, secret := range []string{h.alpha.APISecret, h.alpha.APIKey, "wrong"} {
+		if strings.Contains(raw, secret) {
+			t.Fatalf("the journal shows a credential: %s", raw)
+		}
+	}
+	var j struct{ Entries []server.Entry }
+	if err := json.Unmarshal([]byte(raw), &j); err != nil {
+		t.Fatal(err)
+	}
+	if len(j.Entries) != 2 {
+		t.Fatalf("%d entries, want 2", len(j.Entries))
+	}
+	newest, oldest := j.Entries[0], j.Entries[1]
+	if newest.Status != 401 || newest.Operation != simulator.OpContactAdd || newest.AccountID != "" {
+		t.Fatalf("newest entry %+v", newest)
+	}
+	if oldest.Status != 200 || oldest.Operation != simulator.OpCampaignList || oldest.AccountID != h.alpha.AccountID || oldest.RequestID == "" {
+		t.Fatalf("oldest entry %+v", oldest)
+	}
+	h.admin().DELETE("/journal").Expect().Status(http.StatusOK)
+	h.admin().GET("/journal").Expect().JSON().Object().Value("entries").Array().IsEmpty()
+}
+
+// TestTLS: HTTPS with HTTP/2 and TLS 1.2 at least (spec §1 rule 1), and the
+// generated certificate is reused by the next start.
+func TestTLS(t *testing.T) {
+	h := MustOpenServer(t, sim.Config{})
+	resp := h.list(h.alpha)
+	if resp.ProtoMajor != 2 {
+		t.Fatalf("protocol %s, want HTTP/2", resp.Proto)
+	}
+	old := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{
+		InsecureSkipVerify: true, MaxVersion: tls.VersionTLS11}}} //nolint:gosec // probing the server's floor
+	if _, err := old.Post(h.sim.URL()+"/campaign/list", "application/json", strings.NewReader(`{}`)); err == nil {
+		t.Fatal("a TLS 1.1 client was served")
+	}
+	dir := t.TempDir()
+	var prints []string
+	for i := 0; i < 2; i++ {
+		s, err := sim.New(context.Background(), sim.Config{DataDir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := s.Cert.Created, i == 0; got != want {
+			t.Fatalf("start %d: Created=%v, want %v", i, got, want)
+		}
+		prints = append(prints, s.Cert.Fingerprint)
+	}
+	if prints[0] != prints[1] {
+		t.Fatal("the second start made a new certificate")
+	}
+}
+
+// TestInternalErrors: a failing or panicking backend answers the spec §7
+// 500 in JSON, and the server goes on serving.
+func TestInternalErrors(t *testing.T) {
+	accounts := []*simulator.Account{{APIKey: "k", APISecret: "s", AccountID: "a"}}
+	campaigns := &mock.CampaignStore{
+		FindCampaignsFn: func(context.Context, simulator.CampaignFilter) ([]*simulator.Campaign, int, error) {
+			panic("backend bug")
+		},
+		FindCampaignByIDFn: func(context.Context, string, int64) (*simulator.Campaign, error) {
+			return nil, errors.New("connection refused")
+		},
+	}
+	contacts := &mock.ContactStore{
+		UpsertContactFn: func(context.Context, *simulator.Contact) (*simulator.Contact, bool, error) {
+			return nil, false, errors.New("disk full")
+		},
+	}
+	s := &server.Server{
+		Addr: "127.0.0.1:0", Accounts: inmem.NewAccountStore(accounts), Contacts: contacts, Campaigns: campaigns,
+		Counter: inmem.NewRateCounter(100, time.Minute), Control: inmem.NewControlStore(),
+	}
+	if err := s.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	h := &harness{t: t, client: http.DefaultClient}
+	e := h.expect(s.URL())
+	for _, req := range []struct{ path, body string }{
+		{"/campaign/list", `{"limit":1,"page":1}`},
+		{"/campaign/stats", `{"campaignId":1}`},
+		{"/contact/add", `{"email":"e@example.com"}`},
+		{"/campaign/list", `{"limit":1,"page":1}`}, // still serving after the panic
+	} {
+		resp := e.POST(req.path).WithHeader("x-api-key", "k").WithHeader("x-api-secret", "s").WithHeader("x-account-id", "a").
+			WithBytes([]byte(req.body)).WithHeader("Content-Type", "application/json").Expect()
+		expectError(resp, http.StatusInternalServerError, simulator.MsgInternal)
+	}
+}
