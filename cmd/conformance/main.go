@@ -1,0 +1,278 @@
+// Command conformance runs the Partner API v3 conformance suite against a
+// deployment (or the simulator) and writes a verdict.
+//
+// Exit status: 0 every selected scenario passed; 1 a scenario failed; 2 a
+// usage, configuration or connection error (the message says which).
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/partner-v3/conformance-kit/steps"
+)
+
+// version is set at build time: -ldflags "-X main.version=v1.2.3".
+var version = "dev"
+
+// Exit statuses (godog's: 0 pass, 1 fail, 2 usage).
+const (
+	exitPass  = 0
+	exitFail  = 1
+	exitUsage = 2
+)
+
+// envPrefix prefixes the environment fallback of every flag: --base-url is
+// CONFORMANCE_BASE_URL.
+const envPrefix = "CONFORMANCE_"
+
+// reportFiles names the file each formatter writes in --report-dir.
+var reportFiles = map[string]string{
+	"pretty":   "pretty.txt",
+	"progress": "progress.txt",
+	"junit":    "junit.xml",
+	"cucumber": "cucumber.json",
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// options are the parsed flags.
+type options struct {
+	baseURL, apiKey, apiSecret, accountID  string
+	secondKey, secondSecret, secondAccount string
+	caCert                                 string
+	insecure                               bool
+	adminURL, adminToken                   string
+	tags                                   string
+	readOnly                               bool
+	format                                 string
+	reportDir                              string
+	featuresDir                            string
+	rateLimit                              int
+	rateWindow                             time.Duration
+	timeout                                time.Duration
+	noColors                               bool
+	showVersion                            bool
+}
+
+// envName turns a flag name into its environment variable.
+func envName(flagName string) string {
+	return envPrefix + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// parseFlags reads args, then the CONFORMANCE_* environment for every flag
+// not given (flag > environment > default).
+func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (*options, error) {
+	o := &options{}
+	fs := flag.NewFlagSet("conformance", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.baseURL, "base-url", "", "target base address, ending in /v3/partner/webhook (required)")
+	fs.StringVar(&o.apiKey, "api-key", "", "x-api-key of the primary account (required)")
+	fs.StringVar(&o.apiSecret, "api-secret", "", "x-api-secret of the primary account (required)")
+	fs.StringVar(&o.accountID, "account-id", "", "x-account-id of the primary account (required)")
+	fs.StringVar(&o.secondKey, "second-api-key", "", "x-api-key of a second account (optional; enables @two-accounts)")
+	fs.StringVar(&o.secondSecret, "second-api-secret", "", "x-api-secret of the second account")
+	fs.StringVar(&o.secondAccount, "second-account-id", "", "x-account-id of the second account")
+	fs.StringVar(&o.caCert, "ca-cert", "", "PEM file of a CA (or self-signed certificate) to trust for the target")
+	fs.BoolVar(&o.insecure, "insecure", false, "skip TLS certificate verification (development targets only)")
+	fs.StringVar(&o.adminURL, "admin-url", "", "the simulator's control API (simulator runs only)")
+	fs.StringVar(&o.adminToken, "admin-token", "", "the control API's token")
+	fs.StringVar(&o.tags, "tags", steps.DefaultTags, `scenarios to run, a godog tag expression ("@normative && ~@rate-limit", "@normative,@simulator")`)
+	fs.BoolVar(&o.readOnly, "read-only", false, "skip the @writes scenarios (for production)")
+	fs.StringVar(&o.format, "format", "pretty", "formatters, comma-separated: pretty, progress, junit, cucumber; the first is shown on stdout, each is written to --report-dir")
+	fs.StringVar(&o.reportDir, "report-dir", "conformance-report", `directory for the formatter files and the summary (summary.json, summary.md); "" writes none`)
+	fs.StringVar(&o.featuresDir, "features", "", "directory of .feature files to run instead of the embedded suite")
+	fs.IntVar(&o.rateLimit, "rate-limit", 0, "the target's rate limit when configured away from the spec's 100 (the verdict is then not a certification)")
+	fs.DurationVar(&o.rateWindow, "rate-window", 0, "the target's rate-limit window when configured away from the spec's 1m")
+	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "timeout of each request")
+	fs.BoolVar(&o.noColors, "no-colors", false, "no ANSI colours on stdout")
+	fs.BoolVar(&o.showVersion, "version", false, "print the suite version and exit")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	set := make(map[string]bool)
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		if set[f.Name] || err != nil {
+			return
+		}
+		if v := getenv(envName(f.Name)); v != "" {
+			if e := f.Value.Set(v); e != nil {
+				err = fmt.Errorf("%s=%q: %w", envName(f.Name), v, e)
+			}
+		}
+	})
+	return o, err
+}
+
+// config turns the options into a steps.Config.
+func (o *options) config(stdout, stderr io.Writer) (steps.Config, error) {
+	cfg := steps.Config{
+		BaseURL:      o.baseURL,
+		Primary:      steps.Account{APIKey: o.apiKey, APISecret: o.apiSecret, AccountID: o.accountID},
+		Second:       steps.Account{APIKey: o.secondKey, APISecret: o.secondSecret, AccountID: o.secondAccount},
+		AdminURL:     o.adminURL,
+		AdminToken:   o.adminToken,
+		Tags:         o.tags,
+		ReadOnly:     o.readOnly,
+		RateLimit:    o.rateLimit,
+		RateWindow:   o.rateWindow,
+		Timeout:      o.timeout,
+		Output:       stdout,
+		Log:          stderr,
+		NoColors:     o.noColors,
+		SuiteVersion: version,
+	}
+	if o.baseURL == "" {
+		return cfg, errors.New("--base-url (or CONFORMANCE_BASE_URL) is required")
+	}
+	if o.insecure && o.caCert != "" {
+		return cfg, errors.New("--ca-cert and --insecure exclude each other")
+	}
+	if o.insecure || o.caCert != "" {
+		tc := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: o.insecure} //nolint:gosec // asked for with --insecure
+		if o.caCert != "" {
+			pem, err := os.ReadFile(o.caCert)
+			if err != nil {
+				return cfg, fmt.Errorf("read --ca-cert: %w", err)
+			}
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(pem) {
+				return cfg, fmt.Errorf("--ca-cert %s holds no PEM certificate", o.caCert)
+			}
+			tc.RootCAs = pool
+		}
+		cfg.TLSConfig = tc
+	}
+	if o.featuresDir != "" {
+		if st, err := os.Stat(o.featuresDir); err != nil || !st.IsDir() {
+			return cfg, fmt.Errorf("--features %s is not a directory", o.featuresDir)
+		}
+		cfg.Features = os.DirFS(o.featuresDir)
+	}
+	var formats []string
+	for i, f := range strings.Split(o.format, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		file, ok := reportFiles[f]
+		if !ok {
+			return cfg, fmt.Errorf("--format %q: want pretty, progress, junit or cucumber", f)
+		}
+		if i == 0 {
+			formats = append(formats, f)
+		}
+		if o.reportDir != "" {
+			formats = append(formats, f+":"+filepath.Join(o.reportDir, file))
+		}
+	}
+	cfg.Formats = slices.Compact(formats)
+	return cfg, nil
+}
+
+// run is the whole command; main only adds the process around it.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	o, err := parseFlags(args, stderr, os.Getenv)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitPass
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "conformance: usage error: %v\n", err)
+		return exitUsage
+	}
+	if o.showVersion {
+		fmt.Fprintf(stdout, "conformance %s (Partner API v%s)\n", version, steps.SpecVersion)
+		return exitPass
+	}
+	cfg, err := o.config(stdout, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "conformance: usage error: %v\n", err)
+		return exitUsage
+	}
+	if o.reportDir != "" {
+		if err := os.MkdirAll(o.reportDir, 0o755); err != nil {
+			fmt.Fprintf(stderr, "conformance: configuration error: create --report-dir: %v\n", err)
+			return exitUsage
+		}
+	}
+	res, err := steps.Run(ctx, cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "conformance: %v\n", err)
+		return exitUsage
+	}
+	if o.reportDir != "" {
+		if err := writeSummaries(o.reportDir, res); err != nil {
+			fmt.Fprintf(stderr, "conformance: %v\n", err)
+			return exitUsage
+		}
+	}
+	printVerdict(stdout, res, o.reportDir)
+	if res.Verdict != steps.VerdictPass {
+		return exitFail
+	}
+	return exitPass
+}
+
+// writeSummaries writes summary.json and summary.md.
+func writeSummaries(dir string, res *steps.Result) error {
+	for name, write := range map[string]func(io.Writer) error{
+		"summary.json": res.WriteJSON,
+		"summary.md":   res.WriteMarkdown,
+	} {
+		f, err := os.Create(filepath.Join(dir, name))
+		if err != nil {
+			return fmt.Errorf("create summary: %w", err)
+		}
+		if err := write(f); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("write summary: %w", err)
+		}
+	}
+	return nil
+}
+
+// printVerdict ends the output with the lines a CI log needs.
+func printVerdict(w io.Writer, res *steps.Result, dir string) {
+	fmt.Fprintf(w, "\nconformance %s against %s: %s\n", res.SuiteVersion, res.Target, strings.ToUpper(res.Verdict))
+	fmt.Fprintf(w, "  %d passed, %d failed, %d skipped; %d requests; %s (waited %s for rate-limit windows)\n",
+		res.Passed, res.Failed, res.Skipped, res.Requests, res.Duration.Round(time.Millisecond), res.Waited.Round(time.Second))
+	for _, s := range res.FailedScenarios() {
+		fmt.Fprintf(w, "  FAILED §%s  %s\n", strings.Join(s.Sections, " §"), s.Name)
+	}
+	if res.Certification {
+		fmt.Fprintln(w, "  this run is a certification of the target against the spec")
+	} else {
+		fmt.Fprintln(w, "  not a certification:")
+	}
+	for _, c := range res.Caveats {
+		fmt.Fprintf(w, "  - %s\n", c)
+	}
+	if dir != "" {
+		fmt.Fprintf(w, "  summary: %s\n", filepath.Join(dir, "summary.md"))
+	}
+}
