@@ -44,6 +44,7 @@ func main() {
 	}
 	<-ctx.Done()
 	stop() // a second signal now kills at once
+	fmt.Fprintln(os.Stderr, "simulator: shutting down")
 	if err := m.Close(); err != nil {
 		fmt.Fprintln(os.Stderr, "simulator: shutdown:", err)
 		os.Exit(1)

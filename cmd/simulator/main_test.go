@@ -1,0 +1,116 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseFlags_Precedence(t *testing.T) {
+	tests := []struct {
+		name   string
+		args   []string
+		env    map[string]string
+		window time.Duration
+		limit  int
+		seed   int64
+	}{
+		{"defaults are the spec's", nil, nil, time.Minute, 100, 20260301},
+		{"env fills what flags leave", nil, map[string]string{"SIM_RATE_WINDOW": "5s", "SIM_SEED": "7"}, 5 * time.Second, 100, 7},
+		{"a flag beats its env", []string{"--rate-limit", "3"}, map[string]string{"SIM_RATE_LIMIT": "9"}, time.Minute, 3, 20260301},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			m := NewMain(&bytes.Buffer{}, &bytes.Buffer{})
+			if err := m.ParseFlags(context.Background(), tt.args); err != nil {
+				t.Fatal(err)
+			}
+			c := m.Config
+			if c.RateWindow != tt.window || c.RateLimit != tt.limit || c.Seed != tt.seed {
+				t.Fatalf("window=%v limit=%d seed=%d, want %v %d %d", c.RateWindow, c.RateLimit, c.Seed, tt.window, tt.limit, tt.seed)
+			}
+		})
+	}
+}
+
+func TestParseFlags_Refused(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"seed 0", []string{"--seed", "0"}, nil, "--seed 0"},
+		{"zero limit", []string{"--rate-limit", "0"}, nil, "--rate-limit"},
+		{"negative window", []string{"--rate-window", "-1s"}, nil, "--rate-window"},
+		{"bad env value", nil, map[string]string{"SIM_RATE_LIMIT": "lots"}, "SIM_RATE_LIMIT"},
+		{"stray argument", []string{"serve"}, nil, "unexpected argument"},
+		{"unknown flag", []string{"--colour"}, nil, "colour"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			err := NewMain(&bytes.Buffer{}, &bytes.Buffer{}).ParseFlags(context.Background(), tt.args)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want one mentioning %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestMain_Run starts the program as a user would and follows its banner:
+// the printed URL, certificate and credentials work.
+func TestMain_Run(t *testing.T) {
+	var out bytes.Buffer
+	m := NewMain(&out, &bytes.Buffer{})
+	args := []string{"--addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--campaigns", "0"}
+	if err := m.ParseFlags(context.Background(), args); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := m.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	s := m.Simulator
+	banner := out.String()
+	for _, want := range []string{s.URL(), s.AdminURL(), s.Cert.CertFile, s.Cert.Fingerprint, s.Accounts[0].APISecret, "curl --cacert"} {
+		if !strings.Contains(banner, want) {
+			t.Fatalf("banner lacks %q:\n%s", want, banner)
+		}
+	}
+	pem, err := os.ReadFile(s.Cert.CertFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pem)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	req, _ := http.NewRequest(http.MethodPost, s.URL()+"/campaign/list", strings.NewReader(`{"limit":2,"page":1}`))
+	a := s.Accounts[0]
+	for k, v := range map[string]string{"Content-Type": "application/json", "x-api-key": a.APIKey, "x-api-secret": a.APISecret, "x-account-id": a.AccountID} {
+		req.Header.Set(k, v)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+}
