@@ -20,6 +20,7 @@ Feature: Transport, JSON and the versioned base address
     When the client calls <operation> with a valid request
     Then the response status should be 200
     And the response body should be JSON
+    And the response should be labelled as JSON
 
     Examples:
       | operation      |
@@ -37,6 +38,7 @@ Feature: Transport, JSON and the versioned base address
     When the client calls <operation> with a valid request
     Then the response status should be 401
     And the response body should be JSON
+    And the response should be labelled as JSON
 
     Examples:
       | operation      |
@@ -102,6 +104,6 @@ Feature: Transport, JSON and the versioned base address
     And the response body should be JSON
 
   @simulator @spec-1
-  Scenario: The simulator labels its answers as JSON
+  Scenario: The simulator labels its answers exactly application/json
     When the client calls Campaign List for page 1 with limit 1
     Then the response header "Content-Type" should contain "application/json"

@@ -11,9 +11,11 @@ Feature: Campaign List and pagination
   campaigns for a scenario (for example only one page), the scenario is
   skipped with the reason, never passed.
 
+  # A page size of 7 leaves a partial last page for most totals, so a
+  # totalPages rounded down shows.
   @normative @spec-4.2
   Scenario: The first page carries every field of the page envelope
-    When the client calls Campaign List for page 1 with limit 10
+    When the client calls Campaign List for page 1 with limit 7
     Then the response status should be 200
     And the response body should be a JSON object with exactly these fields:
       | field           | type    |
@@ -24,7 +26,7 @@ Feature: Campaign List and pagination
       | filteredRecords | integer |
       | campaigns       | array   |
     And the response field "pageNo" should be 1
-    And the response field "pageSize" should be 10
+    And the response field "pageSize" should be 7
     And "totalPages" should be "totalRecords" divided by the page size, rounded up
     And the page should hold as many campaigns as the page size and the total allow
 
