@@ -44,10 +44,18 @@ const (
 	CampaignDynamic = 1
 )
 
-// Campaign is a campaign record. The fields up to Reason are spec §2.2's,
-// spelled as on the wire; AccountID and Stats are the simulator's (the
-// owner, and the statistics Campaign Stats answers with, spec §2.3).
+// Campaign is a stored campaign: its spec §2.2 record, its owner, and the
+// statistics Campaign Stats answers with (§2.3). In JSON (the campaigns
+// file) the record's fields stand beside accountId and stats.
 type Campaign struct {
+	CampaignRecord
+	AccountID string        `json:"accountId,omitempty"`
+	Stats     CampaignStats `json:"stats"`
+}
+
+// CampaignRecord is a campaign as Campaign List answers it: the fields of
+// spec §2.2, spelled as on the wire.
+type CampaignRecord struct {
 	ID                int64     `json:"Id"`
 	CampaignName      string    `json:"campaignName"`
 	CampaignType      int       `json:"campaignType"`
@@ -64,9 +72,6 @@ type Campaign struct {
 	CreatedAt         Timestamp `json:"createdAt"`
 	UpdatedAt         Timestamp `json:"updatedAt"`
 	Reason            *string   `json:"reason"`
-
-	AccountID string        `json:"accountId,omitempty"`
-	Stats     CampaignStats `json:"stats"`
 }
 
 // CampaignStats is the output of Campaign Stats (spec §2.3).

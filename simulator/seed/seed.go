@@ -132,7 +132,7 @@ func campaign(f *gofakeit.Faker, accountID string, id int64) *simulator.Campaign
 	if f.IntRange(1, 100) <= 12 {
 		active = 0
 	}
-	c := &simulator.Campaign{
+	c := &simulator.Campaign{AccountID: accountID, CampaignRecord: simulator.CampaignRecord{
 		ID: id,
 		CampaignName: fmt.Sprintf("%s %s for %s %s", f.RandomString(themes), f.RandomString(kinds),
 			title(f.Adjective()), f.RandomString(audiences)),
@@ -149,8 +149,7 @@ func campaign(f *gofakeit.Faker, accountID string, id int64) *simulator.Campaign
 		Broadcast:         st.broadcast,
 		CreatedAt:         simulator.Timestamp{Time: created},
 		UpdatedAt:         simulator.Timestamp{Time: updated},
-		AccountID:         accountID,
-	}
+	}}
 	if st.reasons != nil {
 		r := f.RandomString(st.reasons)
 		c.Reason = &r

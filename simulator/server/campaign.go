@@ -10,44 +10,13 @@ import (
 // MaxPageSize is spec §4.2 and §8: limit is at most 50.
 const MaxPageSize = 50
 
-// campaignJSON is a campaign as spec §2.2 shows it: the record without the
-// simulator's owner and statistics.
-type campaignJSON struct {
-	ID                int64               `json:"Id"`
-	CampaignName      string              `json:"campaignName"`
-	CampaignType      int                 `json:"campaignType"`
-	CampaignChannel   string              `json:"campaignChannel"`
-	Status            string              `json:"status"`
-	StatusColor       string              `json:"statusColor"`
-	Active            int                 `json:"active"`
-	ScheduledOn       simulator.Timestamp `json:"scheduledOn"`
-	ScheduledTimeZone string              `json:"scheduledTimeZone"`
-	Offset            string              `json:"offset"`
-	AutoResend        int                 `json:"autoResend"`
-	BroadcastOn       simulator.Timestamp `json:"broadcastOn"`
-	Broadcast         int                 `json:"broadcast"`
-	CreatedAt         simulator.Timestamp `json:"createdAt"`
-	UpdatedAt         simulator.Timestamp `json:"updatedAt"`
-	Reason            *string             `json:"reason"`
-}
-
-func toCampaignJSON(c *simulator.Campaign) campaignJSON {
-	return campaignJSON{
-		ID: c.ID, CampaignName: c.CampaignName, CampaignType: c.CampaignType, CampaignChannel: c.CampaignChannel,
-		Status: c.Status, StatusColor: c.StatusColor, Active: c.Active, ScheduledOn: c.ScheduledOn,
-		ScheduledTimeZone: c.ScheduledTimeZone, Offset: c.Offset, AutoResend: c.AutoResend,
-		BroadcastOn: c.BroadcastOn, Broadcast: c.Broadcast, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
-		Reason: c.Reason,
-	}
-}
-
 type campaignListResponse struct {
-	PageNo          int            `json:"pageNo"`
-	PageSize        int            `json:"pageSize"`
-	TotalPages      int            `json:"totalPages"`
-	TotalRecords    int            `json:"totalRecords"`
-	FilteredRecords int            `json:"filteredRecords"`
-	Campaigns       []campaignJSON `json:"campaigns"`
+	PageNo          int                        `json:"pageNo"`
+	PageSize        int                        `json:"pageSize"`
+	TotalPages      int                        `json:"totalPages"`
+	TotalRecords    int                        `json:"totalRecords"`
+	FilteredRecords int                        `json:"filteredRecords"`
+	Campaigns       []simulator.CampaignRecord `json:"campaigns"`
 }
 
 // handleCampaignList is Campaign List (spec §4.2). ASSUMPTIONS (not shown
@@ -80,10 +49,10 @@ func (s *Server) handleCampaignList(w http.ResponseWriter, r *http.Request) {
 		TotalPages:      s.totalPages(total, limit),
 		TotalRecords:    total,
 		FilteredRecords: total,
-		Campaigns:       make([]campaignJSON, 0, len(cs)),
+		Campaigns:       make([]simulator.CampaignRecord, 0, len(cs)),
 	}
 	for _, c := range cs {
-		resp.Campaigns = append(resp.Campaigns, toCampaignJSON(c))
+		resp.Campaigns = append(resp.Campaigns, c.CampaignRecord)
 	}
 	writeJSON(w, http.StatusOK, resp)
 }

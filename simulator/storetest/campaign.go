@@ -17,7 +17,7 @@ func ts(t time.Time) simulator.Timestamp { return simulator.Timestamp{Time: t} }
 // even ids only (spec §2.2: reason is null or a string).
 func newCampaign(account string, id int64) *simulator.Campaign {
 	base := time.Date(2026, 2, 3, 4, 5, 6, int(id%1000)*int(time.Millisecond), time.UTC).Add(time.Duration(id) * time.Hour)
-	c := &simulator.Campaign{
+	c := &simulator.Campaign{AccountID: account, CampaignRecord: simulator.CampaignRecord{
 		ID:                id,
 		CampaignName:      "Spring sale " + account + string(rune('A'+id%26)),
 		CampaignType:      int(id % 2),
@@ -33,7 +33,7 @@ func newCampaign(account string, id int64) *simulator.Campaign {
 		Broadcast:         1,
 		CreatedAt:         ts(base),
 		UpdatedAt:         ts(base.Add(90*time.Minute + 7*time.Millisecond)),
-		AccountID:         account,
+	},
 		Stats: simulator.CampaignStats{
 			EmailStat: simulator.EmailStat{
 				Sent: 1000 + id, Opened: 400, Delivered: 900, Hardbounce: 30, Softbounce: 20,
