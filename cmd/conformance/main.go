@@ -70,6 +70,7 @@ type options struct {
 	timeout                                time.Duration
 	noColors                               bool
 	showVersion                            bool
+	image                                  imageOptions // image.go
 }
 
 // envName turns a flag name into its environment variable.
@@ -104,6 +105,7 @@ func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (*o
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "timeout of each request")
 	fs.BoolVar(&o.noColors, "no-colors", false, "no ANSI colours on stdout")
 	fs.BoolVar(&o.showVersion, "version", false, "print the suite version and exit")
+	o.image.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -206,6 +208,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "conformance %s (Partner API v%s)\n", version, steps.SpecVersion)
 		return exitPass
 	}
+	o.image.setBaseURL(&o.baseURL)
 	cfg, err := o.config(stdout, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "conformance: usage error: %v\n", err)
@@ -217,7 +220,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 	}
-	res, err := steps.Run(ctx, cfg)
+	res, err := o.image.run(ctx, cfg, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "conformance: %v\n", err)
 		return exitUsage
