@@ -45,13 +45,17 @@ type pacer struct {
 
 	requests atomic.Int64
 
-	mu      sync.Mutex
-	sent    map[string][]time.Time
-	waited  time.Duration
-	resets  int
-	skew    time.Duration // server clock minus ours, from Date headers
-	hasSkew bool
-	latency time.Duration // moving average of round trips
+	mu     sync.Mutex
+	sent   map[string][]time.Time
+	waited time.Duration
+	resets int
+	// skewLo and skewHi bound the server's clock minus ours, narrowed by
+	// every Date header (one-second resolution): a response dated D, sent
+	// at s and received at r, was stamped at a server time in [D, D+1s)
+	// and a local time in [s, r].
+	skewLo, skewHi time.Duration
+	hasSkew        bool
+	latency        time.Duration // moving average of round trips
 }
 
 func newPacer(limit int, window time.Duration, log io.Writer) *pacer {
@@ -115,8 +119,10 @@ func (p *pacer) acquire(ctx context.Context, accounts []string) error {
 			fmt.Fprintf(p.log, "conformance: budget of account %s spent; counter reset through the control API\n", mask(full))
 			continue
 		}
-		fmt.Fprintf(p.log, "conformance: pacing: waiting %s for the rate-limit window of account %s (spec §8: %d per %s; %d requests so far)\n",
-			wait.Round(100*time.Millisecond), mask(full), p.limit, p.window, p.requests.Load())
+		if wait >= time.Second {
+			fmt.Fprintf(p.log, "conformance: pacing: waiting %s for the rate-limit window of account %s (spec §8: %d per %s; %d requests so far)\n",
+				wait.Round(100*time.Millisecond), mask(full), p.limit, p.window, p.requests.Load())
+		}
 		if err := p.sleep(ctx, wait); err != nil {
 			return err
 		}
@@ -162,10 +168,45 @@ func (p *pacer) observe(sent, received time.Time, resp *http.Response) {
 	if resp == nil {
 		return
 	}
-	if d, err := http.ParseTime(resp.Header.Get("Date")); err == nil {
-		p.skew = d.Add(500 * time.Millisecond).Sub(received)
-		p.hasSkew = true
+	d, err := http.ParseTime(resp.Header.Get("Date"))
+	if err != nil {
+		return
 	}
+	lo, hi := d.Sub(received), d.Add(time.Second).Sub(sent)
+	if p.hasSkew && max(lo, p.skewLo) <= min(hi, p.skewHi) {
+		p.skewLo, p.skewHi = max(lo, p.skewLo), min(hi, p.skewHi)
+		return
+	}
+	// First Date, or one that contradicts the earlier ones (the server's
+	// clock was set): start over from this one.
+	p.skewLo, p.skewHi, p.hasSkew = lo, hi, true
+}
+
+// sameServerWindow reports whether a run of requests, from the first one's
+// send time to the last one's receive time, fell in one window aligned to
+// the server's clock. first and last are the Date headers of the first and
+// last answers; with the skew learnt from all earlier answers they bound the
+// server's time. known is false when no Date header was seen.
+func (p *pacer) sameServerWindow(from, to time.Time, first, last string) (same, known bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	d1, err1 := http.ParseTime(first)
+	d2, err2 := http.ParseTime(last)
+	if !p.hasSkew && (err1 != nil || err2 != nil) {
+		return false, false
+	}
+	start, end := from.Add(p.skewLo), to.Add(p.skewHi)
+	if !p.hasSkew {
+		start, end = d1, d2.Add(time.Second)
+	}
+	if err1 == nil && d1.After(start) {
+		start = d1
+	}
+	if err2 == nil && d2.Add(time.Second).Before(end) {
+		end = d2.Add(time.Second)
+	}
+	// end is exclusive: the last request was served before it.
+	return start.UnixNano()/int64(p.window) == (end.UnixNano()-1)/int64(p.window), true
 }
 
 // waitFresh blocks until no request of account was sent within the last
@@ -189,23 +230,24 @@ func (p *pacer) waitFresh(ctx context.Context, account string, n int) error {
 		}
 	}
 	p.mu.Lock()
-	hasSkew, skew, latency := p.hasSkew, p.skew, p.latency
+	hasSkew, lo, hi, latency := p.hasSkew, p.skewLo, p.skewHi, p.latency
 	p.mu.Unlock()
 	if !hasSkew {
 		return nil
 	}
-	// Time the burst needs, with room for the Date header's one-second
-	// resolution.
-	need := latency*time.Duration(n+3) + 2*p.margin + time.Second
+	// Time the burst needs, with room for what the server's clock is not
+	// known to better than.
+	need := latency*time.Duration(n+3) + 2*p.margin + (hi - lo)
 	if need >= p.window {
 		return nil // no aligned window can hold it; the check reports an inconclusive run
 	}
-	server := time.Now().Add(skew)
+	// The window the server may already be in, at its latest estimate.
+	server := time.Now().Add(hi)
 	left := p.window - time.Duration(server.UnixNano()%int64(p.window))
 	if left >= need {
 		return nil
 	}
-	wait = left + 500*time.Millisecond
+	wait = left + (hi - lo) + p.margin
 	fmt.Fprintf(p.log, "conformance: waiting %s for the server's next clock-aligned window (spec §8)\n", wait.Round(100*time.Millisecond))
 	return p.sleep(ctx, wait)
 }

@@ -1278,15 +1278,8 @@ func (s *scenarioState) inconclusive() string {
 	if s.last.recv.Sub(first.sent) >= w {
 		return fmt.Sprintf("the requests took %s, longer than the %s window", s.last.recv.Sub(first.sent).Round(time.Millisecond), w)
 	}
-	d1, err1 := http.ParseTime(first.rheader.Get("Date"))
-	d2, err2 := http.ParseTime(s.last.rheader.Get("Date"))
-	if err1 != nil || err2 != nil {
-		return ""
-	}
-	// Date has one-second resolution: the first request may have arrived up
-	// to a second before its Date.
-	if d1.Add(-time.Second).UnixNano()/int64(w) != d2.Add(time.Second).UnixNano()/int64(w) {
-		return fmt.Sprintf("the requests ran from %s to %s by the server's clock, across a clock-aligned window boundary", first.rheader.Get("Date"), s.last.rheader.Get("Date"))
+	if same, known := s.suite.pacer.sameServerWindow(first.sent, s.last.recv, first.rheader.Get("Date"), s.last.rheader.Get("Date")); known && !same {
+		return fmt.Sprintf("by the server's clock (Date headers %s to %s) the requests may have crossed the boundary of a clock-aligned window", first.rheader.Get("Date"), s.last.rheader.Get("Date"))
 	}
 	return ""
 }
