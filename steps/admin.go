@@ -41,7 +41,7 @@ func (a *adminClient) do(ctx context.Context, method, path string, in, out any) 
 	}
 	resp, err := a.client.Do(req)
 	if err != nil {
-		return fmt.Errorf("%w: control API %s %s: %w", ErrConnection, method, path, err)
+		return fmt.Errorf("%w: control API %s %s: %w%s", ErrConnection, method, path, err, tlsHint(err))
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))

@@ -3,6 +3,7 @@ package steps
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -162,15 +163,21 @@ func (st *suiteState) preflight(ctx context.Context) error {
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := st.client.Do(req)
 	if err != nil {
-		hint := ""
-		var certErr interface{ Error() string }
-		if errors.As(err, &certErr) && strings.Contains(err.Error(), "certificate") {
-			hint = " (is the target's certificate trusted? use --ca-cert FILE, or --insecure for a development target)"
-		}
-		return fmt.Errorf("%w: %s: %w%s", ErrConnection, st.cfg.BaseURL, err, hint)
+		return fmt.Errorf("%w: %s: %w%s", ErrConnection, st.cfg.BaseURL, err, tlsHint(err))
 	}
 	resp.Body.Close()
 	return nil
+}
+
+// tlsHint suggests the fix for a certificate the client does not trust.
+func tlsHint(err error) string {
+	var unknown x509.UnknownAuthorityError
+	var invalid x509.CertificateInvalidError
+	var host x509.HostnameError
+	if errors.As(err, &unknown) || errors.As(err, &invalid) || errors.As(err, &host) {
+		return " (is the target's certificate trusted? use --ca-cert FILE, or --insecure for a development target)"
+	}
+	return ""
 }
 
 // countScenarios counts the scenarios the tag expression selects, so an

@@ -70,6 +70,7 @@ type options struct {
 	timeout                                time.Duration
 	noColors                               bool
 	showVersion                            bool
+	random                                 int64
 	image                                  imageOptions // image.go
 }
 
@@ -105,6 +106,7 @@ func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (*o
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "timeout of each request")
 	fs.BoolVar(&o.noColors, "no-colors", false, "no ANSI colours on stdout")
 	fs.BoolVar(&o.showVersion, "version", false, "print the suite version and exit")
+	fs.Int64Var(&o.random, "random", 0, "scenario order: 0 file order (rate limit last), -1 a random seed (printed by the formatter), N that seed")
 	o.image.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -144,6 +146,7 @@ func (o *options) config(stdout, stderr io.Writer) (steps.Config, error) {
 		Output:       stdout,
 		Log:          stderr,
 		NoColors:     o.noColors,
+		Randomize:    o.random,
 		SuiteVersion: version,
 	}
 	if o.baseURL == "" {
@@ -267,9 +270,12 @@ func printVerdict(w io.Writer, res *steps.Result, dir string) {
 	for _, s := range res.FailedScenarios() {
 		fmt.Fprintf(w, "  FAILED §%s  %s\n", strings.Join(s.Sections, " §"), s.Name)
 	}
-	if res.Certification {
+	switch {
+	case res.Certification:
 		fmt.Fprintln(w, "  this run is a certification of the target against the spec")
-	} else {
+	case res.Verdict != steps.VerdictPass:
+		fmt.Fprintln(w, "  the target does not conform: see the failed scenarios above and in the summary")
+	default:
 		fmt.Fprintln(w, "  not a certification:")
 	}
 	for _, c := range res.Caveats {

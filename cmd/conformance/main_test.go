@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -62,14 +64,17 @@ func MustOpenSimulator(tb testing.TB, violations ...string) *sim.Simulator {
 // certificate, its control API.
 func simulatorArgs(tb testing.TB, s *sim.Simulator) []string {
 	as := devAccounts(tb)
-	return []string{
+	args := []string{
 		"--base-url", s.URL(),
 		"--api-key", as[0].APIKey, "--api-secret", as[0].APISecret, "--account-id", as[0].AccountID,
 		"--second-api-key", as[1].APIKey, "--second-api-secret", as[1].APISecret, "--second-account-id", as[1].AccountID,
-		"--ca-cert", s.Cert.CertFile,
 		"--admin-url", s.AdminURL(), "--admin-token", "test-admin-token",
 		"--no-colors",
 	}
+	if s.Cert != nil {
+		args = append(args, "--ca-cert", s.Cert.CertFile)
+	}
+	return args
 }
 
 func readSummary(tb testing.TB, dir string) *steps.Result {
@@ -92,7 +97,8 @@ func TestRunSimulator(t *testing.T) {
 	s := MustOpenSimulator(t)
 	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	args := append(simulatorArgs(t, s), "--tags", "@normative,@simulator", "--format", "progress,junit,cucumber", "--report-dir", dir)
+	// A random order each run: scenarios must not depend on each other.
+	args := append(simulatorArgs(t, s), "--tags", "@normative,@simulator", "--format", "progress,junit,cucumber", "--report-dir", dir, "--random", "-1")
 	code := run(context.Background(), args, &stdout, &stderr)
 	if code != exitPass {
 		t.Fatalf("exit status %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitPass, stdout.String(), stderr.String())
@@ -114,5 +120,95 @@ func TestRunSimulator(t *testing.T) {
 	t.Logf("%d scenarios passed, %d requests, %s", r.Passed, r.Requests, r.Duration)
 	if !strings.Contains(stdout.String(), "PASS") {
 		t.Errorf("stdout does not end with the verdict:\n%s", stdout.String())
+	}
+}
+
+// TestBaseURLFaultsAreFailedScenarios checks that a base URL that is not
+// https, or does not end in /v3/partner/webhook, fails the scenarios of
+// spec §1 and §9 (exit status 1), and is not a usage error.
+func TestBaseURLFaultsAreFailedScenarios(t *testing.T) {
+	tests := []struct {
+		name     string
+		insecure bool
+		path     func(string) string
+		scenario string
+		section  string
+	}{
+		{"plain HTTP fails spec §1", true, func(u string) string { return u }, "The base address uses HTTPS", "1"},
+		{"a /v2 path fails spec §9", false, func(u string) string { return strings.Replace(u, "/v3/", "/v2/", 1) }, "The base address ends in the versioned path prefix", "9"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := sim.New(context.Background(), sim.Config{Addr: "127.0.0.1:0", AdminAddr: "127.0.0.1:0", Insecure: tt.insecure, DataDir: t.TempDir(), AdminToken: "test-admin-token"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Open(); err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			args := simulatorArgs(t, s)
+			for i, a := range args {
+				if a == "--base-url" {
+					args[i+1] = tt.path(args[i+1])
+				}
+			}
+			dir := t.TempDir()
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), append(args, "--report-dir", dir, "--format", "progress"), &stdout, &stderr)
+			if code != exitFail {
+				t.Fatalf("exit status %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitFail, stdout.String(), stderr.String())
+			}
+			r := readSummary(t, dir)
+			for _, f := range r.FailedScenarios() {
+				if f.Name == tt.scenario && slices.Contains(f.Sections, tt.section) {
+					return
+				}
+			}
+			t.Fatalf("scenario %q (§%s) did not fail; failed: %d", tt.scenario, tt.section, r.Failed)
+		})
+	}
+}
+
+// TestUsageAndConnectionErrorsExit2 checks exit status 2 and its message for
+// what keeps the suite from running at all.
+func TestUsageAndConnectionErrorsExit2(t *testing.T) {
+	s := MustOpenSimulator(t)
+	good := simulatorArgs(t, s)
+	// A port nothing listens on: open and close a listener.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadURL := "https://" + ln.Addr().String() + "/v3/partner/webhook"
+	ln.Close()
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no base URL", []string{"--api-key", "k"}, "usage error: --base-url"},
+		{"an unknown format", append(slices.Clone(good), "--format", "html"), `usage error: --format "html"`},
+		{"an unknown flag", []string{"--bogus"}, "usage error"},
+		{"missing credentials", []string{"--base-url", s.URL(), "--ca-cert", s.Cert.CertFile}, "configuration error"},
+		{"tags that select nothing", append(slices.Clone(good), "--tags", "@nothing-has-this"), "selects no scenario"},
+		{"an unreachable target", append(slices.Clone(good[:0]), "--base-url", deadURL, "--api-key", "k", "--api-secret", "s", "--account-id", "a"), "connection error"},
+		{"an untrusted certificate", func() []string {
+			a := slices.Clone(good)
+			i := slices.Index(a, "--ca-cert")
+			return append(a[:i], a[i+2:]...)
+		}(), "--ca-cert"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), append(tt.args, "--report-dir", ""), &stdout, &stderr)
+			if code != exitUsage {
+				t.Fatalf("exit status %d, want %d\nstderr:\n%s", code, exitUsage, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), tt.want) {
+				t.Fatalf("stderr %q does not say %q", stderr.String(), tt.want)
+			}
+		})
 	}
 }
