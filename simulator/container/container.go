@@ -88,6 +88,19 @@ type Container struct {
 	CACertPEM []byte
 }
 
+// Terminate stops and removes the container. Unless opts say otherwise
+// (testcontainers.StopTimeout), the simulator is killed at once instead of
+// stopped gracefully: it keeps nothing worth a clean shutdown, and a
+// graceful one waits a second on each listener for HTTP/2 clients (the
+// readiness probe's among them) to hang up after GOAWAY.
+func (c *Container) Terminate(ctx context.Context, opts ...testcontainers.TerminateOption) error {
+	if c == nil {
+		return nil
+	}
+	opts = append([]testcontainers.TerminateOption{testcontainers.StopTimeout(0)}, opts...)
+	return c.DockerContainer.Terminate(ctx, opts...)
+}
+
 // CertPool returns a pool holding only the simulator's certificate.
 func (c *Container) CertPool() *x509.CertPool {
 	pool := x509.NewCertPool()
