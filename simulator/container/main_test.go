@@ -74,6 +74,12 @@ func probeDocker() error {
 	if _, err := exec.LookPath("docker"); err != nil {
 		return fmt.Errorf("no docker command: %w", err)
 	}
+	// The images are built through the docker command, the containers run
+	// through testcontainers: both must reach the engine (they may not
+	// resolve it alike: testcontainers falls back to the default socket).
+	if out, err := exec.Command("docker", "version", "--format", "{{.Server.Version}}").CombinedOutput(); err != nil {
+		return fmt.Errorf("docker version: %w: %s", err, strings.TrimSpace(string(out)))
+	}
 	p, err := testcontainers.NewDockerProvider(testcontainers.WithLogger(log.NewNoopLogger()))
 	if err != nil {
 		return fmt.Errorf("docker provider: %w", err)
