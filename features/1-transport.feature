@@ -104,6 +104,6 @@ Feature: Transport, JSON and the versioned base address
     And the response body should be JSON
 
   @simulator @spec-1
-  Scenario: The simulator labels its answers exactly application/json
+  Scenario: The simulator labels its answers application/json
     When the client calls Campaign List for page 1 with limit 1
     Then the response header "Content-Type" should contain "application/json"

@@ -239,7 +239,10 @@ func (r *Result) WriteMarkdown(w io.Writer) error {
 	b.WriteString("\n## Spec sections\n\n| Section | Title | Passed | Failed | Skipped |\n|---|---|---|---|---|\n")
 	for _, s := range r.Sections {
 		title := s.Title
-		if !s.Normative {
+		switch {
+		case !s.Normative && len(s.Scenarios) > 0:
+			title += " (no rule of its own: its subsections' scenarios)"
+		case !s.Normative:
 			title += " (nothing to check)"
 		}
 		fmt.Fprintf(&b, "| §%s | %s | %d | %d | %d |\n", s.ID, title, s.Passed, s.Failed, s.Skipped)

@@ -3,8 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -211,4 +214,62 @@ func TestUsageAndConnectionErrorsExit2(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestReadOnlyCreatesNothing runs the normative profile with --read-only
+// and checks, through the simulator's control API, that no contact was
+// stored and no @writes scenario ran.
+func TestReadOnlyCreatesNothing(t *testing.T) {
+	s := MustOpenSimulator(t)
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), append(simulatorArgs(t, s), "--read-only", "--report-dir", dir, "--format", "progress"), &stdout, &stderr); code != exitPass {
+		t.Fatalf("exit status %d, want 0\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	r := readSummary(t, dir)
+	for _, sc := range r.Scenarios {
+		if slices.Contains(sc.Tags, "@writes") {
+			t.Errorf("--read-only ran the @writes scenario %q", sc.Name)
+		}
+	}
+	if r.Certification {
+		t.Error("a read-only run reported itself a certification")
+	}
+	as := devAccounts(t)
+	for _, a := range as {
+		req, err := http.NewRequest(http.MethodGet, s.AdminURL()+"/contacts?accountId="+a.AccountID, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer test-admin-token")
+		client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: certPool(t, s.Cert.CertFile)}}}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body struct {
+			Total int `json:"total"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if body.Total != 0 {
+			t.Errorf("account %s holds %d contacts after a read-only run, want 0", a.AccountID, body.Total)
+		}
+	}
+}
+
+func certPool(tb testing.TB, file string) *x509.CertPool {
+	tb.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p := x509.NewCertPool()
+	if !p.AppendCertsFromPEM(b) {
+		tb.Fatalf("%s holds no certificate", file)
+	}
+	return p
 }
