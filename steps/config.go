@@ -44,7 +44,7 @@ const DefaultTags = "@normative"
 // Config.BaseURL is empty. Requests never leave the process.
 const inProcessURL = "https://in-process.invalid" + BasePathSuffix
 
-// Errors Run returns before any scenario ran; the runner maps both to exit
+// Errors Run returns instead of a Result; the runner maps them to exit
 // status 2.
 var (
 	// ErrConfig reports an unusable configuration (missing credentials, an
@@ -53,6 +53,9 @@ var (
 	// ErrConnection reports that the target (or its control API) could not
 	// be reached at all: no TCP/TLS connection, no HTTP answer.
 	ErrConnection = errors.New("connection error")
+	// ErrInterrupted reports a run whose context ended before the last
+	// scenario: it has no verdict.
+	ErrInterrupted = errors.New("run interrupted")
 )
 
 // Account holds the three credentials of spec §5.

@@ -76,6 +76,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if code := suite.Run(); code == 2 {
 		return nil, fmt.Errorf("%w: godog refused the options (formats %q, tags %q)", ErrConfig, suite.Options.Format, tags)
 	}
+	// An interrupted run has no verdict: its last scenarios failed only
+	// because their requests were cancelled.
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%w: interrupted after %s: %w", ErrInterrupted, time.Since(started).Round(time.Millisecond), err)
+	}
 	return st.result(started, tags)
 }
 

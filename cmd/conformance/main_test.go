@@ -12,7 +12,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/partner-v3/conformance-kit/fixtures"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
@@ -272,4 +274,60 @@ func certPool(tb testing.TB, file string) *x509.CertPool {
 		tb.Fatalf("%s holds no certificate", file)
 	}
 	return p
+}
+
+// TestInterruptedRunHasNoVerdict cancels a run while it waits for a
+// rate-limit window (no control API, the spec's limit): the runner must
+// exit 2 saying it was interrupted, not report failed scenarios.
+func TestInterruptedRunHasNoVerdict(t *testing.T) {
+	s := MustOpenSimulator(t)
+	var args []string
+	for _, a := range simulatorArgs(t, s) {
+		if len(args) > 0 && (args[len(args)-1] == "--admin-url" || args[len(args)-1] == "--admin-token") {
+			args = args[:len(args)-1]
+			continue
+		}
+		args = append(args, a)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr lockedBuffer
+	done := make(chan int)
+	go func() {
+		done <- run(ctx, append(args, "--tags", "@rate-limit && @normative", "--report-dir", ""), &stdout, &stderr)
+	}()
+	// The first @rate-limit scenario waits for a fresh window after the
+	// preflight request: cancel once that wait has been announced.
+	for !strings.Contains(stderr.String(), "fresh rate-limit window") {
+		select {
+		case code := <-done:
+			t.Fatalf("the run ended (status %d) before waiting for a window\n%s", code, stderr.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	cancel()
+	if code := <-done; code != exitUsage {
+		t.Fatalf("exit status %d, want %d\n%s", code, exitUsage, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "run interrupted") {
+		t.Fatalf("stderr does not say the run was interrupted:\n%s", stderr.String())
+	}
+}
+
+// lockedBuffer is a bytes.Buffer a test may read while a run writes it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
