@@ -6,9 +6,10 @@ Feature: Add Contact
   optional, but at least one of email and phoneNo must be present. The
   answer is {"status": "success", "contactId": "<identifier>"}.
 
-  In a request body, {{email}} stands for an address unique to the scenario,
-  {{EMAIL}} for the same address in upper case and {{phone}} for a phone
-  number unique to the scenario, so that runs never collide.
+  In a request body, {{email}} stands for an address unique to the scenario
+  (at example.com, or the runner's --email-domain), {{EMAIL}} for the same
+  address in upper case and {{phone}} for a random number of the fictional
+  +1 202 555 range, so that runs rarely collide.
 
   @normative @spec-2.1 @spec-4.1 @writes
   Scenario: A contact with only an email address is created

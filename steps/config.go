@@ -139,6 +139,11 @@ type Config struct {
 	// nil.
 	TestingT *testing.T
 
+	// EmailDomain is the domain of the contacts the @writes scenarios
+	// create, for a target that refuses addresses it cannot deliver to.
+	// Empty means example.com.
+	EmailDomain string
+
 	// SuiteVersion is reported in the summary. Empty means "dev".
 	SuiteVersion string
 }
@@ -156,6 +161,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.SuiteVersion == "" {
 		c.SuiteVersion = "dev"
+	}
+	if c.EmailDomain == "" {
+		c.EmailDomain = "example.com"
 	}
 	if c.Output == nil {
 		c.Output = io.Discard

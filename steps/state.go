@@ -132,7 +132,7 @@ func (st *suiteState) newScenarioState(sc *godog.Scenario, res *ScenarioResult) 
 	for _, t := range sc.Tags {
 		s.tags[t.Name] = true
 	}
-	s.email = "conformance+" + st.runID + "-" + randomHex(5) + "@example.com"
+	s.email = "conformance-" + st.runID + "-" + randomHex(5) + "@" + st.cfg.EmailDomain
 	// A North American number in the 555 exchange, which is kept for
 	// fiction, random per scenario.
 	var b [2]byte

@@ -71,6 +71,7 @@ type options struct {
 	noColors                               bool
 	showVersion                            bool
 	random                                 int64
+	emailDomain                            string
 	image                                  imageOptions // image.go
 }
 
@@ -106,6 +107,7 @@ func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (*o
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "timeout of each request")
 	fs.BoolVar(&o.noColors, "no-colors", false, "no ANSI colours on stdout")
 	fs.BoolVar(&o.showVersion, "version", false, "print the suite version and exit")
+	fs.StringVar(&o.emailDomain, "email-domain", "example.com", "domain of the contacts the @writes scenarios create (each run uses new addresses)")
 	fs.Int64Var(&o.random, "random", 0, "scenario order: 0 file order (rate limit last), -1 a random seed (printed by the formatter), N that seed")
 	o.image.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -147,6 +149,7 @@ func (o *options) config(stdout, stderr io.Writer) (steps.Config, error) {
 		Log:          stderr,
 		NoColors:     o.noColors,
 		Randomize:    o.random,
+		EmailDomain:  o.emailDomain,
 		SuiteVersion: version,
 	}
 	if o.baseURL == "" {
