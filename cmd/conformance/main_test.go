@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -330,4 +331,39 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// TestFlagsOverrideEnvironment checks the precedence flag > CONFORMANCE_*
+// environment > default.
+func TestFlagsOverrideEnvironment(t *testing.T) {
+	env := map[string]string{
+		"CONFORMANCE_BASE_URL":   "https://env.example/v3/partner/webhook",
+		"CONFORMANCE_API_KEY":    "env-key",
+		"CONFORMANCE_READ_ONLY":  "true",
+		"CONFORMANCE_RATE_LIMIT": "7",
+	}
+	o, err := parseFlags([]string{"--api-key", "flag-key"}, io.Discard, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := o.apiKey, "flag-key"; got != want {
+		t.Errorf("api key %q, want the flag's %q", got, want)
+	}
+	if got, want := o.baseURL, env["CONFORMANCE_BASE_URL"]; got != want {
+		t.Errorf("base URL %q, want the environment's %q", got, want)
+	}
+	if !o.readOnly || o.rateLimit != 7 {
+		t.Errorf("read-only %v, rate limit %d: want true, 7 from the environment", o.readOnly, o.rateLimit)
+	}
+	if got, want := o.tags, "@normative"; got != want {
+		t.Errorf("tags %q, want the default %q", got, want)
+	}
+	if _, err := parseFlags(nil, io.Discard, func(k string) string {
+		if k == "CONFORMANCE_RATE_WINDOW" {
+			return "soon"
+		}
+		return ""
+	}); err == nil || !strings.Contains(err.Error(), "CONFORMANCE_RATE_WINDOW") {
+		t.Errorf("a bad environment value gave %v, want an error naming CONFORMANCE_RATE_WINDOW", err)
+	}
 }
