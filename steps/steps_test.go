@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
+
+	"github.com/partner-v3/conformance-kit/features"
 )
 
 func TestCheckFormat(t *testing.T) {
@@ -138,5 +141,29 @@ func TestPacerAttributesRequestsToAccounts(t *testing.T) {
 				t.Fatalf("accounts=%s, want %s", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestFeaturesFromADirectory checks that a --features directory is read
+// like the embedded suite, and that --read-only's tag expression drops the
+// @writes scenarios.
+func TestFeaturesFromADirectory(t *testing.T) {
+	embedded, err := countScenarios(features.FS, "@normative")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := countScenarios(os.DirFS("../features"), "@normative")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if embedded == 0 || dir != embedded {
+		t.Fatalf("embedded suite %d normative scenarios, directory %d", embedded, dir)
+	}
+	readOnly, err := countScenarios(features.FS, "@normative && ~@writes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if readOnly == 0 || readOnly >= embedded {
+		t.Fatalf("read-only selects %d of %d normative scenarios", readOnly, embedded)
 	}
 }
