@@ -188,6 +188,9 @@ func (c Config) validate() error {
 	if !c.Second.IsZero() && !c.Second.complete() {
 		problems = append(problems, "the second account needs all three of API key, API secret and account id, or none")
 	}
+	if c.Second.complete() && (c.Second.AccountID == c.Primary.AccountID || c.Second.APIKey == c.Primary.APIKey) {
+		problems = append(problems, "the second account must be another account than the primary (the @two-accounts scenarios check that accounts are kept apart)")
+	}
 	if c.AdminURL != "" {
 		if u, err := url.Parse(c.AdminURL); err != nil || u.Host == "" || u.Scheme == "" {
 			problems = append(problems, fmt.Sprintf("admin URL %q is not an absolute URL", c.AdminURL))

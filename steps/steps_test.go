@@ -3,6 +3,7 @@ package steps
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -165,5 +166,35 @@ func TestFeaturesFromADirectory(t *testing.T) {
 	}
 	if readOnly == 0 || readOnly >= embedded {
 		t.Fatalf("read-only selects %d of %d normative scenarios", readOnly, embedded)
+	}
+}
+
+func TestConfigValidation(t *testing.T) {
+	primary := Account{APIKey: "k1", APISecret: "s1", AccountID: "a1"}
+	tests := []struct {
+		name string
+		cfg  Config
+		ok   bool
+	}{
+		{"a URL and a primary account suffice", Config{BaseURL: "https://x.example/v3/partner/webhook", Primary: primary}, true},
+		{"plain http is no usage error (spec §1 scenarios fail instead)", Config{BaseURL: "http://x.example/v2", Primary: primary}, true},
+		{"a handler stands in for the URL", Config{Handler: http.NotFoundHandler(), Primary: primary}, true},
+		{"no target", Config{Primary: primary}, false},
+		{"a relative URL", Config{BaseURL: "/v3/partner/webhook", Primary: primary}, false},
+		{"a primary account without secret", Config{BaseURL: "https://x.example", Primary: Account{APIKey: "k", AccountID: "a"}}, false},
+		{"half a second account", Config{BaseURL: "https://x.example", Primary: primary, Second: Account{APIKey: "k2"}}, false},
+		{"the primary account twice", Config{BaseURL: "https://x.example", Primary: primary, Second: primary}, false},
+		{"a control API without token", Config{BaseURL: "https://x.example", Primary: primary, AdminURL: "https://127.0.0.1:8444"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.cfg.withDefaults().validate()
+			if (err == nil) != tt.ok {
+				t.Fatalf("validate() = %v, want ok=%v", err, tt.ok)
+			}
+			if err != nil && !errors.Is(err, ErrConfig) {
+				t.Fatalf("%v does not wrap ErrConfig", err)
+			}
+		})
 	}
 }
