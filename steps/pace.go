@@ -60,7 +60,7 @@ type pacer struct {
 
 func newPacer(limit int, window time.Duration, log io.Writer) *pacer {
 	margin := window / 20
-	margin = max(margin, 100*time.Millisecond)
+	margin = max(margin, 250*time.Millisecond)
 	margin = min(margin, 2*time.Second)
 	return &pacer{limit: limit, window: window, margin: margin, log: log, sent: make(map[string][]time.Time)}
 }

@@ -84,6 +84,9 @@ func TestBlackBox(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs two binaries")
 	}
+	// Mostly waiting for rate-limit windows: let the other waiting tests
+	// run meanwhile.
+	t.Parallel()
 	bin := t.TempDir()
 	simBin := buildBinary(t, bin, "./cmd/simulator")
 	runner := buildBinary(t, bin, "./cmd/conformance")
