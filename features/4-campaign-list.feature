@@ -32,10 +32,8 @@ Feature: Campaign List and pagination
 
   @normative @spec-2.2 @spec-3 @spec-4.2
   Scenario: Every campaign carries the fields of the spec in their formats
-    When the client calls Campaign List for page 1 with limit 50
-    Then the response status should be 200
-    And the page should hold at least 1 campaign
-    And every campaign should have exactly these fields:
+    When the client reads every page of its campaign list with limit 50
+    Then every campaign should have exactly these fields:
       | field             | type           | format       |
       | Id                | integer        |              |
       | campaignName      | string         |              |

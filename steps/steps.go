@@ -57,6 +57,7 @@ func (st *suiteState) InitializeScenario(sc *godog.ScenarioContext) {
 	sc.Step(`^the client calls `+opRE+` with a body of (\d+) KiB$`, clientCallsBigBody)
 	sc.Step(`^the client calls the unknown operation "([^"]+)"$`, clientCallsUnknown)
 	sc.Step(`^the client reads every page of its campaign list with a page size that gives at least two pages$`, clientReadsEveryPage)
+	sc.Step(`^the client reads every page of its campaign list with limit (\d+)$`, clientReadsEveryPageWith)
 
 	// Transport (spec §1, §9).
 	sc.Step(`^the base address should use HTTPS$`, baseUsesHTTPS)
@@ -351,7 +352,25 @@ func clientReadsEveryPage(ctx context.Context) error {
 	if info.total%limit == 0 && limit > 2 {
 		limit--
 	}
-	pages := (info.total + limit - 1) / limit
+	return s.readPages(ctx, info.total, limit)
+}
+
+func clientReadsEveryPageWith(ctx context.Context, limit int64) error {
+	s := stateFrom(ctx)
+	info, err := s.campaigns(ctx, s.suite.cfg.Primary)
+	if err != nil {
+		return err
+	}
+	if info.total == 0 {
+		return skipf("the account has no campaigns to check")
+	}
+	return s.readPages(ctx, info.total, limit)
+}
+
+// readPages reads pages 1 to the last (at most maxPages) with limit, and
+// keeps them for the checks across pages.
+func (s *scenarioState) readPages(ctx context.Context, total, limit int64) error {
+	pages := (total + limit - 1) / limit
 	pages = min(pages, maxPages)
 	for p := int64(1); p <= pages; p++ {
 		if err := s.call(ctx, "Campaign List", []byte(fmt.Sprintf(`{"limit": %d, "page": %d}`, limit, p))); err != nil {
@@ -896,19 +915,25 @@ func everyCampaignHas(ctx context.Context, t *godog.Table) error {
 	if err != nil {
 		return err
 	}
-	p, err := s.pageOf(s.last)
-	if err != nil {
-		return err
+	xs := s.pages
+	if len(xs) == 0 {
+		xs = []*exchange{s.last}
 	}
 	var problems []string
-	for i, c := range p.campaigns {
-		o, ok := c.(map[string]any)
-		if !ok {
-			problems = append(problems, fmt.Sprintf("campaign %d is %s, not an object", i+1, kindOf(c)))
-			continue
+	for n, x := range xs {
+		p, err := s.pageOf(x)
+		if err != nil {
+			return err
 		}
-		for _, pr := range checkObject(o, rows) {
-			problems = append(problems, fmt.Sprintf("campaign %d (Id %v): %s", i+1, jsonText(o["Id"]), pr))
+		for i, c := range p.campaigns {
+			o, ok := c.(map[string]any)
+			if !ok {
+				problems = append(problems, fmt.Sprintf("page %d, campaign %d is %s, not an object", n+1, i+1, kindOf(c)))
+				continue
+			}
+			for _, pr := range checkObject(o, rows) {
+				problems = append(problems, fmt.Sprintf("page %d, campaign %d (Id %v): %s", n+1, i+1, jsonText(o["Id"]), pr))
+			}
 		}
 	}
 	if len(problems) > 0 {
@@ -920,7 +945,7 @@ func everyCampaignHas(ctx context.Context, t *godog.Table) error {
 	return nil
 }
 
-func (s *scenarioState) readPages() ([]*pageView, error) {
+func (s *scenarioState) pageViews() ([]*pageView, error) {
 	var out []*pageView
 	for _, x := range s.pages {
 		p, err := s.pageOf(x)
@@ -934,7 +959,7 @@ func (s *scenarioState) readPages() ([]*pageView, error) {
 
 func pagesAgree(ctx context.Context) error {
 	s := stateFrom(ctx)
-	ps, err := s.readPages()
+	ps, err := s.pageViews()
 	if err != nil {
 		return err
 	}
@@ -955,7 +980,7 @@ func pagesAgree(ctx context.Context) error {
 
 func pagesFull(ctx context.Context) error {
 	s := stateFrom(ctx)
-	ps, err := s.readPages()
+	ps, err := s.pageViews()
 	if err != nil {
 		return err
 	}
@@ -971,7 +996,7 @@ func pagesFull(ctx context.Context) error {
 
 func campaignsOnce(ctx context.Context) error {
 	s := stateFrom(ctx)
-	ps, err := s.readPages()
+	ps, err := s.pageViews()
 	if err != nil {
 		return err
 	}
@@ -1035,7 +1060,7 @@ func clientErrorOrPageAtLeastOne(ctx context.Context) error {
 
 func idsAscending(ctx context.Context) error {
 	s := stateFrom(ctx)
-	ps, err := s.readPages()
+	ps, err := s.pageViews()
 	if err != nil {
 		return err
 	}
@@ -1055,7 +1080,7 @@ func idsAscending(ctx context.Context) error {
 
 func someDeleted(ctx context.Context) error {
 	s := stateFrom(ctx)
-	ps, err := s.readPages()
+	ps, err := s.pageViews()
 	if err != nil {
 		return err
 	}
