@@ -26,7 +26,7 @@ Feature: Authentication with key, secret and account identifier
       | Add Contact |
 
   @normative @spec-5 @spec-7
-  Scenario Outline: <operation> refuses a <header> header that is <fault>
+  Scenario Outline: <operation> refuses the <header> header when it is <fault>
     Given the "<header>" header is <fault>
     When the client calls <operation> with a valid request
     Then the response should be 401 with the message "Invalid API credentials"
