@@ -129,17 +129,28 @@ func (p *pacer) acquire(ctx context.Context, accounts []string) error {
 	}
 }
 
-// sleep waits d or until ctx ends, and adds d to the waited total.
+// sleep waits d or until ctx ends, and adds d to the waited total. A long
+// wait says every 15 s how much is left, so a CI log is never silent for a
+// whole window.
 func (p *pacer) sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return nil
 	}
+	const every = 15 * time.Second
+	end := time.Now().Add(d)
 	t := time.NewTimer(d)
 	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return fmt.Errorf("wait for the rate-limit window: %w", ctx.Err())
-	case <-t.C:
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for done := false; !done; {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wait for the rate-limit window: %w", ctx.Err())
+		case <-tick.C:
+			fmt.Fprintf(p.log, "conformance: … %s left\n", time.Until(end).Round(time.Second))
+		case <-t.C:
+			done = true
+		}
 	}
 	p.mu.Lock()
 	p.waited += d

@@ -25,6 +25,12 @@ import (
 // Scenarios run one at a time: every scenario spends the primary account's
 // request budget (spec §8), so no two share none, and the @rate-limit ones
 // must run alone.
+//
+// A run is fast against the simulator when its control API is given
+// (AdminURL or AdminHandler, and AdminToken): counters are reset and the
+// clock advanced instead of waiting. Without it the @rate-limit scenarios
+// wait for real windows (two of RateWindow, about two minutes at the spec's
+// limit).
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
