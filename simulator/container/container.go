@@ -12,7 +12,8 @@
 // returns once both the partner API and the control API answer over TLS.
 //
 // The image must exist on the Docker engine (`make image` builds it as
-// DefaultImage); Run never needs a registry. The engine must be local, so
+// DefaultImage); Run never pulls, so a registry's image of the same name
+// cannot stand in for it. The engine must be local, so
 // its host network is this machine's loopback. On machines that are
 // themselves containers, set TESTCONTAINERS_HOST_OVERRIDE=127.0.0.1; where
 // the Ryuk image cannot be pulled, set TESTCONTAINERS_RYUK_DISABLED=true and
@@ -39,6 +40,7 @@ import (
 	"strconv"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	dockercontainer "github.com/moby/moby/api/types/container"
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/wait"
@@ -229,6 +231,9 @@ func Run(ctx context.Context, opts ...testcontainers.ContainerCustomizer) (*Cont
 		_, _ = rand.Read(b[:])
 		token = hex.EncodeToString(b[:])
 	}
+	if err := checkImage(ctx, s.image); err != nil {
+		return nil, err
+	}
 	ports, err := freePorts(2)
 	if err != nil {
 		return nil, err
@@ -312,6 +317,24 @@ func Run(ctx context.Context, opts ...testcontainers.ContainerCustomizer) (*Cont
 		return c, fmt.Errorf("run simulator %s: %w", s.image, err)
 	}
 	return c, nil
+}
+
+// checkImage makes sure the image is on the engine already. Run never
+// pulls: the simulator's image is built locally, and whatever a registry
+// holds under the same name is not it.
+func checkImage(ctx context.Context, image string) error {
+	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
+	if err != nil {
+		return fmt.Errorf("docker client: %w", err)
+	}
+	defer cli.Close()
+	if _, err := cli.ImageInspect(ctx, image); err != nil {
+		if cerrdefs.IsNotFound(err) {
+			return fmt.Errorf("run simulator: image %s is not on the Docker engine (`make image` builds %s; Run does not pull)", image, DefaultImage)
+		}
+		return fmt.Errorf("run simulator: inspect image %s: %w", image, err)
+	}
+	return nil
 }
 
 // freePorts asks the kernel for n free loopback ports. They are free when

@@ -285,3 +285,18 @@ func TestSuiteFailsAgainstABrokenContainer(t *testing.T) {
 		t.Errorf("failed sections %v, want §4.2 among them", sections)
 	}
 }
+
+func TestRunRefusesAnImageNotOnTheEngine(t *testing.T) {
+	requireDocker(t)
+	missing := "partner-v3-test/simulator:not-built"
+	c, err := container.Run(t.Context(), container.WithImage(missing))
+	if err == nil || c != nil {
+		t.Fatalf("Run(%s): container %v, err %v; want no container and an error", missing, c, err)
+	}
+	if !strings.Contains(err.Error(), "is not on the Docker engine") {
+		t.Errorf("err=%v, want it to say the image is not on the engine", err)
+	}
+	if ids := leftovers(t, missing); len(ids) > 0 {
+		t.Errorf("containers of %s: %v", missing, ids)
+	}
+}
