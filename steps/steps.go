@@ -123,8 +123,8 @@ func clientUsesCredentials(ctx context.Context, which string) error {
 		if !s.suite.cfg.Second.complete() {
 			return skipf("no second account is configured")
 		}
+		// The scenario's client builds its headers from base.
 		s.base = s.suite.cfg.Second
-		s.e = s.second
 		return nil
 	}
 	s.base = s.suite.cfg.Primary
