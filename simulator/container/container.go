@@ -34,6 +34,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"math/big"
 	"net"
 	"net/http"
@@ -234,6 +235,33 @@ func Run(ctx context.Context, opts ...testcontainers.ContainerCustomizer) (*Cont
 	if err := checkImage(ctx, s.image); err != nil {
 		return nil, err
 	}
+	l := launch{settings: s, opts: opts, token: token, accounts: accounts, certPEM: certPEM, keyPEM: keyPEM, accountsJSON: accountsJSON}
+	// The ports are free when chosen and bound a moment later by the
+	// container: another process may take one in between (parallel tests
+	// do). The container then exits at once; start again on other ports.
+	const attempts = 3
+	for i := 1; ; i++ {
+		c, err := l.start(ctx)
+		if err == nil || c == nil || i == attempts || !c.portTaken(ctx) {
+			return c, err
+		}
+		if terr := c.Terminate(context.WithoutCancel(ctx)); terr != nil {
+			return nil, fmt.Errorf("%w; remove it: %w", err, terr)
+		}
+	}
+}
+
+// launch is what every start of one Run shares.
+type launch struct {
+	settings
+	opts                          []testcontainers.ContainerCustomizer
+	token                         string
+	accounts                      []simulator.Account
+	certPEM, keyPEM, accountsJSON []byte
+}
+
+// start starts one container on newly chosen ports and waits for it.
+func (l *launch) start(ctx context.Context) (*Container, error) {
 	ports, err := freePorts(2)
 	if err != nil {
 		return nil, err
@@ -250,25 +278,25 @@ func Run(ctx context.Context, opts ...testcontainers.ContainerCustomizer) (*Cont
 		"--tls-key", keyPath,
 		"--accounts", accountsPath,
 	}
-	if s.seed != 0 {
-		cmd = append(cmd, "--seed", strconv.FormatInt(s.seed, 10))
+	if l.seed != 0 {
+		cmd = append(cmd, "--seed", strconv.FormatInt(l.seed, 10))
 	}
-	if s.campaigns != nil {
-		cmd = append(cmd, "--campaigns", strconv.Itoa(*s.campaigns))
+	if l.campaigns != nil {
+		cmd = append(cmd, "--campaigns", strconv.Itoa(*l.campaigns))
 	}
-	if s.rateLimit != 0 {
-		cmd = append(cmd, "--rate-limit", strconv.Itoa(s.rateLimit))
+	if l.rateLimit != 0 {
+		cmd = append(cmd, "--rate-limit", strconv.Itoa(l.rateLimit))
 	}
-	if s.rateWindow != 0 {
-		cmd = append(cmd, "--rate-window", s.rateWindow.String())
+	if l.rateWindow != 0 {
+		cmd = append(cmd, "--rate-window", l.rateWindow.String())
 	}
 
 	c := &Container{
 		URL:        "https://" + addr + simulator.BasePath,
 		AdminURL:   "https://" + adminAddr,
-		AdminToken: token,
-		Accounts:   accounts,
-		CACertPEM:  certPEM,
+		AdminToken: l.token,
+		Accounts:   l.accounts,
+		CACertPEM:  l.certPEM,
 	}
 	// Readiness is a TLS handshake that verifies the simulator's
 	// certificate, then GET /healthz: what every client will do next.
@@ -280,28 +308,28 @@ func Run(ctx context.Context, opts ...testcontainers.ContainerCustomizer) (*Cont
 	}
 	req := testcontainers.GenericContainerRequest{
 		ContainerRequest: testcontainers.ContainerRequest{
-			Image: s.image,
+			Image: l.image,
 			Cmd:   cmd,
 			// The token goes by environment, not argv, which shows in ps.
-			Env:    map[string]string{"SIM_ADMIN_TOKEN": token},
+			Env:    map[string]string{"SIM_ADMIN_TOKEN": l.token},
 			Labels: map[string]string{Label: "simulator"},
 			Files: []testcontainers.ContainerFile{
 				// Copied as root; the image runs as a non-root user, so
 				// the key must be world-readable. It is made for this
 				// container alone and dies with it.
-				{Reader: bytes.NewReader(certPEM), ContainerFilePath: certPath, FileMode: 0o644},
-				{Reader: bytes.NewReader(keyPEM), ContainerFilePath: keyPath, FileMode: 0o644},
-				{Reader: bytes.NewReader(accountsJSON), ContainerFilePath: accountsPath, FileMode: 0o644},
+				{Reader: bytes.NewReader(l.certPEM), ContainerFilePath: certPath, FileMode: 0o644},
+				{Reader: bytes.NewReader(l.keyPEM), ContainerFilePath: keyPath, FileMode: 0o644},
+				{Reader: bytes.NewReader(l.accountsJSON), ContainerFilePath: accountsPath, FileMode: 0o644},
 			},
 			// Host networking keeps every packet on 127.0.0.1: the
 			// simulator binds the loopback addresses above, nothing is
 			// published on other interfaces.
 			HostConfigModifier: func(hc *dockercontainer.HostConfig) { hc.NetworkMode = "host" },
-			WaitingFor:         wait.ForAll(ready(ports[0]), ready(ports[1])).WithDeadline(s.startupTimeout),
+			WaitingFor:         wait.ForAll(ready(ports[0]), ready(ports[1])).WithDeadline(l.startupTimeout),
 		},
 		Started: true,
 	}
-	for _, opt := range opts {
+	for _, opt := range l.opts {
 		if err := opt.Customize(&req); err != nil {
 			return nil, fmt.Errorf("customize simulator container: %w", err)
 		}
@@ -312,11 +340,23 @@ func Run(ctx context.Context, opts ...testcontainers.ContainerCustomizer) (*Cont
 	}
 	if err != nil {
 		if c.DockerContainer == nil {
-			return nil, fmt.Errorf("run simulator %s: %w", s.image, err)
+			return nil, fmt.Errorf("run simulator %s: %w", l.image, err)
 		}
-		return c, fmt.Errorf("run simulator %s: %w", s.image, err)
+		return c, fmt.Errorf("run simulator %s: %w", l.image, err)
 	}
 	return c, nil
+}
+
+// portTaken reports whether the simulator exited because a port it was
+// to listen on was in use.
+func (c *Container) portTaken(ctx context.Context) bool {
+	rc, err := c.Logs(context.WithoutCancel(ctx))
+	if err != nil {
+		return false
+	}
+	defer rc.Close()
+	out, _ := io.ReadAll(io.LimitReader(rc, 1<<20))
+	return bytes.Contains(out, []byte("address already in use"))
 }
 
 // checkImage makes sure the image is on the engine already. Run never
@@ -339,7 +379,7 @@ func checkImage(ctx context.Context, image string) error {
 
 // freePorts asks the kernel for n free loopback ports. They are free when
 // asked, not reserved: the simulator binds them a moment later.
-func freePorts(n int) ([]int, error) {
+var freePorts = func(n int) ([]int, error) {
 	var ports []int
 	var lns []net.Listener
 	defer func() {

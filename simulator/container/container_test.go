@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -298,5 +299,47 @@ func TestRunRefusesAnImageNotOnTheEngine(t *testing.T) {
 	}
 	if ids := leftovers(t, missing); len(ids) > 0 {
 		t.Errorf("containers of %s: %v", missing, ids)
+	}
+}
+
+func TestRunStartsAgainWhenAPortWasTakenMeanwhile(t *testing.T) {
+	requireDocker(t)
+	// A port this process holds, handed to Run as if it had been free
+	// when chosen: the first container cannot bind it and exits.
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	takenPort := taken.Addr().(*net.TCPAddr).Port
+	real := *container.FreePorts
+	t.Cleanup(func() { *container.FreePorts = real })
+	calls := 0
+	*container.FreePorts = func(n int) ([]int, error) {
+		calls++
+		ports, err := real(n)
+		if calls == 1 && err == nil {
+			ports[0] = takenPort
+		}
+		return ports, err
+	}
+
+	c := runSimulator(t)
+	if calls != 2 {
+		t.Errorf("ports chosen %d times, want 2 (once more after the clash)", calls)
+	}
+	u, err := url.Parse(c.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Port() == strconv.Itoa(takenPort) {
+		t.Errorf("URL %s uses the taken port", c.URL)
+	}
+	if status, body := post(t, c.HTTPClient(), c.URL, simulator.OpCampaignList, c.Accounts[0], `{"limit": 1, "page": 1}`); status != http.StatusOK {
+		t.Errorf("campaign/list status=%d, want 200; body %s", status, body)
+	}
+	// The container that clashed is gone; only the running one is left.
+	if ids := leftovers(t, simImage); len(ids) != 1 {
+		t.Errorf("containers of %s: %v, want only the running one", simImage, ids)
 	}
 }
