@@ -13,10 +13,10 @@
 //
 // The image must exist on the Docker engine (`make image` builds it as
 // DefaultImage); Run never pulls, so a registry's image of the same name
-// cannot stand in for it. The engine must be local, so
-// its host network is this machine's loopback. On machines that are
-// themselves containers, set TESTCONTAINERS_HOST_OVERRIDE=127.0.0.1; where
-// the Ryuk image cannot be pulled, set TESTCONTAINERS_RYUK_DISABLED=true and
+// cannot stand in for it. The engine must be local, so that its host
+// network is this machine's loopback. On machines that are themselves
+// containers, set TESTCONTAINERS_HOST_OVERRIDE=127.0.0.1; where the Ryuk
+// image cannot be pulled, set TESTCONTAINERS_RYUK_DISABLED=true and
 // terminate the container yourself.
 package container
 
@@ -62,9 +62,9 @@ const Label = "org.partner-v3.conformance-kit"
 // DefaultStartupTimeout bounds the wait for the simulator to answer.
 const DefaultStartupTimeout = 30 * time.Second
 
-// Paths inside the container of the files Run copies in. Not under /data:
-// a copy there would not change that directory's owner, but a new
-// directory is clearer about what came from outside.
+// Paths inside the container of the files Run copies in before the start;
+// outside /data, the simulator's own directory, so nothing there is taken
+// for a certificate it made.
 const (
 	certPath     = "/etc/simulator/cert.pem"
 	keyPath      = "/etc/simulator/key.pem"
