@@ -168,6 +168,9 @@ func (o *options) build(ctx context.Context, root, work, binDir string, im image
 		filepath.Join(root, "cmd", im.name, "Dockerfile"): "Dockerfile",
 	}
 	if im.caBundle {
+		if _, err := os.Stat(o.caBundle); err != nil {
+			return fmt.Errorf("CA bundle for the %s image (-ca-bundle; Debian's ca-certificates package has it): %w", im.name, err)
+		}
 		files[o.caBundle] = "ca-certificates.crt"
 	}
 	for src, dst := range files {
