@@ -103,17 +103,19 @@ func (s *Server) handleCampaignStats(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
+	// Spec §4.3 first: a body without campaignId gets the spec's message,
+	// whatever else it holds.
+	if !f.present("campaignId") && !s.violates("stats-no-requirement") {
+		s.Error(w, r, &simulator.Error{Code: simulator.EINVALID, Message: simulator.MsgCampaignIDRequired})
+		return
+	}
 	if err := f.only("campaignId"); err != nil {
 		s.Error(w, r, err)
 		return
 	}
-	id, ok, err := f.integer("campaignId")
+	id, _, err := f.integer("campaignId")
 	if err != nil {
 		s.Error(w, r, err)
-		return
-	}
-	if !ok && !s.violates("stats-no-requirement") {
-		s.Error(w, r, &simulator.Error{Code: simulator.EINVALID, Message: simulator.MsgCampaignIDRequired})
 		return
 	}
 	account := simulator.AccountFromContext(r.Context())

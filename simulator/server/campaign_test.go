@@ -154,6 +154,7 @@ func TestCampaignStats(t *testing.T) {
 	}{
 		{"campaignId missing", `{}`, 400, simulator.MsgCampaignIDRequired},
 		{"campaignId null", `{"campaignId":null}`, 400, simulator.MsgCampaignIDRequired},
+		{"campaignId misspelt", `{"campaign":1}`, 400, simulator.MsgCampaignIDRequired},
 		{"campaignId as string", `{"campaignId":"12"}`, 400, "campaignId must be an integer"},
 		{"campaignId fraction", `{"campaignId":1.5}`, 400, "campaignId must be an integer"},
 		{"unknown campaign", `{"campaignId":999999999}`, 404, simulator.MsgCampaignNotFound},

@@ -71,6 +71,11 @@ func (s *Server) handleContactAdd(w http.ResponseWriter, r *http.Request) {
 //
 // v holds the violations switched on (see violate.go); nil for none.
 func decodeContact(f fields, now time.Time, v map[string]bool) (*simulator.Contact, error) {
+	// Spec §4.1 first: when the body gives neither email nor phoneNo, the
+	// spec's own message is the answer, whatever else is wrong with it.
+	if f.blank("email") && f.blank("phoneNo") && !v["contact-no-requirement"] {
+		return nil, &simulator.Error{Code: simulator.EINVALID, Message: simulator.MsgEmailOrPhoneRequired}
+	}
 	if err := f.only(contactFields...); err != nil {
 		return nil, err
 	}
@@ -91,11 +96,6 @@ func decodeContact(f fields, now time.Time, v map[string]bool) (*simulator.Conta
 			return nil, simulator.Errorf(simulator.EINVALID, "%s is longer than %d characters", sf.name, maxFieldLen)
 		}
 		*sf.dst = v
-	}
-	// Spec §2.1 and §4.1: at least one of email and phoneNo. An empty
-	// string is taken as absent.
-	if c.Email == "" && c.PhoneNo == "" && !v["contact-no-requirement"] {
-		return nil, &simulator.Error{Code: simulator.EINVALID, Message: simulator.MsgEmailOrPhoneRequired}
 	}
 	if v["contact-email-required"] && c.Email == "" || v["contact-phone-required"] && c.PhoneNo == "" ||
 		v["contact-optional-fields"] && (f.present("tag") || f.present("playerType")) {

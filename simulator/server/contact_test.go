@@ -97,6 +97,8 @@ func TestContactAdd_Refused(t *testing.T) {
 		{"empty object", `{}`, ""},
 		{"both empty strings", `{"email":"","phoneNo":""}`, ""},
 		{"both null", `{"email":null,"phoneNo":null}`, ""},
+		{"only a misspelt identifier", `{"phone":"+4790000000","firstName":"Ann"}`, ""},
+		{"neither, and a bad gender", `{"gender":"x"}`, ""},
 		{"email not a string", `{"email":42}`, "email must be a string"},
 		{"phoneNo not a string", `{"phoneNo":4790000000}`, "phoneNo must be a string"},
 		{"malformed email", `{"email":"not-an-address"}`, "email"},

@@ -91,6 +91,12 @@ func (f fields) present(name string) bool {
 	return ok && string(raw) != "null"
 }
 
+// blank reports whether the field is absent, null or the empty string: not
+// given, as far as spec §4.1's "missing" goes.
+func (f fields) blank(name string) bool {
+	return !f.present(name) || string(f[name]) == `""`
+}
+
 func (f fields) str(name string) (string, error) {
 	if !f.present(name) {
 		return "", nil
