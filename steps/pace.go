@@ -279,6 +279,14 @@ type pacedTransport struct {
 	second  Account
 }
 
+// CloseIdleConnections passes the call on to the wrapped transport, so that
+// http.Client.CloseIdleConnections reaches it.
+func (t *pacedTransport) CloseIdleConnections() {
+	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
 // accounts names whose budget a request spends. Anything not clearly the
 // second account's counts as the primary's, and a request mixing both
 // accounts' credentials counts for both: the suite cannot know how the

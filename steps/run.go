@@ -40,6 +40,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer st.closeIdleConnections()
 	tags := cfg.Tags
 	if cfg.ReadOnly {
 		tags += " && ~@writes"
@@ -161,6 +162,15 @@ func newSuiteState(ctx context.Context, cfg *Config) (*suiteState, error) {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	return st, nil
+}
+
+// closeIdleConnections hangs up once the run is over: a target shutting
+// down need not wait for our idle (HTTP/2) connections to go.
+func (st *suiteState) closeIdleConnections() {
+	st.client.CloseIdleConnections()
+	if st.admin != nil {
+		st.admin.client.CloseIdleConnections()
+	}
 }
 
 // preflight sends one Campaign List request so that an unreachable target

@@ -154,12 +154,20 @@ func (s *Server) serve(srv *http.Server, ln net.Listener) {
 func (s *Server) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	var errs []error
-	for _, srv := range []*http.Server{s.srv, s.adminSrv} {
+	// Both at once: each may wait up to a second for HTTP/2 clients to
+	// acknowledge its GOAWAY.
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for i, srv := range []*http.Server{s.srv, s.adminSrv} {
 		if srv != nil {
-			errs = append(errs, srv.Shutdown(ctx))
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = srv.Shutdown(ctx)
+			}()
 		}
 	}
+	wg.Wait()
 	return errors.Join(errs...)
 }
 

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"os"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/partner-v3/conformance-kit/simulator/server"
+	"github.com/partner-v3/conformance-kit/simulator/sim"
+	"github.com/partner-v3/conformance-kit/steps"
+)
+
+// sectionRE finds the sections a violation's description names ("§4.2",
+// "§5 rule 1" gives "5").
+var sectionRE = regexp.MustCompile(`§(\d+(?:\.\d+)?)`)
+
+// runNormative runs the certification profile (the default tags, what a
+// vendor runs) against a simulator over its real HTTPS listener.
+func runNormative(t *testing.T, s *sim.Simulator) *steps.Result {
+	t.Helper()
+	pem, err := os.ReadFile(s.Cert.CertFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pem)
+	as := devAccounts(t)
+	r, err := steps.Run(context.Background(), steps.Config{
+		BaseURL:    s.URL(),
+		TLSConfig:  &tls.Config{RootCAs: pool},
+		Primary:    steps.Account{APIKey: as[0].APIKey, APISecret: as[0].APISecret, AccountID: as[0].AccountID},
+		Second:     steps.Account{APIKey: as[1].APIKey, APISecret: as[1].APISecret, AccountID: as[1].AccountID},
+		AdminURL:   s.AdminURL(),
+		AdminToken: "test-admin-token",
+	})
+	if err != nil {
+		t.Fatalf("run the suite: %v", err)
+	}
+	return r
+}
+
+// TestViolationsAreCaught is the suite's self-verification (issue 3): the
+// simulator breaks one normative rule at a time (--violate), and the
+// certification profile must fail, in a scenario tagged with the section
+// the rule belongs to, so that it fails for the right reason. A faithful
+// simulator run the same way must pass, or catching would prove nothing.
+func TestViolationsAreCaught(t *testing.T) {
+	if r := runNormative(t, MustOpenSimulator(t)); r.Verdict != steps.VerdictPass {
+		t.Fatalf("the faithful simulator fails the normative profile (%d failed): %v", r.Failed, names(r.FailedScenarios()))
+	}
+	violations := make([]string, 0, len(server.Violations))
+	for v := range server.Violations {
+		violations = append(violations, v)
+	}
+	sort.Strings(violations)
+	var caught atomic.Int32
+	for _, v := range violations {
+		t.Run(v, func(t *testing.T) {
+			rule := server.Violations[v]
+			var want []string
+			for _, m := range sectionRE.FindAllStringSubmatch(strings.SplitN(rule, ":", 2)[0], -1) {
+				want = append(want, m[1])
+			}
+			if len(want) == 0 {
+				t.Fatalf("violation %s names no spec section: %q", v, rule)
+			}
+			r := runNormative(t, MustOpenSimulator(t, v))
+			if r.Verdict != steps.VerdictFail {
+				t.Fatalf("NOT CAUGHT: the suite passes a simulator that breaks %s", rule)
+			}
+			var right []*steps.ScenarioResult
+			for _, sc := range r.FailedScenarios() {
+				if slices.ContainsFunc(sc.Sections, func(s string) bool { return slices.Contains(want, s) }) {
+					right = append(right, sc)
+				}
+			}
+			if len(right) == 0 {
+				t.Fatalf("caught for the wrong reason: %s broken, but the failed scenarios are of other sections: %v",
+					rule, names(r.FailedScenarios()))
+			}
+			caught.Add(1)
+			t.Logf("caught %s by %q (§%s)", rule, right[0].Name, strings.Join(right[0].Sections, ", §"))
+		})
+	}
+	t.Logf("self-verification score: %d/%d violations caught", caught.Load(), len(violations))
+}
+
+func names(scs []*steps.ScenarioResult) []string {
+	out := make([]string, 0, len(scs))
+	for _, sc := range scs {
+		out = append(out, sc.Name+" [§"+strings.Join(sc.Sections, ", §")+"]")
+	}
+	return out
+}
