@@ -7,8 +7,10 @@ LDFLAGS     := -X main.version=$(VERSION)
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BIN         := bin
 ARGS        ?=
+IMAGE_REPO  ?= partner-v3
+IMAGE_TAG   ?= latest
 
-.PHONY: help run build build-simulator build-conformance test check fmt vet lint fuzz bench conformance clean
+.PHONY: help run build build-simulator build-conformance test check fmt vet lint fuzz bench conformance image clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -47,6 +49,9 @@ bench: ## benchmarks: rate limiter, handlers
 
 conformance: build-conformance ## run the normative suite against a URL: make conformance ARGS="--base-url https://... --api-key ..."
 	$(BIN)/conformance $(ARGS)
+
+image: ## build the simulator and runner images FROM scratch (needs a Docker engine; pulls nothing)
+	$(GO) run ./cmd/image -repo $(IMAGE_REPO) -tag $(IMAGE_TAG) -version $(VERSION)
 
 clean: ## remove build output, reports and the generated certificate
 	rm -rf $(BIN) reports .simdata
