@@ -175,6 +175,13 @@ func (c Config) withDefaults() Config {
 }
 
 // validate reports an unusable configuration, wrapping ErrConfig.
+// Validate reports, wrapping ErrConfig, everything that would stop Run
+// before it sends a request, so that a caller can check a configuration
+// before paying for a target (such as starting a container).
+func (c Config) Validate() error {
+	return c.withDefaults().validate()
+}
+
 func (c Config) validate() error {
 	var problems []string
 	if c.BaseURL == "" {

@@ -66,10 +66,9 @@ func (im *imageOptions) run(ctx context.Context, cfg steps.Config, log io.Writer
 	if im.timeout <= 0 {
 		return nil, fmt.Errorf("%w: --image-timeout must be positive", steps.ErrConfig)
 	}
-	// steps.Run validates the rest, but only once the container is up:
-	// catch the likeliest mistake before starting what may be a slow image.
-	if p := cfg.Primary; p.APIKey == "" || p.APISecret == "" || p.AccountID == "" {
-		return nil, fmt.Errorf("%w: the primary account needs an API key, an API secret and an account id (--api-key, --api-secret, --account-id)", steps.ErrConfig)
+	// Check the configuration before starting what may be a slow image.
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	ctr, err := im.start(ctx, log)
 	defer func() {
