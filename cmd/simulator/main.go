@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"os/signal"
 	"sort"
@@ -105,6 +106,8 @@ func (m *Main) ParseFlags(_ context.Context, args []string) error {
 	fs.IntVar(&c.CampaignsPerAccount, "campaigns", sim.DefaultCampaigns, "generated campaigns per account")
 	fs.IntVar(&c.RateLimit, "rate-limit", 100, "requests allowed per account per window (spec §8: 100)")
 	fs.DurationVar(&c.RateWindow, "rate-window", time.Minute, "rate-limit window (spec §8: 1m)")
+	fs.StringVar(&c.RedisURL, "redis-url", "", "keep state in this Redis (redis://127.0.0.1:6379/0), shared by replicas (default: in memory)")
+	fs.StringVar(&c.RedisPrefix, "redis-prefix", "", "key prefix in Redis; replicas that share state use the same (default partnersim:)")
 	fs.StringVar(&c.AdminToken, "admin-token", "", "control API bearer token (default: random, printed at start)")
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", server.DefaultMaxBodyBytes, "largest accepted request body")
 	fs.StringVar(&m.LogFormat, "log-format", "text", "log format: text or json")
@@ -208,6 +211,14 @@ func (m *Main) printBanner() {
 	} else {
 		fmt.Fprintf(w, "  WARNING:      plain HTTP (--insecure); the spec (§1) requires HTTPS\n")
 	}
+	state := "in memory (this process only)"
+	if m.Config.RedisURL != "" {
+		state = "Redis " + redactURL(m.Config.RedisURL)
+		if !s.Seeded {
+			state += " (campaigns already seeded there)"
+		}
+	}
+	fmt.Fprintf(w, "  State:        %s\n", state)
 	limit, window := m.Config.RateLimit, m.Config.RateWindow
 	fmt.Fprintf(w, "  Rate limit:   %d requests per %s per account\n", limit, window)
 	if len(m.Config.Violations) > 0 {
@@ -222,6 +233,15 @@ func (m *Main) printBanner() {
 	fmt.Fprintf(w, "      -H 'Content-Type: application/json' -H 'x-api-key: %s' \\\n", a.APIKey)
 	fmt.Fprintf(w, "      -H 'x-api-secret: %s' -H 'x-account-id: %s' \\\n", a.APISecret, a.AccountID)
 	fmt.Fprintf(w, "      -d '{\"limit\": 2, \"page\": 1}'\n\n")
+}
+
+// redactURL drops a password from a URL before it is printed.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
 }
 
 func (m *Main) printViolations() {

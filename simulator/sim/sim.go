@@ -18,6 +18,7 @@ import (
 	"github.com/partner-v3/conformance-kit/fixtures"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/inmem"
+	"github.com/partner-v3/conformance-kit/simulator/redisstore"
 	"github.com/partner-v3/conformance-kit/simulator/seed"
 	"github.com/partner-v3/conformance-kit/simulator/server"
 )
@@ -57,6 +58,14 @@ type Config struct {
 	// RateLimit and RateWindow; zero means the spec's 100 per minute (§8).
 	RateLimit  int
 	RateWindow time.Duration
+
+	// RedisURL, if set, keeps contacts, campaigns, rate counters, clock and
+	// faults in that Redis, so that replicas pointed at it share them (spec
+	// §8: one shared counter per account). Empty means in memory.
+	RedisURL string
+	// RedisPrefix namespaces the keys; replicas that share state use the
+	// same one. Empty means redisstore.DefaultPrefix.
+	RedisPrefix string
 
 	// AdminToken protects the control API. If empty, a random one is made.
 	AdminToken string
@@ -116,10 +125,6 @@ func New(ctx context.Context, cfg Config) (*Simulator, error) {
 		AdminAddr:    cfg.AdminAddr,
 		AdminToken:   token,
 		Accounts:     inmem.NewAccountStore(accounts),
-		Contacts:     inmem.NewContactStore(),
-		Campaigns:    inmem.NewCampaignStore(),
-		Counter:      inmem.NewRateCounter(limit, window),
-		Control:      inmem.NewControlStore(),
 		RateLimit:    cfg.RateLimit,
 		RateWindow:   cfg.RateWindow,
 		MaxBodyBytes: cfg.MaxBodyBytes,
@@ -130,7 +135,11 @@ func New(ctx context.Context, cfg Config) (*Simulator, error) {
 	for _, v := range cfg.Violations {
 		sim.Server.Violations[v] = true
 	}
+	if err := sim.openState(ctx, cfg, limit, window); err != nil {
+		return nil, err
+	}
 	if err := sim.seed(ctx, cfg, accounts); err != nil {
+		sim.Close()
 		return nil, err
 	}
 	if !cfg.Insecure {
@@ -140,6 +149,32 @@ func New(ctx context.Context, cfg Config) (*Simulator, error) {
 		sim.TLSConfig = sim.Cert.TLSConfig()
 	}
 	return sim, nil
+}
+
+// openState sets up the backends: in memory, or one Redis shared by
+// replicas.
+func (sim *Simulator) openState(ctx context.Context, cfg Config, limit int, window time.Duration) error {
+	s := sim.Server
+	if cfg.RedisURL == "" {
+		s.Contacts, s.Campaigns, s.Control = inmem.NewContactStore(), inmem.NewCampaignStore(), inmem.NewControlStore()
+		s.Counter = inmem.NewRateCounter(limit, window)
+		return nil
+	}
+	db := &redisstore.DB{URL: cfg.RedisURL, Prefix: cfg.RedisPrefix}
+	if err := db.Open(); err != nil {
+		return err
+	}
+	// Seeding needs Redis now; later outages are answered 500 and
+	// recovered from by themselves.
+	if err := db.Ping(ctx); err != nil {
+		db.Close()
+		return fmt.Errorf("redis at start: %w", err)
+	}
+	sim.closers = append(sim.closers, db.Close)
+	s.Contacts, s.Campaigns, s.Control = redisstore.NewContactStore(db), redisstore.NewCampaignStore(db), redisstore.NewControlStore(db)
+	s.Counter = redisstore.NewRateCounter(db, limit, window)
+	s.Health = db.Ping
+	return nil
 }
 
 func (sim *Simulator) seed(ctx context.Context, cfg Config, accounts []*simulator.Account) error {
