@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/redis/go-redis/v9"
 
@@ -14,8 +15,16 @@ import (
 var _ simulator.CampaignStore = (*CampaignStore)(nil)
 
 // CampaignStore keeps the seeded campaigns and their statistics in Redis.
+//
+// It remembers the last campaigns it was asked to seed: when Redis comes
+// back empty (restarted without persistence, or flushed), the next read
+// finds no version and seeds them again, so the simulator recovers its
+// campaigns without a restart.
 type CampaignStore struct {
 	db *DB
+
+	mu       sync.Mutex
+	seedArgs []any // the arguments of the last seedCampaignsScript call
 }
 
 // NewCampaignStore returns a CampaignStore on db.
@@ -71,21 +80,64 @@ func (s *CampaignStore) SeedCampaigns(ctx context.Context, version string, campa
 		}
 		args = append(args, c.AccountID, campaignID(c.ID), b)
 	}
-	keys := []string{db.key("campaign-version"), db.key("campaign-accounts")}
-	stored, err := seedCampaignsScript.Run(ctx, db.client, keys, args...).Int()
+	s.mu.Lock()
+	s.seedArgs = args
+	s.mu.Unlock()
+	stored, err := s.seed(ctx, args)
 	if err != nil {
 		return false, fmt.Errorf("seed campaigns: %w", err)
 	}
-	return stored == 1, nil
+	return stored, nil
+}
+
+func (s *CampaignStore) seed(ctx context.Context, args []any) (bool, error) {
+	keys := []string{s.db.key("campaign-version"), s.db.key("campaign-accounts")}
+	stored, err := seedCampaignsScript.Run(ctx, s.db.client, keys, args...).Int()
+	return stored == 1, err
+}
+
+// reseed stores the remembered campaigns again after Redis lost them. It
+// reports false when this store never seeded (nothing to restore). Several
+// replicas reseeding at once store once: the script checks the version.
+func (s *CampaignStore) reseed(ctx context.Context) (bool, error) {
+	s.mu.Lock()
+	args := s.seedArgs
+	s.mu.Unlock()
+	if args == nil {
+		return false, nil
+	}
+	if _, err := s.seed(ctx, args); err != nil {
+		return false, fmt.Errorf("reseed campaigns: %w", err)
+	}
+	return true, nil
 }
 
 // FindCampaigns implements simulator.CampaignStore.
 func (s *CampaignStore) FindCampaigns(ctx context.Context, filter simulator.CampaignFilter) ([]*simulator.Campaign, int, error) {
 	db := s.db
-	keys := []string{db.key("campaign-order", filter.AccountID), db.key("campaign-data", filter.AccountID)}
-	total, records, err := page(pageScript.Run(ctx, db.client, keys, max(filter.Offset, 0), max(filter.Limit, 0)))
-	if err != nil {
-		return nil, 0, fmt.Errorf("find campaigns: %w", err)
+	keys := []string{
+		db.key("campaign-order", filter.AccountID), db.key("campaign-data", filter.AccountID),
+		db.key("campaign-version"),
+	}
+	var (
+		total   int
+		records []string
+		err     error
+	)
+	for attempt := 0; ; attempt++ {
+		total, records, err = page(pageScript.Run(ctx, db.client, keys, max(filter.Offset, 0), max(filter.Limit, 0)))
+		if err != nil {
+			return nil, 0, fmt.Errorf("find campaigns: %w", err)
+		}
+		if total >= 0 {
+			break
+		}
+		// No version: Redis lost the campaigns (or none were ever seeded).
+		if ok, err := s.reseed(ctx); err != nil {
+			return nil, 0, fmt.Errorf("find campaigns: %w", err)
+		} else if !ok || attempt > 0 {
+			return []*simulator.Campaign{}, 0, nil
+		}
 	}
 	campaigns := make([]*simulator.Campaign, 0, len(records))
 	for _, r := range records {
@@ -103,21 +155,36 @@ func (s *CampaignStore) FindCampaigns(ctx context.Context, filter simulator.Camp
 // answer for an unknown campaignId is not shown; ASSUMPTION: the same
 // ENOTFOUND whether it exists elsewhere or not, so nothing leaks).
 func (s *CampaignStore) FindCampaignByID(ctx context.Context, accountID string, id int64) (*simulator.Campaign, error) {
+	notFound := simulator.Errorf(simulator.ENOTFOUND, "%s", simulator.MsgCampaignNotFound)
 	if id <= 0 {
-		return nil, simulator.Errorf(simulator.ENOTFOUND, "%s", simulator.MsgCampaignNotFound)
+		return nil, notFound
 	}
 	db := s.db
-	r, err := db.client.HGet(ctx, db.key("campaign-data", accountID), campaignID(id)).Result()
-	if errors.Is(err, redis.Nil) {
-		return nil, simulator.Errorf(simulator.ENOTFOUND, "%s", simulator.MsgCampaignNotFound)
-	} else if err != nil {
-		return nil, fmt.Errorf("find campaign: %w", err)
+	for attempt := 0; ; attempt++ {
+		r, err := db.client.HGet(ctx, db.key("campaign-data", accountID), campaignID(id)).Result()
+		if err == nil {
+			c, err := decodeCampaign(r)
+			if err != nil {
+				return nil, fmt.Errorf("find campaign: %w", err)
+			}
+			return c, nil
+		} else if !errors.Is(err, redis.Nil) {
+			return nil, fmt.Errorf("find campaign: %w", err)
+		}
+		// A miss is a miss, unless Redis lost the campaigns.
+		n, err := db.client.Exists(ctx, db.key("campaign-version")).Result()
+		if err != nil {
+			return nil, fmt.Errorf("find campaign: %w", err)
+		}
+		if n == 1 || attempt > 0 {
+			return nil, notFound
+		}
+		if ok, err := s.reseed(ctx); err != nil {
+			return nil, fmt.Errorf("find campaign: %w", err)
+		} else if !ok {
+			return nil, notFound
+		}
 	}
-	c, err := decodeCampaign(r)
-	if err != nil {
-		return nil, fmt.Errorf("find campaign: %w", err)
-	}
-	return c, nil
 }
 
 func decodeCampaign(s string) (*simulator.Campaign, error) {

@@ -87,9 +87,13 @@ return 1
 // pageScript reads a page of an ordered set and the records it names, in
 // one atomic step, so a page never mixes two states.
 //
-// KEYS: order zset, data hash. ARGV: offset, limit (0: no limit).
-// Returns {total, json...}.
+// KEYS: order zset, data hash, and optionally a key that must exist (the
+// campaign version). ARGV: offset, limit (0: no limit).
+// Returns {total, json...}, or {-1} when the third key is missing.
 var pageScript = redis.NewScript(`
+if KEYS[3] and redis.call('EXISTS', KEYS[3]) == 0 then
+  return {-1}
+end
 local total = redis.call('ZCARD', KEYS[1])
 local offset, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
 local stop = -1

@@ -409,3 +409,86 @@ func TestReplicas(t *testing.T) {
 		}
 	})
 }
+
+// TestReplicaOutage kills the redis-server under a running simulator and
+// starts it again: meanwhile every partner request answers spec §7's 500
+// Internal server error in JSON, quickly, and /healthz says why; afterwards
+// the simulator serves again, campaigns included, without a restart.
+func TestReplicaOutage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the simulator binary")
+	}
+	redisBin := redisServerBinary(t)
+	port := freePort(t)
+	srv := startRedisServer(t, redisBin, port)
+	accounts, err := simulator.ReadAccounts(bytes.NewReader(fixtures.Accounts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	alpha := accounts[0]
+	r := startReplica(t, buildSimulator(t), "replica", "redis://127.0.0.1:"+strconv.Itoa(port)+"/0", t.TempDir())
+	list := map[string]int{"limit": 10, "page": 1}
+	status, _, before := r.call(t, alpha, simulator.OpCampaignList, list)
+	if status != http.StatusOK {
+		t.Fatalf("campaign/list before the outage: %d %s", status, before)
+	}
+
+	srv.stop(t)
+	for _, op := range []struct {
+		name string
+		body any
+	}{
+		{simulator.OpContactAdd, map[string]string{"email": "outage@example.com"}},
+		{simulator.OpCampaignList, list},
+		{simulator.OpCampaignStats, map[string]int{"campaignId": 1}},
+	} {
+		start := time.Now()
+		status, header, body := r.call(t, alpha, op.name, op.body)
+		elapsed := time.Since(start)
+		t.Logf("%s during the outage: %d %s after %v", op.name, status, bytes.TrimSpace(body), elapsed.Round(time.Millisecond))
+		if status != http.StatusInternalServerError {
+			t.Errorf("%s: status = %d, want 500", op.name, status)
+		}
+		if got, want := strings.TrimSpace(string(body)), `{"error":"`+simulator.MsgInternal+`"}`; got != want {
+			t.Errorf("%s: body = %s, want %s", op.name, got, want)
+		}
+		if ct := header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+			t.Errorf("%s: Content-Type = %q, want application/json", op.name, ct)
+		}
+		if elapsed >= hangBound {
+			t.Errorf("%s took %v, want an answer before %v", op.name, elapsed, hangBound)
+		}
+	}
+	var health struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+	}
+	if code := r.admin(t, http.MethodGet, "/healthz", nil, &health); code != http.StatusServiceUnavailable || !strings.Contains(health.Error, "redis") {
+		t.Errorf("/healthz during the outage = %d %+v, want 503 naming redis", code, health)
+	}
+
+	// The new redis-server starts empty: the simulator seeds again by itself.
+	startRedisServer(t, redisBin, port)
+	start := time.Now()
+	var after []byte
+	for {
+		status, _, after = r.call(t, alpha, simulator.OpCampaignList, list)
+		if status == http.StatusOK {
+			break
+		}
+		if time.Since(start) > recoverBound {
+			t.Fatalf("campaign/list still %d %s %v after Redis came back", status, after, recoverBound)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("serving again %v after Redis came back", time.Since(start).Round(time.Millisecond))
+	if !bytes.Equal(after, before) {
+		t.Errorf("campaign/list after the restart differs:\nbefore: %.300s\nafter:  %.300s", before, after)
+	}
+	if status, _, body := r.call(t, alpha, simulator.OpContactAdd, map[string]string{"email": "outage@example.com"}); status != http.StatusOK {
+		t.Errorf("contact/add after the restart: %d %s", status, body)
+	}
+	if code := r.admin(t, http.MethodGet, "/healthz", nil, &health); code != http.StatusOK || health.Status != "ok" {
+		t.Errorf("/healthz after the restart = %d %+v, want 200 ok", code, health)
+	}
+}
