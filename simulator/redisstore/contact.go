@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,16 +34,22 @@ const maxUpsertAttempts = 100
 // none does, stores the new one and its indexes, in one atomic step: two
 // concurrent upserts of one email can never both create.
 //
+// The phone index is a sorted set of "<hex phoneNo>:<20-digit sequence>:<id>"
+// members with equal scores: the first member of a phoneNo's lexical range
+// is the oldest contact that has that phoneNo now (as inmem scans), and a
+// merge that replaces a phoneNo moves the contact's member.
+//
 // KEYS: data hash, account order, global order, email index, phone index,
 // sequence, accounts set. ARGV: match kind ("email", "phone" or ""),
-// lower-cased email, phoneNo, id, contact JSON, account.
+// lower-cased email, hex phoneNo, id, contact JSON, account.
 // Returns {1, id, json} when it created, {0, id, json} when it matched.
 var createContactScript = redis.NewScript(`
 local existing
 if ARGV[1] == 'email' then
   existing = redis.call('HGET', KEYS[4], ARGV[2])
 elseif ARGV[1] == 'phone' then
-  existing = redis.call('HGET', KEYS[5], ARGV[3])
+  local m = redis.call('ZRANGEBYLEX', KEYS[5], '[' .. ARGV[3] .. ':', '(' .. ARGV[3] .. ';', 'LIMIT', 0, 1)[1]
+  if m then existing = string.sub(m, #ARGV[3] + 23) end
 end
 if existing then
   local data = redis.call('HGET', KEYS[1], existing)
@@ -61,25 +68,34 @@ if ARGV[2] ~= '' then
   redis.call('HSET', KEYS[4], ARGV[2], ARGV[4])
 end
 if ARGV[3] ~= '' then
-  redis.call('HSETNX', KEYS[5], ARGV[3], ARGV[4])
+  local s = tostring(seq)
+  redis.call('ZADD', KEYS[5], 0, ARGV[3] .. ':' .. string.rep('0', 20 - #s) .. s .. ':' .. ARGV[4])
 end
 redis.call('SADD', KEYS[7], ARGV[6])
 return {1, ARGV[4], ARGV[5]}
 `)
 
 // updateContactScript replaces a stored contact only if it is still the
-// version the caller merged into (compare-and-set), and indexes a phoneNo
-// the merge added.
+// version the caller merged into (compare-and-set), and moves its phone
+// index member when the merge replaced the phoneNo.
 //
-// KEYS: data hash, phone index. ARGV: id, old JSON, new JSON, phoneNo.
+// KEYS: data hash, phone index, account order. ARGV: id, old JSON, new
+// JSON, old hex phoneNo, new hex phoneNo.
 // Returns 1 when it replaced, 0 when the contact changed or vanished.
 var updateContactScript = redis.NewScript(`
 if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then
   return 0
 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
-if ARGV[4] ~= '' then
-  redis.call('HSETNX', KEYS[2], ARGV[4], ARGV[1])
+if ARGV[4] ~= ARGV[5] then
+  local s = tostring(tonumber(redis.call('ZSCORE', KEYS[3], ARGV[1])))
+  local seq = string.rep('0', 20 - #s) .. s
+  if ARGV[4] ~= '' then
+    redis.call('ZREM', KEYS[2], ARGV[4] .. ':' .. seq .. ':' .. ARGV[1])
+  end
+  if ARGV[5] ~= '' then
+    redis.call('ZADD', KEYS[2], 0, ARGV[5] .. ':' .. seq .. ':' .. ARGV[1])
+  end
 end
 return 1
 `)
@@ -170,7 +186,7 @@ func (s *ContactStore) UpsertContact(ctx context.Context, c *simulator.Contact) 
 		db.key("contact-accounts"),
 	}
 	for range maxUpsertAttempts {
-		res, err := createContactScript.Run(ctx, db.client, keys, kind, email, c.PhoneNo, c.ID, newJSON, acct).Slice()
+		res, err := createContactScript.Run(ctx, db.client, keys, kind, email, hexPhone(c.PhoneNo), c.ID, newJSON, acct).Slice()
 		if err != nil {
 			return nil, false, fmt.Errorf("upsert contact: %w", err)
 		}
@@ -188,15 +204,12 @@ func (s *ContactStore) UpsertContact(ctx context.Context, c *simulator.Contact) 
 		phoneBefore := stored.PhoneNo
 		stored.Merge(c)
 		stored.UpdatedAt = c.UpdatedAt // as inmem: a merge is an update
-		phoneAdded := ""
-		if stored.PhoneNo != phoneBefore {
-			phoneAdded = stored.PhoneNo
-		}
 		merged, err := json.Marshal(stored)
 		if err != nil {
 			return nil, false, fmt.Errorf("upsert contact: %w", err)
 		}
-		ok, err := updateContactScript.Run(ctx, db.client, []string{keys[0], keys[4]}, id, oldJSON, merged, phoneAdded).Int()
+		ok, err := updateContactScript.Run(ctx, db.client, []string{keys[0], keys[4], keys[1]},
+			id, oldJSON, merged, hexPhone(phoneBefore), hexPhone(stored.PhoneNo)).Int()
 		if err != nil {
 			return nil, false, fmt.Errorf("upsert contact: %w", err)
 		}
@@ -241,6 +254,12 @@ func (s *ContactStore) DeleteContacts(ctx context.Context, accountID string) err
 		return fmt.Errorf("delete contacts: %w", err)
 	}
 	return nil
+}
+
+// hexPhone encodes a phoneNo for the phone index: hex digits never hold
+// the index's ":" separator, so one phoneNo's range never takes in another.
+func hexPhone(phone string) string {
+	return hex.EncodeToString([]byte(phone))
 }
 
 func decodeContact(s string) (*simulator.Contact, error) {

@@ -16,7 +16,7 @@
 //	P contact-order:<account>     zset    the account's contact ids by sequence
 //	P contact-data:<account>      hash    contact id -> contact JSON
 //	P contact-email:<account>     hash    lower-cased email -> contact id
-//	P contact-phone:<account>     hash    phoneNo -> contact id
+//	P contact-phone:<account>     zset    "<hex phoneNo>:<sequence>:<id>", lexical order
 //	P contact-accounts            set     accounts that hold contacts
 //	P campaign-version            string  version of the seeded campaigns
 //	P campaign-order:<account>    zset    zero-padded campaign ids (lexical = numeric order)

@@ -196,6 +196,33 @@ func testContacts(t *testing.T, open func(t *testing.T) Backend) {
 		}
 	})
 
+	t.Run("a phoneNo replaced by a merge no longer matches", func(t *testing.T) {
+		s := open(t).Contacts
+		mustUpsert(t, s, newContact(accountA, "c1", "ada@example.com", "+15550100"))
+		if stored, created := mustUpsert(t, s, newContact(accountA, "c2", "ada@example.com", "+15550199")); created || stored.PhoneNo != "+15550199" {
+			t.Fatalf("merge: PhoneNo, created = %q, %v, want +15550199, false", stored.PhoneNo, created)
+		}
+		if stored, created := mustUpsert(t, s, newContact(accountA, "c3", "", "+15550100")); !created || stored.ID != "c3" {
+			t.Errorf("old phoneNo: ID, created = %q, %v, want c3, true", stored.ID, created)
+		}
+		if stored, created := mustUpsert(t, s, newContact(accountA, "c4", "", "+15550199")); created || stored.ID != "c1" {
+			t.Errorf("new phoneNo: ID, created = %q, %v, want c1, false", stored.ID, created)
+		}
+	})
+
+	t.Run("a request without email merges into the oldest contact with that phoneNo", func(t *testing.T) {
+		s := open(t).Contacts
+		mustUpsert(t, s, newContact(accountA, "c1", "ada@example.com", ""))
+		mustUpsert(t, s, newContact(accountA, "c2", "", "+15550100"))
+		// c1, the older, gains c2's phoneNo.
+		if stored, created := mustUpsert(t, s, newContact(accountA, "c3", "ada@example.com", "+15550100")); created || stored.ID != "c1" {
+			t.Fatalf("merge by email: ID, created = %q, %v, want c1, false", stored.ID, created)
+		}
+		if stored, created := mustUpsert(t, s, newContact(accountA, "c4", "", "+15550100")); created || stored.ID != "c1" {
+			t.Errorf("by phoneNo: ID, created = %q, %v, want c1 (the oldest), false", stored.ID, created)
+		}
+	})
+
 	tests := []struct {
 		name         string
 		first, again *simulator.Contact
@@ -353,52 +380,60 @@ func testContacts(t *testing.T, open func(t *testing.T) Backend) {
 		}
 	})
 
-	t.Run("concurrent upserts of one email create exactly one contact", func(t *testing.T) {
-		s := open(t).Contacts
-		const n = 20
-		var (
-			wg      sync.WaitGroup
-			mu      sync.Mutex
-			created int
-			ids     = map[string]bool{}
-			errs    []error
-		)
-		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				// Alternate the case: the match is case-insensitive.
-				email := "ada@example.com"
-				if i%2 == 1 {
-					email = "Ada@Example.com"
-				}
-				c := newContact(accountA, fmt.Sprintf("c%02d", i), email, "")
-				c.City = fmt.Sprintf("city %d", i)
-				stored, ok, err := s.UpsertContact(context.Background(), c)
-				mu.Lock()
-				defer mu.Unlock()
-				if err != nil {
-					errs = append(errs, err)
-					return
-				}
-				if ok {
-					created++
-				}
-				ids[stored.ID] = true
-			}()
-		}
-		wg.Wait()
-		if len(errs) > 0 {
-			t.Fatalf("UpsertContact: %d errors, first: %v", len(errs), errs[0])
-		}
-		if got, want := created, 1; got != want {
-			t.Errorf("created = %d, want %d", got, want)
-		}
-		if got, want := len(ids), 1; got != want {
-			t.Errorf("distinct stored IDs = %d, want %d", got, want)
-		}
-		if _, total := mustFindContacts(t, s, simulator.ContactFilter{AccountID: accountA}); total != 1 {
-			t.Errorf("total = %d, want 1", total)
-		}
-	})
+	for _, key := range []string{"email", "phoneNo"} {
+		t.Run("concurrent upserts of one "+key+" create exactly one contact", func(t *testing.T) {
+			testConcurrentUpserts(t, open(t).Contacts, key == "email")
+		})
+	}
+}
+
+func testConcurrentUpserts(t *testing.T, s simulator.ContactStore, byEmail bool) {
+	const n = 20
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		created int
+		ids     = map[string]bool{}
+		errs    []error
+	)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Alternate the case: the email match is case-insensitive.
+			email := "ada@example.com"
+			if i%2 == 1 {
+				email = "Ada@Example.com"
+			}
+			c := newContact(accountA, fmt.Sprintf("c%02d", i), email, "")
+			if !byEmail {
+				c = newContact(accountA, fmt.Sprintf("c%02d", i), "", "+15550100")
+			}
+			c.City = fmt.Sprintf("city %d", i)
+			stored, ok, err := s.UpsertContact(context.Background(), c)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, err)
+				return
+			}
+			if ok {
+				created++
+			}
+			ids[stored.ID] = true
+		}()
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		t.Fatalf("UpsertContact: %d errors, first: %v", len(errs), errs[0])
+	}
+	if got, want := created, 1; got != want {
+		t.Errorf("created = %d, want %d", got, want)
+	}
+	if got, want := len(ids), 1; got != want {
+		t.Errorf("distinct stored IDs = %d, want %d", got, want)
+	}
+	if _, total := mustFindContacts(t, s, simulator.ContactFilter{AccountID: accountA}); total != 1 {
+		t.Errorf("total = %d, want 1", total)
+	}
 }
