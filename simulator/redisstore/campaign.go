@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -90,9 +91,15 @@ func (s *CampaignStore) SeedCampaigns(ctx context.Context, version string, campa
 	return stored, nil
 }
 
+// seedTimeout bounds the seeding script instead of DB.Timeout: storing
+// 10,000 campaigns for each of two accounts takes about 200 ms on a local
+// Redis, and more accounts take longer; a read timeout in the middle would
+// fail the simulator's start (and a retry would only find it done).
+const seedTimeout = 30 * time.Second
+
 func (s *CampaignStore) seed(ctx context.Context, args []any) (bool, error) {
 	keys := []string{s.db.key("campaign-version"), s.db.key("campaign-accounts")}
-	stored, err := seedCampaignsScript.Run(ctx, s.db.client, keys, args...).Int()
+	stored, err := seedCampaignsScript.Run(ctx, s.db.client.WithTimeout(seedTimeout), keys, args...).Int()
 	return stored == 1, err
 }
 

@@ -244,3 +244,28 @@ func TestCampaignStore_ReseedsAfterDataLoss(t *testing.T) {
 		t.Errorf("FindCampaigns after another replica's v2 = %d campaigns, total %d, %v; want campaign 7", len(cs), total, err)
 	}
 }
+
+// Seeding many campaigns may take longer than the short timeout that keeps
+// requests from hanging; it has its own.
+func TestCampaignStore_SeedOutlastsTheRequestTimeout(t *testing.T) {
+	m := miniredis.RunT(t)
+	db := redisstore.NewDB("redis://" + m.Addr() + "/0")
+	db.Timeout = 200 * time.Millisecond
+	if err := db.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var cs []*simulator.Campaign
+	for id := range int64(6000) {
+		cs = append(cs, testCampaign([]string{"a", "b"}[id%2], id+1))
+	}
+	s := redisstore.NewCampaignStore(db)
+	start := time.Now()
+	if _, err := s.SeedCampaigns(context.Background(), "v1", cs); err != nil {
+		t.Fatalf("SeedCampaigns: %v after %v", err, time.Since(start))
+	}
+	t.Logf("seeded %d campaigns in %v", len(cs), time.Since(start))
+	if _, total, err := s.FindCampaigns(context.Background(), simulator.CampaignFilter{AccountID: "a", Limit: 1}); err != nil || total != 3000 {
+		t.Errorf("FindCampaigns: total %d, %v, want 3000", total, err)
+	}
+}
