@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -267,5 +268,69 @@ func TestCampaignStore_SeedOutlastsTheRequestTimeout(t *testing.T) {
 	t.Logf("seeded %d campaigns in %v", len(cs), time.Since(start))
 	if _, total, err := s.FindCampaigns(context.Background(), simulator.CampaignFilter{AccountID: "a", Limit: 1}); err != nil || total != 3000 {
 		t.Errorf("FindCampaigns: total %d, %v, want 3000", total, err)
+	}
+}
+
+// Two connection pools stand for two simulator processes: hammering one
+// account through both at once lets exactly the limit through (spec §8:
+// one shared counter per account), with no Count seen twice.
+func TestRateCounter_TwoPools(t *testing.T) {
+	tests := []struct {
+		name string
+		url  func(t *testing.T) string
+	}{
+		{"miniredis", func(t *testing.T) string { return "redis://" + miniredis.RunT(t).Addr() + "/0" }},
+		{"redis-server", func(t *testing.T) string { return realRedisURL(t) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u := tt.url(t)
+			a := MustOpenDB(t, u)
+			b := redisstore.NewDB(u)
+			b.Prefix = a.Prefix
+			if err := b.Open(); err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			counters := []simulator.RateCounter{
+				redisstore.NewRateCounter(a, simulator.DefaultRateLimit, simulator.DefaultRateWindow),
+				redisstore.NewRateCounter(b, simulator.DefaultRateLimit, simulator.DefaultRateWindow),
+			}
+			var (
+				wg     sync.WaitGroup
+				mu     sync.Mutex
+				counts = map[int]int{}
+				errs   []error
+			)
+			for g := range 40 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for range 5 {
+						d, err := counters[g%2].Take(context.Background(), "acc", now)
+						mu.Lock()
+						if err != nil {
+							errs = append(errs, err)
+						} else if d.Allowed {
+							counts[d.Count]++
+						}
+						mu.Unlock()
+					}
+				}()
+			}
+			wg.Wait()
+			if len(errs) > 0 {
+				t.Fatalf("Take: %d errors, first: %v", len(errs), errs[0])
+			}
+			if got, want := len(counts), simulator.DefaultRateLimit; got != want {
+				t.Errorf("distinct counts allowed = %d, want %d", got, want)
+			}
+			for n, times := range counts {
+				if times != 1 || n < 1 || n > simulator.DefaultRateLimit {
+					t.Errorf("count %d allowed %d times, want once, within 1..%d", n, times, simulator.DefaultRateLimit)
+				}
+			}
+		})
 	}
 }
