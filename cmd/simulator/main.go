@@ -20,6 +20,7 @@ import (
 	"github.com/partner-v3/conformance-kit/simulator/seed"
 	"github.com/partner-v3/conformance-kit/simulator/server"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
+	"github.com/redis/go-redis/v9"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -160,6 +161,9 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	m.Config.Logger = logger
+	// go-redis logs its reconnection attempts with the standard logger;
+	// give them the simulator's format and level instead.
+	redis.SetLogger(redisLogger{logger})
 	s, err := sim.New(ctx, m.Config)
 	if err != nil {
 		return err
@@ -233,6 +237,13 @@ func (m *Main) printBanner() {
 	fmt.Fprintf(w, "      -H 'Content-Type: application/json' -H 'x-api-key: %s' \\\n", a.APIKey)
 	fmt.Fprintf(w, "      -H 'x-api-secret: %s' -H 'x-account-id: %s' \\\n", a.APISecret, a.AccountID)
 	fmt.Fprintf(w, "      -d '{\"limit\": 2, \"page\": 1}'\n\n")
+}
+
+// redisLogger hands go-redis's log lines to slog as warnings.
+type redisLogger struct{ l *slog.Logger }
+
+func (r redisLogger) Printf(ctx context.Context, format string, v ...any) {
+	r.l.WarnContext(ctx, "redis: "+fmt.Sprintf(format, v...))
 }
 
 // redactURL drops a password from a URL before it is printed.

@@ -77,6 +77,9 @@ func (s *ContactStore) UpsertContact(_ context.Context, c *simulator.Contact) (*
 // match finds the contact c duplicates: same account and same email, or,
 // when c has no email, same phoneNo.
 func (s *ContactStore) match(c *simulator.Contact) *simulator.Contact {
+	if c.Email == "" && c.PhoneNo == "" {
+		return nil // nothing to be the same contact by
+	}
 	for _, old := range s.contacts {
 		if old.AccountID != c.AccountID {
 			continue
@@ -187,6 +190,7 @@ func (s *CampaignStore) FindCampaignByID(_ context.Context, accountID string, id
 
 // window returns the part of all that offset and limit select.
 func window[T any](all []T, offset, limit int) []T {
+	offset = max(offset, 0)
 	if offset >= len(all) {
 		return nil
 	}
