@@ -1249,14 +1249,23 @@ func startsWithUnusedBudget(ctx context.Context) error {
 		return err
 	}
 	id := s.suite.cfg.Primary.AccountID
-	if s.suite.admin != nil {
-		if err := s.suite.admin.resetRate(ctx, id); err != nil {
-			return fmt.Errorf("reset the rate counter through the control API: %w", err)
-		}
-		s.suite.pacer.forget(id)
-		return nil
+	if reset, err := s.resetBudget(ctx, id); reset || err != nil {
+		return err
 	}
 	return s.suite.pacer.waitFresh(ctx, id, s.suite.pacer.limit+3)
+}
+
+// resetBudget empties the account's rate counter through the simulator's
+// control API, when the run has one, and reports whether it did.
+func (s *scenarioState) resetBudget(ctx context.Context, accountID string) (bool, error) {
+	if s.suite.admin == nil {
+		return false, nil
+	}
+	if err := s.suite.admin.resetRate(ctx, accountID); err != nil {
+		return false, fmt.Errorf("reset the rate counter through the control API: %w", err)
+	}
+	s.suite.pacer.forget(accountID)
+	return true, nil
 }
 
 func sendsBurst(ctx context.Context) error {
@@ -1340,11 +1349,8 @@ func usedUpBudget(ctx context.Context) error {
 		return err
 	}
 	id := s.suite.cfg.Primary.AccountID
-	if s.suite.admin != nil {
-		if err := s.suite.admin.resetRate(ctx, id); err != nil {
-			return fmt.Errorf("reset the rate counter through the control API: %w", err)
-		}
-		s.suite.pacer.forget(id)
+	if _, err := s.resetBudget(ctx, id); err != nil {
+		return err
 	}
 	// Two windows' worth at most: a clock-aligned counter may reset once
 	// during the loop.

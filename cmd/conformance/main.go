@@ -21,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/cmd/internal/flagenv"
 	"github.com/partner-v3/conformance-kit/steps"
 )
 
@@ -75,11 +76,6 @@ type options struct {
 	image                                  imageOptions // image.go
 }
 
-// envName turns a flag name into its environment variable.
-func envName(flagName string) string {
-	return envPrefix + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
-}
-
 // parseFlags reads args, then the CONFORMANCE_* environment for every flag
 // not given (flag > environment > default).
 func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (*options, error) {
@@ -116,18 +112,10 @@ func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (*o
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
-	set := make(map[string]bool)
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	var err error
-	fs.VisitAll(func(f *flag.Flag) {
-		if set[f.Name] || err != nil {
-			return
-		}
-		if v := getenv(envName(f.Name)); v != "" {
-			if e := f.Value.Set(v); e != nil {
-				err = fmt.Errorf("%s=%q: %w", envName(f.Name), v, e)
-			}
-		}
+	// An empty variable counts as unset.
+	err := flagenv.Fill(fs, envPrefix, func(name string) (string, bool) {
+		v := getenv(name)
+		return v, v != ""
 	})
 	return o, err
 }

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/cmd/internal/flagenv"
 	"github.com/partner-v3/conformance-kit/simulator/seed"
 	"github.com/partner-v3/conformance-kit/simulator/server"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
@@ -70,12 +71,6 @@ func NewMain(stdout, stderr io.Writer) *Main {
 	return &Main{stdout: stdout, stderr: stderr}
 }
 
-// envName turns a flag name into its environment variable: --redis-url is
-// SIM_REDIS_URL.
-func envName(flagName string) string {
-	return "SIM_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
-}
-
 // stringList is a repeatable flag that also takes comma-separated values.
 type stringList []string
 
@@ -122,17 +117,8 @@ func (m *Main) ParseFlags(_ context.Context, args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	var err error
-	fs.VisitAll(func(f *flag.Flag) {
-		if v, ok := os.LookupEnv(envName(f.Name)); ok && !given[f.Name] && err == nil {
-			if serr := fs.Set(f.Name, v); serr != nil {
-				err = fmt.Errorf("%s=%q: %w", envName(f.Name), v, serr)
-			}
-		}
-	})
-	if err != nil {
+	// A variable set to "" counts: SIM_ADMIN_ADDR= turns the control API off.
+	if err := flagenv.Fill(fs, "SIM_", os.LookupEnv); err != nil {
 		return err
 	}
 	switch {
