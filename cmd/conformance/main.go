@@ -54,6 +54,17 @@ func main() {
 	os.Exit(code)
 }
 
+// isTerminal reports whether w is a terminal: colours only make sense
+// there, not in a piped CI log or a file.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
 // options are the parsed flags.
 type options struct {
 	baseURL, apiKey, apiSecret, accountID  string
@@ -135,7 +146,7 @@ func (o *options) config(stdout, stderr io.Writer) (steps.Config, error) {
 		Timeout:      o.timeout,
 		Output:       stdout,
 		Log:          stderr,
-		NoColors:     o.noColors,
+		NoColors:     o.noColors || !isTerminal(stdout),
 		Randomize:    o.random,
 		EmailDomain:  o.emailDomain,
 		SuiteVersion: version,
