@@ -5,7 +5,9 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -80,7 +82,7 @@ func decodeAdmin(r *http.Request, v any) error {
 	r.Body = http.MaxBytesReader(nil, r.Body, 1<<20)
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil && err.Error() != "EOF" {
+	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) { // an empty body is fine
 		return simulator.Errorf(simulator.EINVALID, "Control API: bad JSON body: %s", jsonErrorText(err))
 	}
 	return nil
@@ -112,15 +114,13 @@ func (s *Server) handleAdminConfig(w http.ResponseWriter, r *http.Request) {
 // read-only through the partner API, so they are already as seeded.
 func (s *Server) handleAdminReset(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	for what, err := range map[string]error{
-		"contacts": s.Contacts.DeleteContacts(ctx, ""),
-		"counters": s.Counter.ResetAll(ctx),
-		"control":  s.Control.ResetControl(ctx),
-	} {
-		if err != nil {
-			s.Error(w, r, fmt.Errorf("reset %s: %w", what, err))
-			return
-		}
+	if err := errors.Join(
+		s.Contacts.DeleteContacts(ctx, ""),
+		s.Counter.ResetAll(ctx),
+		s.Control.ResetControl(ctx),
+	); err != nil {
+		s.Error(w, r, fmt.Errorf("reset: %w", err))
+		return
 	}
 	s.journal.clear()
 	writeJSON(w, http.StatusOK, map[string]string{"status": "reset"})

@@ -41,7 +41,7 @@ func (s *Server) handleContactAdd(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	now, err := s.clock(r.Context())
+	now, err := s.requestTime(r)
 	if err != nil {
 		s.Error(w, r, err)
 		return

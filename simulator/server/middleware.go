@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"mime"
@@ -69,7 +70,11 @@ func (s *Server) limitRate(next http.Handler) http.Handler {
 		limit, _ := s.rateLimit()
 		w.Header().Set("X-RateLimit-Limit", strconv.Itoa(limit))
 		w.Header().Set("X-RateLimit-Remaining", strconv.Itoa(max(limit-d.Count, 0)))
-		if !d.Allowed {
+		if d.Allowed {
+			// The handler's "now" is the instant the request was counted at:
+			// one clock read per request (a round trip, on Redis).
+			r = r.WithContext(context.WithValue(r.Context(), nowKey{}, now))
+		} else {
 			w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(d.RetryAfter)))
 			if s.violates("rate-status-503") {
 				writeJSON(w, http.StatusServiceUnavailable, &ErrorResponse{Error: simulator.MsgRateLimit})
@@ -80,6 +85,17 @@ func (s *Server) limitRate(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+type nowKey struct{}
+
+// requestTime is the simulator time limitRate counted the request at, or,
+// for a request that did not pass through it, the clock read now.
+func (s *Server) requestTime(r *http.Request) (time.Time, error) {
+	if now, ok := r.Context().Value(nowKey{}).(time.Time); ok {
+		return now, nil
+	}
+	return s.clock(r.Context())
 }
 
 // retryAfterSeconds rounds up: a client that waits the whole seconds
