@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
+
+	"github.com/partner-v3/conformance-kit/steps/internal/mask"
 )
 
 // exchange is one request the suite sent and what came back, kept to check
@@ -25,6 +26,9 @@ type exchange struct {
 	rheader http.Header
 	rbody   []byte
 	tls     bool
+	// budget is the transport's finding of §8 for this request: a 429
+	// after a full quiet window.
+	budget string
 }
 
 // json decodes the response body: exactly one JSON value, numbers kept as
@@ -59,70 +63,26 @@ func (x *exchange) object() (map[string]any, error) {
 	return m, nil
 }
 
-// secretHeaders are masked in every dump (spec §5 credentials).
-var secretHeaders = []string{"X-Api-Key", "X-Api-Secret", "X-Account-Id", "Authorization"}
+// bodyLimit cuts the bodies a report shows.
+const bodyLimit = 4096
 
-// mask shows enough of a credential to recognise it and no more.
-func mask(v string) string {
-	if len(v) <= 8 {
-		return strings.Repeat("*", len(v))
-	}
-	return v[:4] + "…(" + fmt.Sprint(len(v)) + " chars)"
-}
-
-// dump renders the exchange for a failure message, secrets masked, bodies
-// cut at 2 KiB.
-func (x *exchange) dump() string {
+// report is the exchange as reports show it, credentials masked; nil for
+// no exchange.
+func (x *exchange) report() *Exchange {
 	if x == nil {
-		return "(no request was sent in this scenario)"
+		return nil
 	}
-	var b strings.Builder
-	b.WriteString("--- request (credentials masked) ---\n")
-	fmt.Fprintf(&b, "%s %s\n", x.method, x.url)
-	writeHeaders(&b, x.header, true)
-	if len(x.body) > 0 {
-		b.WriteString(cut(x.body))
-		b.WriteString("\n")
-	}
-	b.WriteString("--- response ---\n")
+	r := &Exchange{Method: x.method, URL: x.url, RequestHeader: mask.Header(x.header), RequestBody: cut(x.body),
+		Status: x.status, ResponseHeader: mask.Header(x.rheader), ResponseBody: cut(x.rbody), Duration: x.recv.Sub(x.sent)}
 	if x.err != nil {
-		fmt.Fprintf(&b, "no answer: %v\n", x.err)
-		return b.String()
+		r.Error = x.err.Error()
 	}
-	fmt.Fprintf(&b, "HTTP %d %s (after %s)\n", x.status, http.StatusText(x.status), x.recv.Sub(x.sent).Round(time.Millisecond))
-	writeHeaders(&b, x.rheader, false)
-	b.WriteString(cut(x.rbody))
-	return b.String()
-}
-
-func writeHeaders(b *strings.Builder, h http.Header, request bool) {
-	keys := make([]string, 0, len(h))
-	for k := range h {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		if !request && !slices.Contains([]string{"Content-Type", "Date", "Retry-After", "Allow", "Content-Length"}, k) {
-			continue
-		}
-		for _, v := range h[k] {
-			switch http.CanonicalHeaderKey(k) {
-			case "X-Api-Secret", "Authorization":
-				v = fmt.Sprintf("****(%d chars)", len(v))
-			default:
-				if slices.Contains(secretHeaders, http.CanonicalHeaderKey(k)) {
-					v = mask(v)
-				}
-			}
-			fmt.Fprintf(b, "%s: %s\n", k, v)
-		}
-	}
+	return r
 }
 
 func cut(b []byte) string {
-	const limit = 2048
-	if len(b) > limit {
-		return string(b[:limit]) + fmt.Sprintf("… (%d bytes in all)", len(b))
+	if len(b) > bodyLimit {
+		return string(b[:bodyLimit]) + fmt.Sprintf("… (%d bytes in all)", len(b))
 	}
 	return string(b)
 }
@@ -169,4 +129,12 @@ func intOf(v any) (int64, bool) {
 	}
 	i, err := n.Int64()
 	return i, err == nil
+}
+
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }

@@ -7,14 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
-	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/cucumber/godog"
 	"github.com/gavv/httpexpect/v2"
+
+	"github.com/partner-v3/conformance-kit/steps/internal/pace"
+	"github.com/partner-v3/conformance-kit/steps/internal/record"
 )
 
 // Operation paths of spec §4, by the names the spec and the scenarios use.
@@ -24,48 +24,33 @@ var operations = map[string]string{
 	"Campaign Stats": "campaign/stats",
 }
 
-// Spec messages the steps themselves need (the scenarios carry the others).
-const (
-	msgRateLimit = "Rate limit exceeded. Try again later."
-)
+// opRE matches the three operation names of spec §4.
+const opRE = `(Add Contact|Campaign List|Campaign Stats)`
 
-// suiteState is shared by every scenario of one Run.
-type suiteState struct {
-	cfg     Config
-	client  *http.Client // partner requests, paced
-	pacer   *pacer
-	admin   *adminClient // nil without a control API
-	results *collector
-	runID   string
+// msgRateLimit is the 429 message of spec §7; the steps need it
+// themselves (the scenarios carry the other messages).
+const msgRateLimit = "Rate limit exceeded. Try again later."
 
-	mu        sync.Mutex
-	campaigns map[string]*campaignInfo // by account id
-}
+// scenario is one scenario's state; every step is a method on it. godog
+// builds one per scenario, so scenarios cannot leak into each other.
+type scenario struct {
+	lib     *Library
+	env     *Env
+	result  *ScenarioResult
+	started time.Time
+	tags    map[string]bool
 
-// campaignInfo is what the suite learnt of an account's campaign list, read
-// once with the account's own credentials.
-type campaignInfo struct {
-	total     int64
-	firstPage []map[string]any // page 1 with limit 50
-	lastID    int64            // Id of the last campaign of the last page
-}
-
-// scenarioState is one scenario's state, kept in its context (never in
-// package variables), so scenarios cannot leak into each other.
-type scenarioState struct {
-	suite    *suiteState
-	result   *ScenarioResult
-	tags     map[string]bool
-	reporter *collectReporter
-
-	e       *httpexpect.Expect // the scenario's client, with its headers
-	primary *httpexpect.Expect // clean primary credentials
-	second  *httpexpect.Expect // clean second credentials; nil without one
+	reporter collectReporter
+	e        *httpexpect.Expect // the scenario's client, with its headers
+	primary  *httpexpect.Expect // clean primary credentials
+	second   *httpexpect.Expect // clean second credentials; nil without one
 
 	base      Account            // whose credentials e sends
 	overrides map[string]*string // header -> value, nil value = omitted
 
-	email, phone string
+	// email and phone are unique to the scenario; email2 and phone2 are a
+	// second contact's.
+	email, phone, email2, phone2 string
 
 	last        *exchange
 	ownLast     *exchange // last exchange with the scenario's own credentials
@@ -73,40 +58,31 @@ type scenarioState struct {
 	burst       []*exchange
 	exhaustedAt time.Time
 	contactIDs  []string
+	// contactCalls counts the scenario's Add Contact requests.
+	contactCalls int
 	pages       []*exchange
 	// invented is set when a Campaign Stats request had to use a made-up
 	// campaignId because the account has no campaign.
 	invented bool
 }
 
-type stateKey struct{}
-
 // prepKey marks requests that prepare a scenario (reading the campaign list)
-// rather than exercise it: they are paced even in a @rate-limit scenario.
+// rather than exercise it: they are paced, and retried after an unexpected
+// 429, even in a @rate-limit scenario.
 type prepKey struct{}
 
-func stateFrom(ctx context.Context) *scenarioState {
-	s, _ := ctx.Value(stateKey{}).(*scenarioState)
-	return s
-}
+func withPrep(ctx context.Context) context.Context { return context.WithValue(ctx, prepKey{}, true) }
 
 // collectReporter turns httpexpect's failures (a request that got no answer)
 // into step errors instead of test failures.
-type collectReporter struct {
-	mu   sync.Mutex
-	msgs []string
-}
+type collectReporter struct{ msgs []string }
 
 // Errorf implements httpexpect.Reporter.
 func (r *collectReporter) Errorf(message string, args ...any) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.msgs = append(r.msgs, fmt.Sprintf(message, args...))
 }
 
 func (r *collectReporter) take() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	s := strings.Join(r.msgs, "\n")
 	r.msgs = nil
 	return s
@@ -118,39 +94,21 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// newScenarioState builds the scenario's clients: one httpexpect.Expect per
-// credential set, each adding the §5 headers through its Builder.
-func (st *suiteState) newScenarioState(sc *godog.Scenario, res *ScenarioResult) *scenarioState {
-	s := &scenarioState{
-		suite:     st,
-		result:    res,
-		tags:      make(map[string]bool),
-		reporter:  &collectReporter{},
-		base:      st.cfg.Primary,
-		overrides: make(map[string]*string),
-	}
-	for _, t := range sc.Tags {
-		s.tags[t.Name] = true
-	}
-	s.email = "conformance-" + st.runID + "-" + randomHex(5) + "@" + st.cfg.EmailDomain
-	// A North American number in the 555 exchange, which is kept for
-	// fiction, random per scenario.
+// randomPhone is a North American number in the 555 exchange, which is
+// kept for fiction, random per scenario.
+func randomPhone() string {
 	var b [2]byte
 	_, _ = rand.Read(b[:])
-	s.phone = fmt.Sprintf("+1202555%04d", (int(b[0])<<8|int(b[1]))%10000)
-	s.e = s.expect(func() http.Header { return s.headers() })
-	s.primary = s.expect(func() http.Header { return credentialHeaders(st.cfg.Primary) })
-	if st.cfg.Second.complete() {
-		s.second = s.expect(func() http.Header { return credentialHeaders(st.cfg.Second) })
-	}
-	return s
+	return fmt.Sprintf("+1202555%04d", (int(b[0])<<8|int(b[1]))%10000)
 }
 
-func (s *scenarioState) expect(headers func() http.Header) *httpexpect.Expect {
+// expect builds one httpexpect client whose Builder adds headers() to every
+// request.
+func (s *scenario) expect(headers func() http.Header) *httpexpect.Expect {
 	e := httpexpect.WithConfig(httpexpect.Config{
-		BaseURL:  strings.TrimSuffix(s.suite.cfg.BaseURL, "/"),
-		Client:   s.suite.client,
-		Reporter: s.reporter,
+		BaseURL:  strings.TrimSuffix(s.env.BaseURL.String(), "/"),
+		Client:   s.env.Client,
+		Reporter: &s.reporter,
 	})
 	return e.Builder(func(r *httpexpect.Request) {
 		for k, vs := range headers() {
@@ -170,7 +128,7 @@ func credentialHeaders(a Account) http.Header {
 }
 
 // headers are the scenario's credentials after its Given steps changed them.
-func (s *scenarioState) headers() http.Header {
+func (s *scenario) headers() http.Header {
 	h := credentialHeaders(s.base)
 	for k, v := range s.overrides {
 		if v == nil {
@@ -182,30 +140,42 @@ func (s *scenarioState) headers() http.Header {
 	return h
 }
 
-// sections lists the spec sections the scenario is tagged with.
-func (s *scenarioState) sections() []string {
-	var out []string
-	for t := range s.tags {
-		if id, ok := strings.CutPrefix(t, "@spec-"); ok {
-			out = append(out, id)
-		}
-	}
-	slices.SortFunc(out, compareSections)
-	return out
-}
+// failure is a step error that carries its Finding.
+type failure struct{ Finding }
 
-// failf builds a step failure that names the scenario's spec sections and
-// shows the last exchange.
-func (s *scenarioState) failf(format string, args ...any) error {
+func (f *failure) Error() string { return f.Detail() }
+
+// failf fails the step on the last exchange, in the scenario's sections.
+func (s *scenario) failf(format string, args ...any) error {
 	return s.failOn(s.last, format, args...)
 }
 
-func (s *scenarioState) failOn(x *exchange, format string, args ...any) error {
-	secs := s.sections()
-	for i := range secs {
-		secs[i] = "§" + secs[i]
+// failOn fails the step on exchange x, in the scenario's sections.
+func (s *scenario) failOn(x *exchange, format string, args ...any) error {
+	return s.failIn(s.result.Sections, x, format, args...)
+}
+
+// failIn fails the step on exchange x, in the given spec sections.
+func (s *scenario) failIn(sections []string, x *exchange, format string, args ...any) error {
+	return &failure{Finding{Level: LevelFailure, Sections: sections, Message: fmt.Sprintf(format, args...), Exchange: x.report()}}
+}
+
+// warn records a warning in the given sections (the scenario's when nil),
+// once per message however often it is seen.
+func (s *scenario) warn(sections []string, x *exchange, format string, args ...any) {
+	if sections == nil {
+		sections = s.result.Sections
 	}
-	return fmt.Errorf("%s\n(spec %s)\n%s", fmt.Sprintf(format, args...), strings.Join(secs, ", "), x.dump())
+	msg := fmt.Sprintf(format, args...)
+	s.lib.mu.Lock()
+	defer s.lib.mu.Unlock()
+	for i := range s.result.Warnings {
+		if w := &s.result.Warnings[i]; w.Message == msg {
+			w.Count++
+			return
+		}
+	}
+	s.result.Warnings = append(s.result.Warnings, Finding{Level: LevelWarning, Sections: sections, Message: msg, Count: 1, Exchange: x.report()})
 }
 
 // skipf ends the scenario as skipped, with the reason kept for the report.
@@ -213,13 +183,15 @@ func skipf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", godog.ErrSkip, fmt.Sprintf(format, args...))
 }
 
-// send sends one request through e and records it as the last exchange.
+// send sends one request through e and records it as an exchange.
 // contentType "" sends no Content-Type header; body nil sends no body.
-func (s *scenarioState) send(ctx context.Context, e *httpexpect.Expect, method, path, contentType string, body []byte) *exchange {
+func (s *scenario) send(ctx context.Context, e *httpexpect.Expect, method, path, contentType string, body []byte) *exchange {
 	if s.tags["@rate-limit"] && ctx.Value(prepKey{}) == nil {
-		ctx = withDeliberate(ctx)
+		ctx = pace.Deliberate(ctx)
 	}
-	x := &exchange{method: method, url: strings.TrimSuffix(s.suite.cfg.BaseURL, "/") + "/" + path, body: body}
+	ctx = record.WithScenario(ctx, s.result.Title())
+	ctx, note := pace.WithNote(ctx)
+	x := &exchange{method: method, url: strings.TrimSuffix(s.env.BaseURL.String(), "/") + "/" + path, body: body}
 	req := e.Request(method, "/"+path).WithContext(ctx)
 	if contentType != "" {
 		req = req.WithHeader("Content-Type", contentType)
@@ -230,6 +202,8 @@ func (s *scenarioState) send(ctx context.Context, e *httpexpect.Expect, method, 
 	x.sent = time.Now()
 	resp := req.Expect()
 	x.recv = time.Now()
+	s.noteSent(note)
+	x.budget = note.Finding
 	raw := resp.Raw()
 	if raw == nil {
 		msg := s.reporter.take()
@@ -251,86 +225,111 @@ func (s *scenarioState) send(ctx context.Context, e *httpexpect.Expect, method, 
 	x.rbody = []byte(resp.Body().Raw())
 	x.tls = raw.TLS != nil
 	s.reporter.take()
+	s.inspect(x)
 	return x
+}
+
+// noteSent adds what the transport did for one request to the result.
+func (s *scenario) noteSent(n *pace.Note) {
+	s.lib.mu.Lock()
+	defer s.lib.mu.Unlock()
+	s.result.Requests += n.Attempts
+	for _, w := range n.Waits {
+		s.result.BudgetWaits = append(s.result.BudgetWaits, BudgetWait(w))
+	}
 }
 
 // headersOf reconstructs the credential headers e would send, for a dump of
 // a request that got no answer.
-func (s *scenarioState) headersOf(e *httpexpect.Expect) http.Header {
+func (s *scenario) headersOf(e *httpexpect.Expect) http.Header {
 	switch e {
 	case s.primary:
-		return credentialHeaders(s.suite.cfg.Primary)
+		return credentialHeaders(s.env.Primary)
 	case s.second:
-		return credentialHeaders(s.suite.cfg.Second)
+		return credentialHeaders(s.env.Second)
 	}
 	return s.headers()
 }
 
 // call sends a JSON POST to an operation with the scenario's credentials and
-// makes it the last exchange. A request that got no answer fails the step.
-func (s *scenarioState) call(ctx context.Context, op string, body []byte) error {
+// makes it the last exchange. A request that got no answer fails the step,
+// and so does a 429 the target sent after a full quiet window (spec §8).
+func (s *scenario) call(ctx context.Context, op string, body []byte) error {
 	path, ok := operations[op]
 	if !ok {
 		return fmt.Errorf("unknown operation %q (want Add Contact, Campaign List or Campaign Stats)", op)
 	}
-	s.last = s.send(ctx, s.e, http.MethodPost, path, "application/json", body)
-	s.ownLast = s.last
-	if s.last.err != nil {
-		return s.failf("%s got no answer", op)
+	if err := s.took(s.send(ctx, s.e, http.MethodPost, path, "application/json", body), op); err != nil {
+		return err
 	}
+	s.ownLast = s.last
 	s.noteContact(op)
 	return nil
 }
 
-// noteContact remembers the contactId of a successful Add Contact.
-func (s *scenarioState) noteContact(op string) {
-	if op != "Add Contact" || s.last.status != http.StatusOK {
-		return
+// took makes x the last exchange and fails the step when it got no answer
+// or a budget finding.
+func (s *scenario) took(x *exchange, what string) error {
+	s.last = x
+	if x.err != nil {
+		return s.failf("%s got no answer", what)
 	}
-	if m, err := s.last.object(); err == nil {
-		if id, ok := m["contactId"].(string); ok {
-			s.contactIDs = append(s.contactIDs, id)
-		}
+	if x.budget != "" {
+		return s.failIn([]string{"8"}, x, "%s", x.budget)
 	}
+	return nil
 }
 
 // expand fills the placeholders of a request body.
-func (s *scenarioState) expand(body string) string {
+func (s *scenario) expand(body string) string {
 	return strings.NewReplacer(
 		"{{email}}", s.email,
 		"{{EMAIL}}", strings.ToUpper(s.email),
 		"{{phone}}", s.phone,
+		"{{email2}}", s.email2,
+		"{{phone2}}", s.phone2,
 	).Replace(body)
+}
+
+// campaignInfo is what the suite learnt of an account's campaign list, read
+// once with the account's own credentials.
+type campaignInfo struct {
+	total     int64
+	firstPage []map[string]any // page 1 with limit 50
+	lastID    int64            // Id of the last campaign of the last page
 }
 
 // campaigns returns what the suite knows of an account's campaign list,
 // reading it once with the account's own credentials.
-func (s *scenarioState) campaigns(ctx context.Context, acct Account) (*campaignInfo, error) {
-	st := s.suite
-	st.mu.Lock()
-	info := st.campaigns[acct.AccountID]
-	st.mu.Unlock()
+func (s *scenario) campaigns(ctx context.Context, acct Account) (*campaignInfo, error) {
+	l := s.lib
+	l.mu.Lock()
+	info := l.campaigns[acct.AccountID]
+	l.mu.Unlock()
 	if info != nil {
 		return info, nil
 	}
 	e := s.primary
-	if acct == st.cfg.Second {
+	if acct == s.env.Second {
 		e = s.second
 	}
 	// Reading the list is preparation, never part of a @rate-limit burst.
-	ctx = context.WithValue(ctx, prepKey{}, true)
-	page := func(n int64) (map[string]any, *exchange, error) {
-		x := s.sendPlain(ctx, e, fmt.Sprintf(`{"limit": 50, "page": %d}`, n))
+	ctx = withPrep(ctx)
+	page := func(n int64) (map[string]any, error) {
+		x := s.send(ctx, e, http.MethodPost, operations["Campaign List"], "application/json", fmt.Appendf(nil, `{"limit": 50, "page": %d}`, n))
+		if x.budget != "" {
+			return nil, s.failIn([]string{"8"}, x, "%s", x.budget)
+		}
 		if x.err != nil || x.status != http.StatusOK {
-			return nil, x, s.failOn(x, "reading the account's campaign list (spec §4.2) did not succeed")
+			return nil, s.failOn(x, "reading the account's campaign list (spec §4.2) did not succeed")
 		}
 		m, err := x.object()
 		if err != nil {
-			return nil, x, s.failOn(x, "campaign list: %v", err)
+			return nil, s.failOn(x, "campaign list: %v", err)
 		}
-		return m, x, nil
+		return m, nil
 	}
-	m, _, err := page(1)
+	m, err := page(1)
 	if err != nil {
 		return nil, err
 	}
@@ -345,7 +344,7 @@ func (s *scenarioState) campaigns(ctx context.Context, acct Account) (*campaignI
 		info.lastID, _ = intOf(info.firstPage[n-1]["Id"])
 	}
 	if pages, ok := intOf(m["totalPages"]); ok && pages > 1 {
-		lm, _, err := page(pages)
+		lm, err := page(pages)
 		if err != nil {
 			return nil, err
 		}
@@ -355,21 +354,15 @@ func (s *scenarioState) campaigns(ctx context.Context, acct Account) (*campaignI
 			}
 		}
 	}
-	st.mu.Lock()
-	st.campaigns[acct.AccountID] = info
-	st.mu.Unlock()
+	l.mu.Lock()
+	l.campaigns[acct.AccountID] = info
+	l.mu.Unlock()
 	return info, nil
-}
-
-// sendPlain posts a Campaign List body with e, outside the scenario's
-// exchanges.
-func (s *scenarioState) sendPlain(ctx context.Context, e *httpexpect.Expect, body string) *exchange {
-	return s.send(ctx, e, http.MethodPost, operations["Campaign List"], "application/json", []byte(body))
 }
 
 // firstCampaignID returns the Id of the account's first listed campaign, or
 // skips the scenario when the account has none.
-func (s *scenarioState) firstCampaignID(ctx context.Context, acct Account) (int64, error) {
+func (s *scenario) firstCampaignID(ctx context.Context, acct Account) (int64, error) {
 	info, err := s.campaigns(ctx, acct)
 	if err != nil {
 		return 0, err
@@ -388,22 +381,3 @@ func asArray(v any) []any {
 	a, _ := v.([]any)
 	return a
 }
-
-// baseURL parses the configured base URL (validated by Run).
-func (s *scenarioState) baseURL() *url.URL {
-	u, _ := url.Parse(s.suite.cfg.BaseURL)
-	return u
-}
-
-// campaignsOf returns the cached campaign list of an account; campaigns must
-// have read it before.
-func (st *suiteState) campaignsOf(acct Account) *campaignInfo {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if info := st.campaigns[acct.AccountID]; info != nil {
-		return info
-	}
-	return &campaignInfo{}
-}
-
-func errorsIsSkip(err error) bool { return errors.Is(err, godog.ErrSkip) }

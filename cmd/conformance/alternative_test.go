@@ -4,12 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -17,6 +14,7 @@ import (
 	"time"
 
 	"github.com/partner-v3/conformance-kit/steps"
+	"github.com/partner-v3/conformance-kit/steps/suite"
 )
 
 // altService is a second, independent implementation of the spec that
@@ -27,7 +25,7 @@ import (
 // ignored, GET answered 404, 3-digit colours. A suite whose verdict is right
 // both ways must pass it.
 type altService struct {
-	accounts map[string]steps.Account // by key
+	accounts map[string]suite.Account // by key
 	limit    int
 	window   time.Duration
 
@@ -37,8 +35,8 @@ type altService struct {
 	nextID    int
 }
 
-func newAltService(accounts []steps.Account, limit int, window time.Duration) *altService {
-	s := &altService{accounts: map[string]steps.Account{}, limit: limit, window: window, counts: map[string]int{}, campaigns: map[string][]map[string]any{}}
+func newAltService(accounts []suite.Account, limit int, window time.Duration) *altService {
+	s := &altService{accounts: map[string]suite.Account{}, limit: limit, window: window, counts: map[string]int{}, campaigns: map[string][]map[string]any{}}
 	id := 9000
 	for n, a := range accounts {
 		s.accounts[a.APIKey] = a
@@ -144,17 +142,14 @@ func (s *altService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // runAlternative runs the normative profile against an altService that
 // allows serverLimit requests per 2 s window, while the runner is told the
 // limit is 20, over HTTPS, without a control API.
-func runAlternative(t *testing.T, serverLimit int) (int, *steps.Result, string) {
+func runAlternative(t *testing.T, serverLimit int) (int, *suite.Result, string) {
 	t.Helper()
 	as := devAccounts(t)
-	primary := steps.Account{APIKey: as[0].APIKey, APISecret: as[0].APISecret, AccountID: as[0].AccountID}
-	second := steps.Account{APIKey: as[1].APIKey, APISecret: as[1].APISecret, AccountID: as[1].AccountID}
-	srv := httptest.NewTLSServer(newAltService([]steps.Account{primary, second}, serverLimit, 2*time.Second))
+	primary := suite.Account{APIKey: as[0].APIKey, APISecret: as[0].APISecret, AccountID: as[0].AccountID}
+	second := suite.Account{APIKey: as[1].APIKey, APISecret: as[1].APISecret, AccountID: as[1].AccountID}
+	srv := httptest.NewTLSServer(newAltService([]suite.Account{primary, second}, serverLimit, 2*time.Second))
 	t.Cleanup(srv.Close)
-	caFile := filepath.Join(t.TempDir(), "ca.pem")
-	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	caFile := writeCert(t, srv)
 	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), []string{

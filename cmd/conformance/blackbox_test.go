@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/partner-v3/conformance-kit/steps"
+	"github.com/partner-v3/conformance-kit/steps/suite"
 )
 
 // buildBinary builds a command of this module into dir.
@@ -115,7 +116,7 @@ func TestBlackBox(t *testing.T) {
 		t.Fatalf("runner exit status %d (%v), want 0\nstdout:\n%s\nstderr:\n%s", code, err, stdout.String(), stderr.String())
 	}
 	r := readSummary(t, report)
-	if r.Verdict != steps.VerdictPass {
+	if r.Verdict != suite.VerdictPass {
 		t.Fatalf("verdict %q, want pass", r.Verdict)
 	}
 	if r.Certification {

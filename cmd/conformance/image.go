@@ -24,7 +24,7 @@ import (
 	tclog "github.com/testcontainers/testcontainers-go/log"
 	"github.com/testcontainers/testcontainers-go/wait"
 
-	"github.com/partner-v3/conformance-kit/steps"
+	"github.com/partner-v3/conformance-kit/steps/suite"
 )
 
 // imageLabel marks the containers --image starts, so leftovers of a killed
@@ -51,20 +51,20 @@ func (im *imageOptions) register(fs *flag.FlagSet) {
 // shares the host's network, so it is on this machine's loopback.
 func (im *imageOptions) setBaseURL(baseURL *string) {
 	if im.name != "" && *baseURL == "" {
-		*baseURL = "https://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(im.port)) + steps.BasePathSuffix
+		*baseURL = "https://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(im.port)) + suite.BasePathSuffix
 	}
 }
 
 // run runs the suite, around a container of --image when one is given.
-func (im *imageOptions) run(ctx context.Context, cfg steps.Config, log io.Writer) (*steps.Result, error) {
+func (im *imageOptions) run(ctx context.Context, cfg suite.Config, log io.Writer) (*suite.Result, error) {
 	if im.name == "" {
-		return steps.Run(ctx, cfg)
+		return suite.Run(ctx, cfg)
 	}
 	if im.port < 1 || im.port > 65535 {
-		return nil, fmt.Errorf("%w: --image-port %d is not a TCP port", steps.ErrConfig, im.port)
+		return nil, fmt.Errorf("%w: --image-port %d is not a TCP port", suite.ErrConfig, im.port)
 	}
 	if im.timeout <= 0 {
-		return nil, fmt.Errorf("%w: --image-timeout must be positive", steps.ErrConfig)
+		return nil, fmt.Errorf("%w: --image-timeout must be positive", suite.ErrConfig)
 	}
 	// Check the configuration before starting what may be a slow image.
 	if err := cfg.Validate(); err != nil {
@@ -87,9 +87,9 @@ func (im *imageOptions) run(ctx context.Context, cfg steps.Config, log io.Writer
 		if ctr != nil {
 			im.printLogTail(ctx, ctr, log)
 		}
-		return nil, fmt.Errorf("%w: image %s: %w", steps.ErrConnection, im.name, err)
+		return nil, fmt.Errorf("%w: image %s: %w", suite.ErrConnection, im.name, err)
 	}
-	return steps.Run(ctx, cfg)
+	return suite.Run(ctx, cfg)
 }
 
 // start runs the image with host networking and waits until it answers
@@ -116,7 +116,7 @@ func (im *imageOptions) start(ctx context.Context, log io.Writer) (*testcontaine
 		// Readiness only: any HTTP answer over TLS on the base path. Whether
 		// the certificate is trusted, and what the answer says, is for the
 		// scenarios to check (spec §1, §9).
-		testcontainers.WithWaitStrategy(wait.ForHTTP(steps.BasePathSuffix).
+		testcontainers.WithWaitStrategy(wait.ForHTTP(suite.BasePathSuffix).
 			WithPort(strconv.Itoa(im.port)+"/tcp").
 			WithTLS(true, &tls.Config{InsecureSkipVerify: true}). //nolint:gosec // readiness probe, not the suite's client
 			WithStatusCodeMatcher(func(int) bool { return true }).

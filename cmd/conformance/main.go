@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"github.com/partner-v3/conformance-kit/cmd/internal/flagenv"
-	"github.com/partner-v3/conformance-kit/steps"
+	"github.com/partner-v3/conformance-kit/steps/suite"
 )
 
 // version is set at build time: -ldflags "-X main.version=v1.2.3".
@@ -104,7 +104,7 @@ func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (*o
 	fs.BoolVar(&o.insecure, "insecure", false, "skip TLS certificate verification (development targets only)")
 	fs.StringVar(&o.adminURL, "admin-url", "", "the simulator's control API (simulator runs only)")
 	fs.StringVar(&o.adminToken, "admin-token", "", "the control API's token")
-	fs.StringVar(&o.tags, "tags", steps.DefaultTags, `scenarios to run, a godog tag expression ("@normative && ~@rate-limit", "@normative,@simulator")`)
+	fs.StringVar(&o.tags, "tags", suite.DefaultTags, `scenarios to run, a godog tag expression ("@normative && ~@rate-limit", "@normative,@simulator")`)
 	fs.BoolVar(&o.readOnly, "read-only", false, "skip the @writes scenarios (for production)")
 	fs.StringVar(&o.format, "format", "pretty", "formatters, comma-separated: pretty, progress, junit, cucumber; the first is shown on stdout, each is written to --report-dir")
 	fs.StringVar(&o.reportDir, "report-dir", "conformance-report", `directory for the formatter files and the summary (summary.json, summary.md); "" writes none`)
@@ -131,12 +131,12 @@ func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (*o
 	return o, err
 }
 
-// config turns the options into a steps.Config.
-func (o *options) config(stdout, stderr io.Writer) (steps.Config, error) {
-	cfg := steps.Config{
+// config turns the options into a suite.Config.
+func (o *options) config(stdout, stderr io.Writer) (suite.Config, error) {
+	cfg := suite.Config{
 		BaseURL:      o.baseURL,
-		Primary:      steps.Account{APIKey: o.apiKey, APISecret: o.apiSecret, AccountID: o.accountID},
-		Second:       steps.Account{APIKey: o.secondKey, APISecret: o.secondSecret, AccountID: o.secondAccount},
+		Primary:      suite.Account{APIKey: o.apiKey, APISecret: o.apiSecret, AccountID: o.accountID},
+		Second:       suite.Account{APIKey: o.secondKey, APISecret: o.secondSecret, AccountID: o.secondAccount},
 		AdminURL:     o.adminURL,
 		AdminToken:   o.adminToken,
 		Tags:         o.tags,
@@ -210,7 +210,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if o.showVersion {
-		fmt.Fprintf(stdout, "conformance %s (Partner API v%s)\n", version, steps.SpecVersion)
+		fmt.Fprintf(stdout, "conformance %s (Partner API v%s)\n", version, suite.SpecVersion)
 		return exitPass
 	}
 	o.image.setBaseURL(&o.baseURL)
@@ -237,14 +237,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	printVerdict(stdout, res, o.reportDir)
-	if res.Verdict != steps.VerdictPass {
+	if res.Verdict != suite.VerdictPass {
 		return exitFail
 	}
 	return exitPass
 }
 
 // writeSummaries writes summary.json and summary.md.
-func writeSummaries(dir string, res *steps.Result) error {
+func writeSummaries(dir string, res *suite.Result) error {
 	for name, write := range map[string]func(io.Writer) error{
 		"summary.json": res.WriteJSON,
 		"summary.md":   res.WriteMarkdown,
@@ -265,7 +265,7 @@ func writeSummaries(dir string, res *steps.Result) error {
 }
 
 // printVerdict ends the output with the lines a CI log needs.
-func printVerdict(w io.Writer, res *steps.Result, dir string) {
+func printVerdict(w io.Writer, res *suite.Result, dir string) {
 	fmt.Fprintf(w, "\nconformance %s against %s: %s\n", res.SuiteVersion, res.Target, strings.ToUpper(res.Verdict))
 	fmt.Fprintf(w, "  %d passed, %d failed, %d skipped; %d requests; %s (waited %s for rate-limit windows)\n",
 		res.Passed, res.Failed, res.Skipped, res.Requests, res.Duration.Round(time.Millisecond), res.Waited.Round(time.Second))
@@ -275,7 +275,7 @@ func printVerdict(w io.Writer, res *steps.Result, dir string) {
 	switch {
 	case res.Certification:
 		fmt.Fprintln(w, "  this run is a certification of the target against the spec")
-	case res.Verdict != steps.VerdictPass:
+	case res.Verdict != suite.VerdictPass:
 		fmt.Fprintln(w, "  the target does not conform: see the failed scenarios above and in the summary")
 	default:
 		fmt.Fprintln(w, "  not a certification:")

@@ -6,9 +6,11 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,6 +22,7 @@ import (
 	"github.com/partner-v3/conformance-kit/fixtures"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 	"github.com/partner-v3/conformance-kit/steps"
+	"github.com/partner-v3/conformance-kit/steps/suite"
 )
 
 // devAccount is one entry of fixtures/accounts.json.
@@ -83,13 +86,13 @@ func simulatorArgs(tb testing.TB, s *sim.Simulator) []string {
 	return args
 }
 
-func readSummary(tb testing.TB, dir string) *steps.Result {
+func readSummary(tb testing.TB, dir string) *suite.Result {
 	tb.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
 	if err != nil {
 		tb.Fatalf("read summary: %v", err)
 	}
-	var r steps.Result
+	var r suite.Result
 	if err := json.Unmarshal(b, &r); err != nil {
 		tb.Fatalf("decode summary: %v", err)
 	}
@@ -110,7 +113,7 @@ func TestRunSimulator(t *testing.T) {
 		t.Fatalf("exit status %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitPass, stdout.String(), stderr.String())
 	}
 	r := readSummary(t, dir)
-	if r.Verdict != steps.VerdictPass || r.Failed != 0 {
+	if r.Verdict != suite.VerdictPass || r.Failed != 0 {
 		t.Fatalf("verdict %s with %d failed, want pass", r.Verdict, r.Failed)
 	}
 	for _, sc := range r.Scenarios {
@@ -129,39 +132,50 @@ func TestRunSimulator(t *testing.T) {
 	}
 }
 
-// TestBaseURLFaultsAreFailedScenarios checks that a base URL that is not
-// https, or does not end in /v3/partner/webhook, fails the scenarios of
-// spec §1 and §9 (exit status 1), and is not a usage error.
+// TestBaseURLFaultsAreFailedScenarios checks that a target that answers
+// but breaks the spec's transport (plain HTTP) or address (a base path
+// without /v3) fails the scenarios of spec §1 and §9 (exit status 1): it is
+// the target's fault, not a usage error.
 func TestBaseURLFaultsAreFailedScenarios(t *testing.T) {
 	tests := []struct {
 		name     string
-		insecure bool
-		path     func(string) string
+		args     func(t *testing.T) []string
 		scenario string
 		section  string
 	}{
-		{"plain HTTP fails spec §1", true, func(u string) string { return u }, "The base address uses HTTPS", "1"},
-		{"a /v2 path fails spec §9", false, func(u string) string { return strings.Replace(u, "/v3/", "/v2/", 1) }, "The base address ends in the versioned path prefix", "9"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s, err := sim.New(context.Background(), sim.Config{Addr: "127.0.0.1:0", AdminAddr: "127.0.0.1:0", Insecure: tt.insecure, DataDir: t.TempDir(), AdminToken: "test-admin-token"})
+		{"plain HTTP fails spec §1", func(t *testing.T) []string {
+			s, err := sim.New(context.Background(), sim.Config{Addr: "127.0.0.1:0", AdminAddr: "127.0.0.1:0", Insecure: true, DataDir: t.TempDir(), AdminToken: "test-admin-token"})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if err := s.Open(); err != nil {
 				t.Fatal(err)
 			}
-			defer s.Close()
+			t.Cleanup(func() { s.Close() })
+			return simulatorArgs(t, s)
+		}, "The base address uses HTTPS", "1"},
+		{"operations served under /v2 fail spec §9", func(t *testing.T) []string {
+			// The simulator's operations, served under /v2/partner/webhook
+			// with its own certificate.
+			s := MustOpenSimulator(t)
+			h := s.Handler()
+			srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				r.URL.Path = strings.Replace(r.URL.Path, "/v2/", "/v3/", 1)
+				h.ServeHTTP(w, r)
+			}))
+			srv.TLS = s.Cert.TLSConfig()
+			srv.StartTLS()
+			t.Cleanup(srv.Close)
 			args := simulatorArgs(t, s)
-			for i, a := range args {
-				if a == "--base-url" {
-					args[i+1] = tt.path(args[i+1])
-				}
-			}
+			setFlag(args, "--base-url", srv.URL+"/v2/partner/webhook")
+			return args
+		}, "The base address ends in the versioned path prefix", "9"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			var stdout, stderr bytes.Buffer
-			code := run(context.Background(), append(args, "--report-dir", dir, "--format", "progress"), &stdout, &stderr)
+			code := run(context.Background(), append(tt.args(t), "--report-dir", dir, "--format", "progress"), &stdout, &stderr)
 			if code != exitFail {
 				t.Fatalf("exit status %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitFail, stdout.String(), stderr.String())
 			}
@@ -174,6 +188,25 @@ func TestBaseURLFaultsAreFailedScenarios(t *testing.T) {
 			t.Fatalf("scenario %q (§%s) did not fail; failed: %d", tt.scenario, tt.section, r.Failed)
 		})
 	}
+}
+
+// setFlag sets the value that follows flag in args.
+func setFlag(args []string, flag, value string) {
+	for i, a := range args {
+		if a == flag && i+1 < len(args) {
+			args[i+1] = value
+		}
+	}
+}
+
+// writeCert writes a test server's certificate as a PEM file for --ca-cert.
+func writeCert(t *testing.T, srv *httptest.Server) string {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(f, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
 
 // TestUsageAndConnectionErrorsExit2 checks exit status 2 and its message for

@@ -15,6 +15,7 @@ import (
 	"github.com/partner-v3/conformance-kit/simulator/server"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 	"github.com/partner-v3/conformance-kit/steps"
+	"github.com/partner-v3/conformance-kit/steps/suite"
 )
 
 // sectionRE finds the sections a violation's description names ("§4.2",
@@ -23,7 +24,7 @@ var sectionRE = regexp.MustCompile(`§(\d+(?:\.\d+)?)`)
 
 // runNormative runs the certification profile (the default tags, what a
 // vendor runs) against a simulator over its real HTTPS listener.
-func runNormative(t *testing.T, s *sim.Simulator) *steps.Result {
+func runNormative(t *testing.T, s *sim.Simulator) *suite.Result {
 	t.Helper()
 	pem, err := os.ReadFile(s.Cert.CertFile)
 	if err != nil {
@@ -32,11 +33,11 @@ func runNormative(t *testing.T, s *sim.Simulator) *steps.Result {
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(pem)
 	as := devAccounts(t)
-	r, err := steps.Run(context.Background(), steps.Config{
+	r, err := suite.Run(context.Background(), suite.Config{
 		BaseURL:    s.URL(),
 		TLSConfig:  &tls.Config{RootCAs: pool},
-		Primary:    steps.Account{APIKey: as[0].APIKey, APISecret: as[0].APISecret, AccountID: as[0].AccountID},
-		Second:     steps.Account{APIKey: as[1].APIKey, APISecret: as[1].APISecret, AccountID: as[1].AccountID},
+		Primary:    suite.Account{APIKey: as[0].APIKey, APISecret: as[0].APISecret, AccountID: as[0].AccountID},
+		Second:     suite.Account{APIKey: as[1].APIKey, APISecret: as[1].APISecret, AccountID: as[1].AccountID},
 		AdminURL:   s.AdminURL(),
 		AdminToken: "test-admin-token",
 	})
@@ -52,7 +53,7 @@ func runNormative(t *testing.T, s *sim.Simulator) *steps.Result {
 // the rule belongs to, so that it fails for the right reason. A faithful
 // simulator run the same way must pass, or catching would prove nothing.
 func TestViolationsAreCaught(t *testing.T) {
-	if r := runNormative(t, MustOpenSimulator(t)); r.Verdict != steps.VerdictPass {
+	if r := runNormative(t, MustOpenSimulator(t)); r.Verdict != suite.VerdictPass {
 		t.Fatalf("the faithful simulator fails the normative profile (%d failed): %v", r.Failed, names(r.FailedScenarios()))
 	}
 	violations := make([]string, 0, len(server.Violations))
@@ -72,12 +73,12 @@ func TestViolationsAreCaught(t *testing.T) {
 				t.Fatalf("violation %s names no spec section: %q", v, rule)
 			}
 			r := runNormative(t, MustOpenSimulator(t, v))
-			if r.Verdict != steps.VerdictFail {
+			if r.Verdict != suite.VerdictFail {
 				t.Fatalf("NOT CAUGHT: the suite passes a simulator that breaks %s", rule)
 			}
 			var right []*steps.ScenarioResult
 			for _, sc := range r.FailedScenarios() {
-				if slices.ContainsFunc(sc.Sections, func(s string) bool { return slices.Contains(want, s) }) {
+				if slices.ContainsFunc(sc.FailureSections(), func(s string) bool { return slices.Contains(want, s) }) {
 					right = append(right, sc)
 				}
 			}

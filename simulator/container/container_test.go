@@ -18,7 +18,7 @@ import (
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/container"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
-	"github.com/partner-v3/conformance-kit/steps"
+	"github.com/partner-v3/conformance-kit/steps/suite"
 )
 
 // post sends one partner API request with an account's credentials and
@@ -230,13 +230,13 @@ func inProcessCampaignList(t *testing.T, accounts []simulator.Account, seed int6
 	return body
 }
 
-// suiteConfig describes a simulator container as a steps.Config.
-func suiteConfig(c *container.Container, tags string) steps.Config {
-	return steps.Config{
+// suiteConfig describes a simulator container as a suite.Config.
+func suiteConfig(c *container.Container, tags string) suite.Config {
+	return suite.Config{
 		BaseURL:    c.URL,
 		TLSConfig:  c.TLSConfig(),
-		Primary:    steps.Account{APIKey: c.Accounts[0].APIKey, APISecret: c.Accounts[0].APISecret, AccountID: c.Accounts[0].AccountID},
-		Second:     steps.Account{APIKey: c.Accounts[1].APIKey, APISecret: c.Accounts[1].APISecret, AccountID: c.Accounts[1].AccountID},
+		Primary:    suite.Account{APIKey: c.Accounts[0].APIKey, APISecret: c.Accounts[0].APISecret, AccountID: c.Accounts[0].AccountID},
+		Second:     suite.Account{APIKey: c.Accounts[1].APIKey, APISecret: c.Accounts[1].APISecret, AccountID: c.Accounts[1].AccountID},
 		AdminURL:   c.AdminURL,
 		AdminToken: c.AdminToken,
 		Tags:       tags,
@@ -245,20 +245,20 @@ func suiteConfig(c *container.Container, tags string) steps.Config {
 
 func TestNormativeSuitePassesAgainstTheContainer(t *testing.T) {
 	c := runSimulator(t)
-	cfg := suiteConfig(c, steps.DefaultTags)
+	cfg := suiteConfig(c, suite.DefaultTags)
 	cfg.TestingT = t // each scenario a subtest: a failure names it
 	started := time.Now()
-	res, err := steps.Run(t.Context(), cfg)
+	res, err := suite.Run(t.Context(), cfg)
 	if err != nil {
-		t.Fatalf("steps.Run: %v", err)
+		t.Fatalf("suite.Run: %v", err)
 	}
 	t.Logf("normative suite: %d passed, %d failed, %d skipped, %d requests in %s",
 		res.Passed, res.Failed, res.Skipped, res.Requests, time.Since(started).Round(time.Millisecond))
-	if res.Verdict != steps.VerdictPass || res.Failed != 0 {
+	if res.Verdict != suite.VerdictPass || res.Failed != 0 {
 		for _, s := range res.FailedScenarios() {
 			t.Errorf("failed: §%s %s: %s", strings.Join(s.Sections, " §"), s.Name, s.Message)
 		}
-		t.Fatalf("verdict %q, want %q", res.Verdict, steps.VerdictPass)
+		t.Fatalf("verdict %q, want %q", res.Verdict, suite.VerdictPass)
 	}
 	// Both accounts and the control API were given: nothing normative
 	// may be left unverified.
@@ -271,12 +271,12 @@ func TestSuiteFailsAgainstABrokenContainer(t *testing.T) {
 	// The same run against a simulator told (through WithEnv) to break
 	// §4.2 must fail, and on §4.2: the verdict above means something.
 	c := runSimulator(t, container.WithEnv(map[string]string{"SIM_VIOLATE": "list-total-pages-floor"}))
-	res, err := steps.Run(t.Context(), suiteConfig(c, steps.DefaultTags))
+	res, err := suite.Run(t.Context(), suiteConfig(c, suite.DefaultTags))
 	if err != nil {
-		t.Fatalf("steps.Run: %v", err)
+		t.Fatalf("suite.Run: %v", err)
 	}
-	if res.Verdict != steps.VerdictFail {
-		t.Fatalf("verdict %q against a simulator violating §4.2, want %q", res.Verdict, steps.VerdictFail)
+	if res.Verdict != suite.VerdictFail {
+		t.Fatalf("verdict %q against a simulator violating §4.2, want %q", res.Verdict, suite.VerdictFail)
 	}
 	var sections []string
 	for _, s := range res.FailedScenarios() {

@@ -23,7 +23,7 @@ import (
 	"github.com/partner-v3/conformance-kit/fixtures"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/container"
-	"github.com/partner-v3/conformance-kit/steps"
+	"github.com/partner-v3/conformance-kit/steps/suite"
 )
 
 // summary is the part of the runner's summary.json the tests read.
@@ -65,8 +65,8 @@ func TestRunnerImageAgainstASimulatorContainer(t *testing.T) {
 		wantExit   int
 		wantResult string
 	}{
-		{name: "a faithful simulator passes", wantExit: 0, wantResult: steps.VerdictPass},
-		{name: "a simulator breaking §4.2 fails", violate: "list-total-pages-floor", wantExit: 1, wantResult: steps.VerdictFail},
+		{name: "a faithful simulator passes", wantExit: 0, wantResult: suite.VerdictPass},
+		{name: "a simulator breaking §4.2 fails", violate: "list-total-pages-floor", wantExit: 1, wantResult: suite.VerdictFail},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -271,7 +271,7 @@ func TestRunnerImageFlagStartsTheTarget(t *testing.T) {
 			if err := json.Unmarshal(data, &s); err != nil {
 				t.Fatalf("summary.json: %v", err)
 			}
-			if want := fmt.Sprintf("https://127.0.0.1:%d%s", port, steps.BasePathSuffix); s.Target != want {
+			if want := fmt.Sprintf("https://127.0.0.1:%d%s", port, suite.BasePathSuffix); s.Target != want {
 				t.Errorf("summary target %q, want the default --image base URL %q", s.Target, want)
 			}
 			if tt.wantExit == 1 && !strings.Contains(s.failedSections(), "4.2") {

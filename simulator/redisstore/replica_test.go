@@ -19,7 +19,7 @@ import (
 
 	"github.com/partner-v3/conformance-kit/fixtures"
 	"github.com/partner-v3/conformance-kit/simulator"
-	"github.com/partner-v3/conformance-kit/steps"
+	"github.com/partner-v3/conformance-kit/steps/suite"
 )
 
 // replica is one simulator process started by the replica test.
@@ -374,26 +374,26 @@ func TestReplicas(t *testing.T) {
 				if code := r.admin(t, http.MethodPost, "/reset", nil, nil); code != http.StatusOK {
 					t.Fatalf("POST /reset: status %d", code)
 				}
-				res, err := steps.Run(t.Context(), steps.Config{
+				res, err := suite.Run(t.Context(), suite.Config{
 					BaseURL:    r.baseURL,
 					TLSConfig:  r.client.Transport.(*http.Transport).TLSClientConfig,
-					Primary:    steps.Account{APIKey: alpha.APIKey, APISecret: alpha.APISecret, AccountID: alpha.AccountID},
-					Second:     steps.Account{APIKey: bravo.APIKey, APISecret: bravo.APISecret, AccountID: bravo.AccountID},
+					Primary:    suite.Account{APIKey: alpha.APIKey, APISecret: alpha.APISecret, AccountID: alpha.AccountID},
+					Second:     suite.Account{APIKey: bravo.APIKey, APISecret: bravo.APISecret, AccountID: bravo.AccountID},
 					AdminURL:   r.adminURL,
 					AdminToken: r.token,
-					Tags:       steps.DefaultTags,
+					Tags:       suite.DefaultTags,
 					TestingT:   t, // each scenario a subtest: a failure names it
 				})
 				if err != nil {
-					t.Fatalf("steps.Run: %v", err)
+					t.Fatalf("suite.Run: %v", err)
 				}
 				t.Logf("%s: %d passed, %d failed, %d skipped, %d requests in %s",
 					r.name, res.Passed, res.Failed, res.Skipped, res.Requests, res.Duration.Round(time.Millisecond))
-				if res.Verdict != steps.VerdictPass || res.Failed != 0 || res.Skipped != 0 {
+				if res.Verdict != suite.VerdictPass || res.Failed != 0 || res.Skipped != 0 {
 					for _, sc := range res.FailedScenarios() {
 						t.Errorf("failed: §%s %s: %s", strings.Join(sc.Sections, " §"), sc.Name, sc.Message)
 					}
-					t.Fatalf("verdict %q, %d skipped; want %q, none skipped", res.Verdict, res.Skipped, steps.VerdictPass)
+					t.Fatalf("verdict %q, %d skipped; want %q, none skipped", res.Verdict, res.Skipped, suite.VerdictPass)
 				}
 			})
 		}

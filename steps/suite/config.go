@@ -1,13 +1,11 @@
-// Package steps is the conformance suite's step library and runner API: the
-// godog step definitions (on httpexpect) behind the scenarios of package
-// features, and Run, which runs them against a target and returns a
-// structured Result.
-//
-// A target is either a base URL (any deployment of the Partner API v3) or an
-// http.Handler served in-process. The package never imports the simulator:
-// the simulator's control API, when available, is reached over HTTP (or an
-// in-process handler) like any other service.
-package steps
+// Package suite runs the conformance suite: it takes a Config (the target,
+// its credentials, what to run), checks that the user gave something the
+// suite can run against (preflight), runs the scenarios of package features
+// with the step library of package steps, and returns a Result: the verdict,
+// a row per spec section, every failure and warning, and whether the run is
+// a certification. Result writes the reports (JSON, Markdown, HTML, JUnit,
+// HAR) and the certificate a third party can verify.
+package suite
 
 import (
 	"crypto/tls"
@@ -20,6 +18,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/partner-v3/conformance-kit/steps"
 )
 
 // Spec limits of §8, the defaults of Config.RateLimit and Config.RateWindow.
@@ -44,8 +44,10 @@ const DefaultTags = "@normative"
 // Config.BaseURL is empty. Requests never leave the process.
 const inProcessURL = "https://in-process.invalid" + BasePathSuffix
 
-// Errors Run returns instead of a Result; the runner maps them to exit
-// status 2.
+// Errors Run returns; the runner maps every one of them to exit status 2.
+// With ErrConnection and ErrPreflight, Run also returns a Result whose
+// verdict is VerdictNotRun, saying why: the suite did not run, which never
+// means the target does not conform.
 var (
 	// ErrConfig reports an unusable configuration (missing credentials, an
 	// unparseable URL, a tag expression that selects nothing...).
@@ -53,24 +55,16 @@ var (
 	// ErrConnection reports that the target (or its control API) could not
 	// be reached at all: no TCP/TLS connection, no HTTP answer.
 	ErrConnection = errors.New("connection error")
+	// ErrPreflight reports a mistake of the user's that the target's first
+	// answers show: no operation at the base address, credentials refused.
+	ErrPreflight = errors.New("preflight")
 	// ErrInterrupted reports a run whose context ended before the last
 	// scenario: it has no verdict.
 	ErrInterrupted = errors.New("run interrupted")
 )
 
 // Account holds the three credentials of spec §5.
-type Account struct {
-	APIKey    string
-	APISecret string
-	AccountID string
-}
-
-// IsZero reports whether no credential is set.
-func (a Account) IsZero() bool { return a == Account{} }
-
-func (a Account) complete() bool {
-	return a.APIKey != "" && a.APISecret != "" && a.AccountID != ""
-}
+type Account = steps.Account
 
 // Config describes one run of the suite. The zero value of every optional
 // field is documented; only Primary and one of BaseURL or Handler are
@@ -85,7 +79,8 @@ type Config struct {
 	// network). May be nil.
 	Handler http.Handler
 	// TLSConfig is used for https connections to BaseURL and AdminURL. May
-	// be nil: the system roots.
+	// be nil: the system roots. InsecureSkipVerify makes the run no
+	// certification.
 	TLSConfig *tls.Config
 	// Timeout bounds each request. Zero means 30 s.
 	Timeout time.Duration
@@ -123,8 +118,9 @@ type Config struct {
 	// (features.FS).
 	Features fs.FS
 	// Formats are godog formatters, each "name" (written to Output) or
-	// "name:path" (written to a file): pretty, progress, junit, cucumber.
-	// May be empty: no formatter output.
+	// "name:path" (written to a file): pretty, progress, cucumber. May be
+	// empty: no formatter output. (JUnit, HTML and HAR are written from the
+	// Result.)
 	Formats []string
 	// Output receives the formatters without a path. May be nil: discarded.
 	Output io.Writer
@@ -144,8 +140,12 @@ type Config struct {
 	// Empty means example.com.
 	EmailDomain string
 
-	// SuiteVersion is reported in the summary. Empty means "dev".
+	// SuiteVersion is reported in the summary and the certificate. Empty
+	// means "dev". Only a released version (vX.Y.Z) can certify.
 	SuiteVersion string
+	// Flags is how the run was invoked, credentials masked, for the
+	// certificate. May be nil.
+	Flags map[string]string
 }
 
 // withDefaults returns a copy with the documented defaults applied.
@@ -174,28 +174,32 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// validate reports an unusable configuration, wrapping ErrConfig.
 // Validate reports, wrapping ErrConfig, everything that would stop Run
 // before it sends a request, so that a caller can check a configuration
 // before paying for a target (such as starting a container).
 func (c Config) Validate() error {
-	return c.withDefaults().validate()
+	_, err := c.withDefaults().parse()
+	return err
 }
 
-func (c Config) validate() error {
+// parse validates the configuration and parses its addresses once.
+func (c Config) parse() (*url.URL, error) {
 	var problems []string
+	var base *url.URL
 	if c.BaseURL == "" {
 		problems = append(problems, "a base URL (or an in-process handler) is required")
 	} else if u, err := url.Parse(c.BaseURL); err != nil || u.Host == "" || u.Scheme == "" {
 		problems = append(problems, fmt.Sprintf("base URL %q is not an absolute URL", c.BaseURL))
+	} else {
+		base = u
 	}
-	if !c.Primary.complete() {
+	if !c.Primary.Complete() {
 		problems = append(problems, "the primary account needs an API key, an API secret and an account id")
 	}
-	if !c.Second.IsZero() && !c.Second.complete() {
+	if !c.Second.IsZero() && !c.Second.Complete() {
 		problems = append(problems, "the second account needs all three of API key, API secret and account id, or none")
 	}
-	if c.Second.complete() && (c.Second.AccountID == c.Primary.AccountID || c.Second.APIKey == c.Primary.APIKey) {
+	if c.Second.Complete() && (c.Second.AccountID == c.Primary.AccountID || c.Second.APIKey == c.Primary.APIKey) {
 		problems = append(problems, "the second account must be another account than the primary (the @two-accounts scenarios check that accounts are kept apart)")
 	}
 	if c.AdminURL != "" {
@@ -203,17 +207,20 @@ func (c Config) validate() error {
 			problems = append(problems, fmt.Sprintf("admin URL %q is not an absolute URL", c.AdminURL))
 		}
 	}
-	if (c.AdminURL != "" || c.AdminHandler != nil) && c.AdminToken == "" {
+	if c.hasAdmin() && c.AdminToken == "" {
 		problems = append(problems, "the control API needs its admin token")
 	}
 	if c.RateLimit < 0 || c.RateWindow < 0 {
 		problems = append(problems, "rate limit and rate window must not be negative")
 	}
 	if len(problems) > 0 {
-		return fmt.Errorf("%w: %s", ErrConfig, strings.Join(problems, "; "))
+		return nil, fmt.Errorf("%w: %s", ErrConfig, strings.Join(problems, "; "))
 	}
-	return nil
+	return base, nil
 }
 
 // hasAdmin reports whether the simulator's control API is configured.
 func (c Config) hasAdmin() bool { return c.AdminURL != "" || c.AdminHandler != nil }
+
+// verifiesTLS reports whether the run verifies the target's certificate.
+func (c Config) verifiesTLS() bool { return c.TLSConfig == nil || !c.TLSConfig.InsecureSkipVerify }

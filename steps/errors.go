@@ -1,0 +1,40 @@
+package steps
+
+// Spec §7: the errors common to all operations. The 500 row can be forced
+// only on the simulator, through its control API.
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/cucumber/godog"
+)
+
+func (s *scenario) registerErrors(sc *godog.ScenarioContext) {
+	sc.Step(`^the simulator's control API is available$`, s.controlAPIAvailable)
+	sc.Step(`^the simulator will answer the next `+opRE+` request with an unexpected failure$`, s.simulatorWillFail)
+}
+
+func (s *scenario) controlAPIAvailable() error {
+	if s.env.Control == nil {
+		return skipf("needs the simulator's control API (--admin-url, --admin-token)")
+	}
+	return nil
+}
+
+func (s *scenario) simulatorWillFail(ctx context.Context, op string) error {
+	if s.env.Control == nil {
+		return skipf("a 500 cannot be forced on a target without the simulator's control API (--admin-url, --admin-token)")
+	}
+	// Read what the valid request needs first, so the fault hits the
+	// scenario's own request.
+	if op == "Campaign Stats" {
+		if _, err := s.validBody(ctx, op); err != nil {
+			return err
+		}
+	}
+	if err := s.env.Control.Fail(ctx, operations[op], 1); err != nil {
+		return fmt.Errorf("inject a fault through the control API: %w", err)
+	}
+	return nil
+}

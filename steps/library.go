@@ -1,0 +1,191 @@
+// Package steps is the conformance suite's step library: the godog step
+// definitions (on httpexpect) behind the scenarios of package features, one
+// file per spec section, as methods on each scenario's state.
+//
+// The library judges; it does not run. The runner (package steps/suite)
+// builds an Env (the paced, recorded HTTP client, the accounts, the pacer,
+// the simulator's control API when there is one) and hands it to New, then
+// registers Library.InitializeScenario with godog and reads Results.
+//
+// Every check is a FAILURE, which fails the scenario, or a WARNING, which
+// does not: spec fields missing or of the wrong type fail; fields the spec
+// does not list, unusual media-type parameters and headers that contradict
+// each other are warnings.
+package steps
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cucumber/godog"
+
+	"github.com/partner-v3/conformance-kit/steps/internal/control"
+	"github.com/partner-v3/conformance-kit/steps/internal/pace"
+)
+
+// Account holds the three credentials of spec §5.
+type Account struct {
+	APIKey    string
+	APISecret string
+	AccountID string
+}
+
+// IsZero reports whether no credential is set.
+func (a Account) IsZero() bool { return a == Account{} }
+
+// Complete reports whether all three credentials are set.
+func (a Account) Complete() bool {
+	return a.APIKey != "" && a.APISecret != "" && a.AccountID != ""
+}
+
+// Env is what the step library needs from the runner.
+type Env struct {
+	// BaseURL is the target's base address (spec §1), parsed once.
+	BaseURL *url.URL
+	// Client sends every partner request: paced, budget-aware, recorded.
+	Client *http.Client
+	// Primary is the account every scenario uses; Second may be zero.
+	Primary, Second Account
+	// Pacer keeps the run within the target's rate limit (spec §8).
+	Pacer *pace.Pacer
+	// Control is the simulator's control API; nil for any other target.
+	Control *control.Client
+	// InProcess reports that requests never cross a network (the target is
+	// an http.Handler), so the transport of §1 cannot be checked.
+	InProcess bool
+	// EmailDomain is the domain of the contacts the @writes scenarios
+	// create.
+	EmailDomain string
+	// RunID is part of every contact address the run creates.
+	RunID string
+	// Examples names outline rows by their values, by ExampleKey.
+	Examples map[string]string
+}
+
+// ExampleKey is the key of Env.Examples for a scenario of file uri built
+// from the gherkin nodes astNodeIDs (the outline and its row).
+func ExampleKey(uri string, astNodeIDs []string) string {
+	return uri + "#" + strings.Join(astNodeIDs, ",")
+}
+
+// Library is the step library of one run.
+type Library struct {
+	env Env
+
+	mu        sync.Mutex
+	campaigns map[string]*campaignInfo // by account id
+	results   []*ScenarioResult
+}
+
+// New returns the step library for one run against env's target.
+func New(env Env) *Library {
+	return &Library{env: env, campaigns: make(map[string]*campaignInfo)}
+}
+
+// Results returns the scenarios' results in the order they started.
+func (l *Library) Results() []*ScenarioResult {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.results)
+}
+
+type stateKey struct{}
+
+// InitializeScenario gives the scenario about to run its own state and
+// registers every step as a method on it. godog calls it once per scenario.
+func (l *Library) InitializeScenario(sc *godog.ScenarioContext) {
+	s := &scenario{lib: l, env: &l.env, tags: map[string]bool{}, overrides: map[string]*string{}}
+	sc.Before(func(ctx context.Context, p *godog.Scenario) (context.Context, error) {
+		s.begin(p)
+		return context.WithValue(ctx, stateKey{}, s), nil
+	})
+	sc.StepContext().After(func(ctx context.Context, step *godog.Step, status godog.StepResultStatus, err error) (context.Context, error) {
+		s.stepDone(step.Text, status, err)
+		return ctx, nil
+	})
+	sc.After(func(ctx context.Context, _ *godog.Scenario, _ error) (context.Context, error) {
+		s.end()
+		return ctx, nil
+	})
+	s.registerTransport(sc)
+	s.registerAuth(sc)
+	s.registerBodies(sc)
+	s.registerContact(sc)
+	s.registerCampaignList(sc)
+	s.registerCampaignStats(sc)
+	s.registerErrors(sc)
+	s.registerRateLimit(sc)
+}
+
+// begin records the scenario's identity.
+func (s *scenario) begin(p *godog.Scenario) {
+	r := &ScenarioResult{Name: p.Name, Feature: p.Uri, Status: StatusPassed, Example: s.env.Examples[ExampleKey(p.Uri, p.AstNodeIds)]}
+	for _, t := range p.Tags {
+		r.Tags = append(r.Tags, t.Name)
+		s.tags[t.Name] = true
+		if id, ok := strings.CutPrefix(t.Name, "@spec-"); ok && !slices.Contains(r.Sections, id) {
+			r.Sections = append(r.Sections, id)
+		}
+	}
+	slices.SortFunc(r.Sections, CompareSections)
+	s.result, s.started = r, time.Now()
+	s.email = "conformance-" + s.env.RunID + "-" + randomHex(5) + "@" + s.env.EmailDomain
+	s.phone = randomPhone()
+	s.email2 = "conformance-" + s.env.RunID + "-" + randomHex(5) + "@" + s.env.EmailDomain
+	s.phone2 = randomPhone()
+	for s.phone2 == s.phone {
+		s.phone2 = randomPhone()
+	}
+	s.base = s.env.Primary
+	s.e = s.expect(func() http.Header { return s.headers() })
+	s.primary = s.expect(func() http.Header { return credentialHeaders(s.env.Primary) })
+	if s.env.Second.Complete() {
+		s.second = s.expect(func() http.Header { return credentialHeaders(s.env.Second) })
+	}
+	s.lib.mu.Lock()
+	s.lib.results = append(s.lib.results, r)
+	s.lib.mu.Unlock()
+}
+
+// stepDone folds one step's outcome into the scenario's result: the first
+// failure wins; a skip counts only while nothing failed.
+func (s *scenario) stepDone(text string, status godog.StepResultStatus, err error) {
+	s.lib.mu.Lock()
+	defer s.lib.mu.Unlock()
+	r := s.result
+	if r.Status == StatusFailed {
+		return
+	}
+	switch status {
+	case godog.StepFailed, godog.StepUndefined, godog.StepPending, godog.StepAmbiguous:
+		r.Status, r.Step = StatusFailed, text
+		var f *failure
+		switch {
+		case errors.As(err, &f):
+			r.Failure = &f.Finding
+		case err != nil:
+			r.Failure = &Finding{Level: LevelFailure, Sections: r.Sections, Message: err.Error()}
+		default:
+			r.Failure = &Finding{Level: LevelFailure, Sections: r.Sections, Message: "step " + status.String()}
+		}
+		r.Message = r.Failure.Message
+	case godog.StepSkipped:
+		if err != nil && errors.Is(err, godog.ErrSkip) && r.Status != StatusSkipped {
+			r.Status, r.Step = StatusSkipped, text
+			r.Message = strings.TrimPrefix(err.Error(), godog.ErrSkip.Error()+": ")
+		}
+	}
+}
+
+// end stamps the scenario's duration.
+func (s *scenario) end() {
+	s.lib.mu.Lock()
+	defer s.lib.mu.Unlock()
+	s.result.Duration = time.Since(s.started)
+}

@@ -1,0 +1,128 @@
+package suite
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/partner-v3/conformance-kit/steps"
+	"github.com/partner-v3/conformance-kit/steps/internal/pace"
+	"github.com/partner-v3/conformance-kit/steps/internal/record"
+)
+
+// preflight catches, before the first scenario, what the user got wrong
+// rather than the target: an address that does not answer, a certificate
+// the client does not trust, an address where no operation of the spec
+// answers, credentials the target refuses. Each is ErrConnection or
+// ErrPreflight, with what to fix. Everything else (plain HTTP, a base path
+// without /v3, one operation missing) is the scenarios' to judge.
+func (r *run) preflight(ctx context.Context) error {
+	ctx = record.WithScenario(ctx, "preflight")
+	status, msg, err := r.probe(ctx, r.cfg.Primary, "campaign/list", `{"limit": 1, "page": 1}`)
+	if err != nil {
+		return err
+	}
+	if status == http.StatusNotFound {
+		missing := true
+		for _, op := range []string{"campaign/stats", "contact/add"} {
+			// Bodies every conforming service refuses before it acts (§4.1,
+			// §4.3: 400), so the probe creates nothing.
+			st, _, err := r.probe(ctx, r.cfg.Primary, op, `{}`)
+			if err != nil {
+				return err
+			}
+			missing = missing && st == http.StatusNotFound
+		}
+		if missing {
+			return fmt.Errorf("%w: no operation of the spec answers at %s: Campaign List, Campaign Stats and Add Contact all answered 404; check --base-url (the deployment's address of /v3/partner/webhook, spec §1)", ErrPreflight, r.base)
+		}
+	}
+	if err := credentialsRefused(status, msg, "primary", "--api-key, --api-secret", "--account-id"); err != nil {
+		return err
+	}
+	if r.cfg.Second.Complete() {
+		status, msg, err := r.probe(ctx, r.cfg.Second, "campaign/list", `{"limit": 1, "page": 1}`)
+		if err != nil {
+			return err
+		}
+		if err := credentialsRefused(status, msg, "second", "--second-api-key, --second-api-secret", "--second-account-id"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// credentialsRefused turns a 401 or 403 to a valid request into the fix.
+func credentialsRefused(status int, msg, which, keyFlags, accountFlag string) error {
+	switch status {
+	case http.StatusUnauthorized:
+		return fmt.Errorf("%w: the target refused the credentials of the %s account: 401 %s; check %s", ErrPreflight, which, msg, keyFlags)
+	case http.StatusForbidden:
+		return fmt.Errorf("%w: the target refused the account identifier of the %s account: 403 %s; check %s (and that it belongs to the key)", ErrPreflight, which, msg, accountFlag)
+	}
+	return nil
+}
+
+// probe sends one POST with an account's credentials and returns the
+// status and the message of the answer. A 429 the target still sends after
+// a full quiet window stops the run: nothing could be verified.
+func (r *run) probe(ctx context.Context, acct steps.Account, op, body string) (int, string, error) {
+	ctx, note := pace.WithNote(ctx)
+	u := strings.TrimSuffix(r.base.String(), "/") + "/" + op
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, strings.NewReader(body))
+	if err != nil {
+		return 0, "", fmt.Errorf("%w: build the first request: %w", ErrConfig, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("x-api-key", acct.APIKey)
+	req.Header.Set("x-api-secret", acct.APISecret)
+	req.Header.Set("x-account-id", acct.AccountID)
+	resp, err := r.client.Do(req)
+	if err != nil {
+		return 0, "", fmt.Errorf("%w: %s: %w%s", ErrConnection, r.base, err, tlsHint(err))
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if note.Finding != "" {
+		return 0, "", fmt.Errorf("%w: the account's budget stays spent: %s. Is another client using the account? Run with an account nothing else uses", ErrPreflight, note.Finding)
+	}
+	return resp.StatusCode, messageOf(b), nil
+}
+
+// messageOf is the message an error body carries, for the user to read.
+func messageOf(b []byte) string {
+	var m map[string]any
+	if json.Unmarshal(b, &m) == nil {
+		for _, k := range []string{"error", "message", "detail", "title"} {
+			if s, ok := m[k].(string); ok {
+				return s
+			}
+		}
+	}
+	s := strings.TrimSpace(string(b))
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
+
+// tlsHint suggests the fix for a connection the client could not make.
+func tlsHint(err error) string {
+	var unknown x509.UnknownAuthorityError
+	var invalid x509.CertificateInvalidError
+	var host x509.HostnameError
+	switch {
+	case errors.As(err, &unknown) || errors.As(err, &invalid) || errors.As(err, &host):
+		return " (the target's certificate is not trusted: give its CA with --ca-cert FILE, or --insecure for a development target, which makes the run no certification)"
+	case strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
+		return " (the target answers plain HTTP on an https:// address: check the port, or give its http:// address to have spec §1 judge it)"
+	case strings.Contains(err.Error(), "malformed HTTP response"):
+		return " (the target does not speak plain HTTP on this address: it may want https://)"
+	}
+	return ""
+}

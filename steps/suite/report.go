@@ -1,0 +1,128 @@
+package suite
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/partner-v3/conformance-kit/steps"
+)
+
+// WriteJSON writes the conformance summary as indented JSON.
+func (r *Result) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
+		return fmt.Errorf("write JSON summary: %w", err)
+	}
+	return nil
+}
+
+// Headline is the verdict in words: what a reader must take away first.
+func (r *Result) Headline() string {
+	switch {
+	case r.Verdict == VerdictNotRun:
+		return "NOT RUN: the suite did not run, so it says nothing of the target"
+	case r.Certification:
+		return "PASS: certification"
+	case r.Verdict == VerdictPass:
+		return "PASS (not a certification, see caveats)"
+	}
+	return "FAIL: the target does not conform"
+}
+
+// WriteMarkdown writes the conformance summary for people: the verdict, the
+// caveats, a table of spec sections, then each failure, warning and skip.
+func (r *Result) WriteMarkdown(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Conformance summary: %s\n\n", r.Spec)
+	fmt.Fprintf(&b, "| | |\n|---|---|\n")
+	rows := [][2]string{
+		{"Verdict", r.Headline()},
+		{"Target", r.Target},
+		{"Spec version", "v" + r.SpecVersion},
+		{"Suite version", r.SuiteVersion},
+		{"Started", r.Started.UTC().Format(time.RFC3339)},
+		{"Duration", r.Duration.Round(time.Millisecond).String()},
+		{"Tags", "`" + r.Tags + "`"},
+		{"Rate limit assumed", fmt.Sprintf("%d per %s", r.RateLimit, r.RateWindow)},
+		{"Control API", fmt.Sprint(r.ControlAPI)},
+		{"Requests sent", fmt.Sprint(r.Requests)},
+		{"Waited for rate-limit windows", r.Waited.Round(time.Second).String()},
+		{"Waits for a budget spent before the run", fmt.Sprint(len(r.BudgetWaits))},
+		{"Scenarios", fmt.Sprintf("%d passed, %d failed, %d skipped; %d warnings", r.Passed, r.Failed, r.Skipped, r.Warnings)},
+	}
+	if r.NotRun != "" {
+		rows = append(rows[:1], append([][2]string{{"Why", r.NotRun}}, rows[1:]...)...)
+	}
+	for _, kv := range rows {
+		fmt.Fprintf(&b, "| %s | %s |\n", kv[0], strings.ReplaceAll(kv[1], "|", `\|`))
+	}
+	if len(r.Caveats) > 0 {
+		b.WriteString("\n## Caveats\n\n")
+		for _, c := range r.Caveats {
+			fmt.Fprintf(&b, "- %s\n", c)
+		}
+	}
+	if r.Verdict == VerdictNotRun {
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	b.WriteString("\n## Spec sections\n\n| Section | Title | Passed | Failed | Warnings | Skipped |\n|---|---|---|---|---|---|\n")
+	for _, s := range r.Sections {
+		fmt.Fprintf(&b, "| §%s | %s | %d | %d | %d | %d |\n", s.ID, sectionTitle(s), s.Passed, s.Failed, s.Warnings, s.Skipped)
+	}
+	if len(r.BudgetWaits) > 0 {
+		b.WriteString("\n## Waits for a budget spent before the run\n\nRequests that do not test §8 met a 429 and were sent again after waiting; never held against the target.\n\n| At | Account | Waited | Based on |\n|---|---|---|---|\n")
+		for _, w := range r.BudgetWaits {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", w.At.UTC().Format(time.RFC3339), w.Account, w.Duration.Round(100*time.Millisecond), w.Reason)
+		}
+	}
+	var failed, skipped []*steps.ScenarioResult
+	for _, s := range r.Scenarios {
+		switch s.Status {
+		case steps.StatusFailed:
+			failed = append(failed, s)
+		case steps.StatusSkipped:
+			skipped = append(skipped, s)
+		}
+	}
+	if len(failed) > 0 {
+		b.WriteString("\n## Failures\n")
+		for _, s := range failed {
+			fmt.Fprintf(&b, "\n### FAILURE %s: %s\n\n%s · %s\n\nStep: %s\n\n```\n%s\n```\n", steps.SectionList(s.FailureSections()), s.Title(), s.Feature, strings.Join(s.Tags, " "), s.Step, s.Failure.Detail())
+		}
+	}
+	if r.Warnings > 0 {
+		b.WriteString("\n## Warnings\n\nWhat the spec allows but a vendor should know; none of them fails the run.\n")
+		for _, s := range r.Scenarios {
+			for _, w := range s.Warnings {
+				fmt.Fprintf(&b, "\n- **WARNING %s** %s (%s; seen %d×)", steps.SectionList(w.Sections), w.Message, s.Title(), w.Count)
+			}
+		}
+		b.WriteString("\n")
+	}
+	if len(skipped) > 0 {
+		b.WriteString("\n## Skipped\n\n")
+		for _, s := range skipped {
+			fmt.Fprintf(&b, "- %s (%s): %s\n", s.Title(), steps.SectionList(s.Sections), s.Message)
+		}
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("write Markdown summary: %w", err)
+	}
+	return nil
+}
+
+// sectionTitle adds to a section's title why it has no rule of its own.
+func sectionTitle(s SectionResult) string {
+	switch {
+	case !s.Normative && len(s.Scenarios) > 0:
+		return s.Title + " (no rule of its own: its subsections' scenarios)"
+	case !s.Normative:
+		return s.Title + " (nothing to check)"
+	}
+	return s.Title
+}

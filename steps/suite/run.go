@@ -1,0 +1,278 @@
+package suite
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/cucumber/godog"
+	"github.com/gavv/httpexpect/v2"
+
+	"github.com/partner-v3/conformance-kit/features"
+	"github.com/partner-v3/conformance-kit/steps"
+	"github.com/partner-v3/conformance-kit/steps/internal/control"
+	"github.com/partner-v3/conformance-kit/steps/internal/mask"
+	"github.com/partner-v3/conformance-kit/steps/internal/pace"
+	"github.com/partner-v3/conformance-kit/steps/internal/record"
+)
+
+// Run runs the selected scenarios against the target and returns their
+// results and the verdict. A target that breaks the spec is a Result with
+// Verdict "fail", not an error. Run returns an error (see ErrConfig,
+// ErrConnection, ErrPreflight, ErrInterrupted) when the suite could not run
+// at all; with ErrConnection and ErrPreflight the Result says why.
+//
+// Scenarios run one at a time: every scenario spends the primary account's
+// request budget (spec §8), and the @rate-limit ones must run alone.
+//
+// A run is fast against the simulator when its control API is given
+// (AdminURL or AdminHandler, and AdminToken): counters are reset and the
+// clock advanced instead of waiting. Without it the @rate-limit scenarios
+// wait for real windows (two of RateWindow, about two minutes at the spec's
+// limit).
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	cfg = cfg.withDefaults()
+	base, err := cfg.parse()
+	if err != nil {
+		return nil, err
+	}
+	tags := cfg.Tags
+	if cfg.ReadOnly {
+		tags += " && ~@writes"
+	}
+	fsys := cfg.Features
+	if fsys == nil {
+		fsys = features.FS
+	}
+	plan, err := planScenarios(fsys, tags)
+	if err != nil {
+		return nil, err
+	}
+	r, err := newRun(ctx, cfg, base)
+	if err != nil {
+		return nil, err
+	}
+	defer r.closeIdleConnections()
+	started := time.Now()
+	if err := r.preflight(ctx); err != nil {
+		res := r.result(started, tags, fsys)
+		res.Verdict, res.NotRun = VerdictNotRun, err.Error()
+		return res, err
+	}
+	lib := steps.New(steps.Env{
+		BaseURL:     base,
+		Client:      r.client,
+		Primary:     cfg.Primary,
+		Second:      cfg.Second,
+		Pacer:       r.pacer,
+		Control:     r.control,
+		InProcess:   cfg.Handler != nil,
+		EmailDomain: cfg.EmailDomain,
+		RunID:       randomHex(4),
+		Examples:    plan.examples,
+	})
+	suite := godog.TestSuite{
+		Name:                "partner-api-v3-conformance",
+		ScenarioInitializer: lib.InitializeScenario,
+		Options: &godog.Options{
+			Format:         strings.Join(cfg.Formats, ","),
+			Output:         cfg.Output,
+			NoColors:       cfg.NoColors,
+			Paths:          []string{"."},
+			FS:             fsys,
+			Tags:           tags,
+			Strict:         true,
+			Randomize:      cfg.Randomize,
+			Concurrency:    1,
+			DefaultContext: ctx,
+			TestingT:       cfg.TestingT,
+		},
+	}
+	if len(cfg.Formats) == 0 {
+		suite.Options.Format = "progress"
+		suite.Options.Output = discard{}
+	}
+	if code := suite.Run(); code == 2 {
+		return nil, fmt.Errorf("%w: godog refused the options (formats %q, tags %q)", ErrConfig, suite.Options.Format, tags)
+	}
+	// An interrupted run has no verdict: its last scenarios failed only
+	// because their requests were cancelled.
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%w: interrupted after %s: %w", ErrInterrupted, time.Since(started).Round(time.Millisecond), err)
+	}
+	res := r.result(started, tags, fsys)
+	res.Scenarios = lib.Results()
+	for _, sc := range res.Scenarios {
+		sc.FeatureName = plan.featureNames[sc.Feature]
+	}
+	res.judge(r.cfg)
+	return res, nil
+}
+
+// discard is an io.Writer for godog when no formatter output is wanted.
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// plan is what the run learns from the feature files before it starts.
+type plan struct {
+	count        int               // scenarios the tags select
+	examples     map[string]string // outline rows by steps.ExampleKey
+	featureNames map[string]string // Feature: title by file
+}
+
+// planScenarios parses the features once: the number of scenarios the tag
+// expression selects (none is a usage error, not an empty pass), the values
+// of every outline row (reports name rows by them) and the feature titles.
+// godog numbers the gherkin nodes of a parse deterministically, so the ids
+// match those of the run.
+func planScenarios(fsys fs.FS, tags string) (*plan, error) {
+	suite := godog.TestSuite{Options: &godog.Options{FS: fsys, Paths: []string{"."}, Tags: tags}}
+	feats, err := suite.RetrieveFeatures()
+	if err != nil {
+		return nil, fmt.Errorf("%w: read features: %w", ErrConfig, err)
+	}
+	p := &plan{examples: map[string]string{}, featureNames: map[string]string{}}
+	for _, f := range feats {
+		p.count += len(f.Pickles)
+		if f.GherkinDocument.Feature == nil {
+			continue
+		}
+		p.featureNames[f.Uri] = f.GherkinDocument.Feature.Name
+		rows := map[string]string{}
+		for _, child := range f.GherkinDocument.Feature.Children {
+			if child.Scenario == nil {
+				continue
+			}
+			for _, ex := range child.Scenario.Examples {
+				if ex.TableHeader == nil {
+					continue
+				}
+				for _, row := range ex.TableBody {
+					var kv []string
+					for i, c := range row.Cells {
+						if i < len(ex.TableHeader.Cells) {
+							kv = append(kv, ex.TableHeader.Cells[i].Value+"="+c.Value)
+						}
+					}
+					rows[row.Id] = strings.Join(kv, ", ")
+				}
+			}
+		}
+		for _, pk := range f.Pickles {
+			if len(pk.AstNodeIds) > 1 {
+				if v, ok := rows[pk.AstNodeIds[len(pk.AstNodeIds)-1]]; ok {
+					p.examples[steps.ExampleKey(pk.Uri, pk.AstNodeIds)] = v
+				}
+			}
+		}
+	}
+	if p.count == 0 {
+		return nil, fmt.Errorf("%w: the tag expression %q selects no scenario", ErrConfig, tags)
+	}
+	return p, nil
+}
+
+// run holds one run's clients.
+type run struct {
+	cfg      Config
+	base     *url.URL
+	client   *http.Client // partner requests: paced, budget-aware, recorded
+	recorder *record.Transport
+	pacer    *pace.Pacer
+	control   *control.Client // nil without a control API
+	adminHTTP *http.Client
+}
+
+// newRun builds the clients, learns the rate limit (from the simulator's
+// control API, when there is one, which it also resets) and the pacer.
+func newRun(ctx context.Context, cfg Config, base *url.URL) (*run, error) {
+	r := &run{cfg: cfg, base: base}
+	var transport http.RoundTripper
+	if cfg.Handler != nil {
+		transport = httpexpect.Binder{Handler: cfg.Handler, TLS: &tls.ConnectionState{HandshakeComplete: true}}
+	} else {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.TLSClientConfig = cfg.TLSConfig
+		transport = t
+	}
+	if cfg.hasAdmin() {
+		var at http.RoundTripper
+		if cfg.AdminHandler != nil {
+			at = httpexpect.Binder{Handler: cfg.AdminHandler}
+		} else {
+			t := http.DefaultTransport.(*http.Transport).Clone()
+			t.TLSClientConfig = cfg.TLSConfig
+			at = t
+		}
+		adminURL := cfg.AdminURL
+		if adminURL == "" {
+			adminURL = "http://admin.in-process.invalid"
+		}
+		r.adminHTTP = &http.Client{Transport: at, Timeout: cfg.Timeout}
+		r.control = &control.Client{BaseURL: adminURL, Token: cfg.AdminToken, HTTP: r.adminHTTP}
+		// The simulator's own limits, unless the caller stated them.
+		if cfg.RateLimit == 0 || cfg.RateWindow == 0 {
+			limit, window, err := r.control.RateConfig(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("%w: read the simulator's configuration: %w%s", ErrConnection, err, tlsHint(err))
+			}
+			if cfg.RateLimit == 0 {
+				cfg.RateLimit = limit
+			}
+			if cfg.RateWindow == 0 {
+				cfg.RateWindow = window
+			}
+		}
+		if err := r.control.Reset(ctx); err != nil {
+			return nil, fmt.Errorf("%w: reset the simulator: %w", ErrConnection, err)
+		}
+	}
+	if cfg.RateLimit == 0 {
+		cfg.RateLimit = SpecRateLimit
+	}
+	if cfg.RateWindow == 0 {
+		cfg.RateWindow = SpecRateWindow
+	}
+	r.cfg = cfg
+	r.pacer = pace.New(cfg.RateLimit, cfg.RateWindow, cfg.Log)
+	r.pacer.Mask = mask.Credential
+	if r.control != nil {
+		r.pacer.Reset = r.control.ResetRate
+	}
+	r.recorder = &record.Transport{Base: transport, Verified: cfg.verifiesTLS() && cfg.Handler == nil}
+	r.client = &http.Client{
+		Transport: &pace.Transport{
+			Base:    r.recorder,
+			Pacer:   r.pacer,
+			Primary: pace.Account{Key: cfg.Primary.APIKey, ID: cfg.Primary.AccountID},
+			Second:  pace.Account{Key: cfg.Second.APIKey, ID: cfg.Second.AccountID},
+		},
+		Timeout: cfg.Timeout,
+		// A redirect would hide what the target answered.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	return r, nil
+}
+
+// closeIdleConnections hangs up once the run is over: a target shutting
+// down need not wait for our idle (HTTP/2) connections to go.
+func (r *run) closeIdleConnections() {
+	r.client.CloseIdleConnections()
+	if r.adminHTTP != nil {
+		r.adminHTTP.CloseIdleConnections()
+	}
+}
