@@ -46,6 +46,26 @@ Feature: Authentication with key, secret and account identifier
       | Campaign List  | x-api-secret | missing |
       | Campaign Stats | x-api-secret | missing |
 
+  # A value that differs only in its last character catches a service that
+  # compares a prefix, or a hash cut short.
+  @normative @spec-5 @spec-7
+  Scenario Outline: <operation> refuses a <header> that differs from the right one in its last character
+    Given the "<header>" header differs from the right one in its last character
+    When the client calls <operation> with a valid request
+    Then the response should be <status> with the message "<message>"
+
+    Examples:
+      | operation      | header       | status | message                     |
+      | Add Contact    | x-api-key    | 401    | Invalid API credentials     |
+      | Campaign List  | x-api-key    | 401    | Invalid API credentials     |
+      | Campaign Stats | x-api-key    | 401    | Invalid API credentials     |
+      | Add Contact    | x-api-secret | 401    | Invalid API credentials     |
+      | Campaign List  | x-api-secret | 401    | Invalid API credentials     |
+      | Campaign Stats | x-api-secret | 401    | Invalid API credentials     |
+      | Add Contact    | x-account-id | 403    | Unauthorized account access |
+      | Campaign List  | x-account-id | 403    | Unauthorized account access |
+      | Campaign Stats | x-account-id | 403    | Unauthorized account access |
+
   @normative @spec-5 @spec-7
   Scenario Outline: <operation> refuses an account identifier that matches no account
     Given the "x-account-id" header is wrong

@@ -31,20 +31,24 @@ Feature: Rate limit of 100 requests per minute per account
       """
       {"error": "Rate limit exceeded. Try again later."}
       """
+    And the response should be labelled as JSON
     When the client calls Campaign Stats for the first campaign of its list
     Then the service should refuse it with status 429 and exactly this JSON body:
       """
       {"error": "Rate limit exceeded. Try again later."}
       """
+    And the response should be labelled as JSON
     When the client calls Add Contact with a valid request
     Then the service should refuse it with status 429 and exactly this JSON body:
       """
       {"error": "Rate limit exceeded. Try again later."}
       """
+    And the response should be labelled as JSON
 
   @normative @rate-limit @two-accounts @spec-8
   Scenario: Each account has its own budget
     Given a second account is configured
+    And the second account has requests left in its rate-limit budget
     And the primary account has used up its rate-limit budget
     When the second account calls Campaign List for page 1 with limit 1
     Then the response status should be 200
