@@ -60,7 +60,7 @@ type scenario struct {
 	contactIDs  []string
 	// contactCalls counts the scenario's Add Contact requests.
 	contactCalls int
-	pages       []*exchange
+	pages        []*exchange
 	// invented is set when a Campaign Stats request had to use a made-up
 	// campaignId because the account has no campaign.
 	invented bool

@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"crypto/ed25519"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -22,6 +23,7 @@ import (
 	"time"
 
 	"github.com/partner-v3/conformance-kit/cmd/internal/flagenv"
+	"github.com/partner-v3/conformance-kit/steps"
 	"github.com/partner-v3/conformance-kit/steps/suite"
 )
 
@@ -84,7 +86,9 @@ type options struct {
 	showVersion                            bool
 	random                                 int64
 	emailDomain                            string
-	image                                  imageOptions // image.go
+	signKey                                string
+	flags                                  map[string]string // as given, credentials masked, for the certificate
+	image                                  imageOptions      // image.go
 }
 
 // parseFlags reads args, then the CONFORMANCE_* environment for every flag
@@ -115,6 +119,7 @@ func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (*o
 	fs.BoolVar(&o.noColors, "no-colors", false, "no ANSI colours on stdout")
 	fs.BoolVar(&o.showVersion, "version", false, "print the suite version and exit")
 	fs.StringVar(&o.emailDomain, "email-domain", "example.com", "domain of the contacts the @writes scenarios create (each run uses new addresses)")
+	fs.StringVar(&o.signKey, "sign-key", "", "Ed25519 private key (PEM, PKCS #8) to sign certificate.json with (see: conformance keygen)")
 	fs.Int64Var(&o.random, "random", 0, "scenario order: 0 file order (rate limit last), -1 a random seed (printed by the formatter), N that seed")
 	o.image.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -128,7 +133,29 @@ func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (*o
 		v := getenv(name)
 		return v, v != ""
 	})
+	o.flags = maskedFlags(fs)
 	return o, err
+}
+
+// maskedFlags lists every flag set away from its default, by flag or
+// environment, with credentials masked: the certificate records how the
+// run was made.
+func maskedFlags(fs *flag.FlagSet) map[string]string {
+	out := map[string]string{}
+	fs.VisitAll(func(f *flag.Flag) {
+		v := f.Value.String()
+		if v == f.DefValue {
+			return
+		}
+		switch f.Name {
+		case "api-secret", "second-api-secret", "admin-token":
+			v = suite.MaskSecret(v)
+		case "api-key", "second-api-key", "account-id", "second-account-id":
+			v = suite.MaskCredential(v)
+		}
+		out[f.Name] = v
+	})
+	return out
 }
 
 // config turns the options into a suite.Config.
@@ -150,6 +177,7 @@ func (o *options) config(stdout, stderr io.Writer) (suite.Config, error) {
 		Randomize:    o.random,
 		EmailDomain:  o.emailDomain,
 		SuiteVersion: version,
+		Flags:        o.flags,
 	}
 	if o.baseURL == "" {
 		return cfg, errors.New("--base-url (or CONFORMANCE_BASE_URL) is required")
@@ -201,6 +229,14 @@ func (o *options) config(stdout, stderr io.Writer) (suite.Config, error) {
 
 // run is the whole command; main only adds the process around it.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "verify":
+			return verify(args[1:], stdout, stderr)
+		case "keygen":
+			return keygen(args[1:], stdout, stderr)
+		}
+	}
 	o, err := parseFlags(args, stderr, os.Getenv)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitPass
@@ -219,6 +255,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "conformance: usage error: %v\n", err)
 		return exitUsage
 	}
+	var key ed25519.PrivateKey
+	if o.signKey != "" {
+		if key, err = suite.LoadPrivateKey(o.signKey); err != nil {
+			fmt.Fprintf(stderr, "conformance: usage error: --sign-key: %v\n", err)
+			return exitUsage
+		}
+	}
 	if o.reportDir != "" {
 		if err := os.MkdirAll(o.reportDir, 0o755); err != nil {
 			fmt.Fprintf(stderr, "conformance: configuration error: create --report-dir: %v\n", err)
@@ -228,10 +271,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	res, err := o.image.run(ctx, cfg, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "conformance: %v\n", err)
+		if res != nil {
+			// The suite did not run: say so in the reports too, never that
+			// the target does not conform.
+			if o.reportDir != "" {
+				if err := writeSummaries(o.reportDir, res); err != nil {
+					fmt.Fprintf(stderr, "conformance: %v\n", err)
+				}
+			}
+			printVerdict(stdout, res, o.reportDir)
+		}
 		return exitUsage
 	}
 	if o.reportDir != "" {
-		if err := writeSummaries(o.reportDir, res); err != nil {
+		if err := writeReports(o.reportDir, res, key); err != nil {
 			fmt.Fprintf(stderr, "conformance: %v\n", err)
 			return exitUsage
 		}
@@ -243,45 +296,80 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return exitPass
 }
 
+// writeFile creates path and fills it with write.
+func writeFile(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("create report: %w", err)
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write report %s: %w", path, err)
+	}
+	return nil
+}
+
 // writeSummaries writes summary.json and summary.md.
 func writeSummaries(dir string, res *suite.Result) error {
 	for name, write := range map[string]func(io.Writer) error{
 		"summary.json": res.WriteJSON,
 		"summary.md":   res.WriteMarkdown,
 	} {
-		f, err := os.Create(filepath.Join(dir, name))
-		if err != nil {
-			return fmt.Errorf("create summary: %w", err)
-		}
-		if err := write(f); err != nil {
-			f.Close()
+		if err := writeFile(filepath.Join(dir, name), write); err != nil {
 			return err
-		}
-		if err := f.Close(); err != nil {
-			return fmt.Errorf("write summary: %w", err)
 		}
 	}
 	return nil
 }
 
+// writeReports writes the summaries and certificate.json, signed when a
+// key is given.
+func writeReports(dir string, res *suite.Result, key ed25519.PrivateKey) error {
+	if err := writeSummaries(dir, res); err != nil {
+		return err
+	}
+	return writeFile(filepath.Join(dir, "certificate.json"), func(w io.Writer) error {
+		return suite.WriteCertificate(w, res.Certificate(), key)
+	})
+}
+
 // printVerdict ends the output with the lines a CI log needs.
 func printVerdict(w io.Writer, res *suite.Result, dir string) {
-	fmt.Fprintf(w, "\nconformance %s against %s: %s\n", res.SuiteVersion, res.Target, strings.ToUpper(res.Verdict))
-	fmt.Fprintf(w, "  %d passed, %d failed, %d skipped; %d requests; %s (waited %s for rate-limit windows)\n",
-		res.Passed, res.Failed, res.Skipped, res.Requests, res.Duration.Round(time.Millisecond), res.Waited.Round(time.Second))
+	fmt.Fprintf(w, "\nconformance %s against %s: %s\n", res.SuiteVersion, res.Target, res.Headline())
+	if res.Verdict == suite.VerdictNotRun {
+		fmt.Fprintf(w, "  %s\n", res.NotRun)
+	} else {
+		fmt.Fprintf(w, "  %d passed, %d failed, %d skipped, %d warnings; %d requests; %s (waited %s for rate-limit windows)\n",
+			res.Passed, res.Failed, res.Skipped, res.Warnings, res.Requests, res.Duration.Round(time.Millisecond), res.Waited.Round(time.Second))
+	}
+	if n := len(res.BudgetWaits); n > 0 {
+		var d time.Duration
+		for _, bw := range res.BudgetWaits {
+			d += bw.Duration
+		}
+		fmt.Fprintf(w, "  %d waits (%s) for a rate-limit budget spent before the request: not held against the target\n", n, d.Round(100*time.Millisecond))
+	}
 	for _, s := range res.FailedScenarios() {
-		fmt.Fprintf(w, "  FAILED §%s  %s\n", strings.Join(s.Sections, " §"), s.Name)
+		fmt.Fprintf(w, "  FAILURE %s  %s\n", steps.SectionList(s.FailureSections()), s.Title())
 	}
-	switch {
-	case res.Certification:
+	for _, sec := range res.Sections {
+		if sec.Warnings > 0 {
+			fmt.Fprintf(w, "  WARNING §%s  %d warnings (%s): the spec allows it; see the summary\n", sec.ID, sec.Warnings, sec.Title)
+		}
+	}
+	if len(res.Caveats) > 0 && res.Verdict != suite.VerdictNotRun {
+		if !res.Certification {
+			fmt.Fprintln(w, "  not a certification:")
+		}
+		for _, c := range res.Caveats {
+			fmt.Fprintf(w, "  - %s\n", c)
+		}
+	}
+	if res.Certification {
 		fmt.Fprintln(w, "  this run is a certification of the target against the spec")
-	case res.Verdict != suite.VerdictPass:
-		fmt.Fprintln(w, "  the target does not conform: see the failed scenarios above and in the summary")
-	default:
-		fmt.Fprintln(w, "  not a certification:")
-	}
-	for _, c := range res.Caveats {
-		fmt.Fprintf(w, "  - %s\n", c)
 	}
 	if dir != "" {
 		fmt.Fprintf(w, "  summary: %s\n", filepath.Join(dir, "summary.md"))

@@ -2,13 +2,16 @@ package suite
 
 import (
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/partner-v3/conformance-kit/steps"
 	"github.com/partner-v3/conformance-kit/steps/internal/pace"
@@ -26,6 +29,9 @@ func (r *run) preflight(ctx context.Context) error {
 	status, msg, err := r.probe(ctx, r.cfg.Primary, "campaign/list", `{"limit": 1, "page": 1}`)
 	if err != nil {
 		return err
+	}
+	if r.base.Scheme == "http" && status/100 != 2 && speaksTLS(ctx, r.base.Host) {
+		return fmt.Errorf("%w: %s answers TLS: the address is https://%s%s (a target that serves plain HTTP is judged by spec §1; this one does not)", ErrPreflight, r.base.Host, r.base.Host, r.base.Path)
 	}
 	if status == http.StatusNotFound {
 		missing := true
@@ -55,6 +61,24 @@ func (r *run) preflight(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// speaksTLS reports whether a TLS handshake succeeds at host (host:port):
+// a user who wrote http:// for an HTTPS port made a mistake the target
+// cannot be blamed for.
+func speaksTLS(ctx context.Context, host string) bool {
+	if _, _, err := net.SplitHostPort(host); err != nil {
+		host = net.JoinHostPort(host, "80")
+	}
+	d := &tls.Dialer{Config: &tls.Config{InsecureSkipVerify: true}} //nolint:gosec // only asks whether the port speaks TLS
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	c, err := d.DialContext(ctx, "tcp", host)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
 }
 
 // credentialsRefused turns a 401 or 403 to a valid request into the fix.

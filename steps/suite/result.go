@@ -220,7 +220,7 @@ func (r *Result) judge(cfg Config) {
 		r.Verdict = VerdictPass
 	}
 	if !Released(cfg.SuiteVersion) {
-		r.Caveats = append(r.Caveats, fmt.Sprintf("not a certification: unreleased suite (version %q; a certification needs a released build, vX.Y.Z)", cfg.SuiteVersion))
+		r.Caveats = append(r.Caveats, fmt.Sprintf("unreleased suite (version %q): only a released build (vX.Y.Z) certifies", cfg.SuiteVersion))
 	}
 	if cfg.Features != nil {
 		if own, _ := digestTree(features.FS, "", ".feature"); own != r.Digests.Scenarios {

@@ -188,11 +188,11 @@ func planScenarios(fsys fs.FS, tags string) (*plan, error) {
 
 // run holds one run's clients.
 type run struct {
-	cfg      Config
-	base     *url.URL
-	client   *http.Client // partner requests: paced, budget-aware, recorded
-	recorder *record.Transport
-	pacer    *pace.Pacer
+	cfg       Config
+	base      *url.URL
+	client    *http.Client // partner requests: paced, budget-aware, recorded
+	recorder  *record.Transport
+	pacer     *pace.Pacer
 	control   *control.Client // nil without a control API
 	adminHTTP *http.Client
 }

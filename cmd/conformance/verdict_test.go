@@ -1,0 +1,331 @@
+package main
+
+// The verdict must be right both ways (issue 9): never blame the target for
+// the suite's own state or the user's mistake, never certify a run that is
+// no evidence.
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/partner-v3/conformance-kit/simulator/sim"
+	"github.com/partner-v3/conformance-kit/steps/suite"
+)
+
+// openLimitedSimulator starts a simulator whose limit is limit per window,
+// over HTTPS, with its control API (which the runner is not given: the
+// target is then as opaque as a foreign one).
+func openLimitedSimulator(t *testing.T, limit int, window time.Duration) *sim.Simulator {
+	t.Helper()
+	s, err := sim.New(context.Background(), sim.Config{Addr: "127.0.0.1:0", DataDir: t.TempDir(), AdminToken: "test-admin-token", RateLimit: limit, RateWindow: window})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Open(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// blackBoxArgs are the runner flags for a simulator without its control
+// API, told the limit the simulator was started with.
+func blackBoxArgs(t *testing.T, s *sim.Simulator, limit int, window time.Duration, dir string) []string {
+	as := devAccounts(t)
+	return []string{
+		"--base-url", s.URL(), "--ca-cert", s.Cert.CertFile,
+		"--api-key", as[0].APIKey, "--api-secret", as[0].APISecret, "--account-id", as[0].AccountID,
+		"--second-api-key", as[1].APIKey, "--second-api-secret", as[1].APISecret, "--second-account-id", as[1].AccountID,
+		"--rate-limit", fmt.Sprint(limit), "--rate-window", window.String(),
+		"--format", "progress", "--report-dir", dir, "--no-colors",
+	}
+}
+
+// spendBudget sends n Campaign List requests of the primary account, as a
+// developer's curl or another CI job would, outside the suite.
+func spendBudget(t *testing.T, s *sim.Simulator, n int) (refused int) {
+	t.Helper()
+	pool := x509.NewCertPool()
+	pem, err := os.ReadFile(s.Cert.CertFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool.AppendCertsFromPEM(pem)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	a := devAccounts(t)[0]
+	for range n {
+		req, _ := http.NewRequest(http.MethodPost, s.URL()+"/campaign/list", strings.NewReader(`{"limit": 1, "page": 1}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("x-api-key", a.APIKey)
+		req.Header.Set("x-api-secret", a.APISecret)
+		req.Header.Set("x-account-id", a.AccountID)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusTooManyRequests {
+			refused++
+		}
+	}
+	return refused
+}
+
+// TestRunOnASpentBudgetPasses: another client spent the account's whole
+// budget just before the run. The suite must wait (and say so), not fail
+// the target for 429s it did not cause.
+func TestRunOnASpentBudgetPasses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for rate-limit windows")
+	}
+	t.Parallel()
+	const limit, window = 20, 2 * time.Second
+	s := openLimitedSimulator(t, limit, window)
+	if refused := spendBudget(t, s, limit+5); refused != 5 {
+		t.Fatalf("%d of %d requests refused before the run, want 5: the budget is not spent as the test assumes", refused, limit+5)
+	}
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), blackBoxArgs(t, s, limit, window, dir), &stdout, &stderr)
+	if code != exitPass {
+		t.Fatalf("exit status %d, want 0: the suite blamed the target for a budget another client spent\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	r := readSummary(t, dir)
+	if len(r.BudgetWaits) == 0 {
+		t.Fatalf("the run met no 429 on a spent budget, so it proves nothing\nstderr:\n%s", stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "unexpected 429") {
+		t.Errorf("the wait was not shown on stderr:\n%s", stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "for a rate-limit budget spent before the request") {
+		t.Errorf("the verdict block does not mention the waits:\n%s", stdout.String())
+	}
+	t.Logf("%d waits for a spent budget, first: %s for %s", len(r.BudgetWaits), r.BudgetWaits[0].Reason, r.BudgetWaits[0].Duration)
+}
+
+// TestBackToBackRunsPass: runs of the normative profile one after another
+// on one account (a CI retry, two jobs) all pass.
+func TestBackToBackRunsPass(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for rate-limit windows")
+	}
+	t.Parallel()
+	const limit, window = 20, 2 * time.Second
+	s := openLimitedSimulator(t, limit, window)
+	for i := range 3 {
+		dir := t.TempDir()
+		var stdout, stderr bytes.Buffer
+		if code := run(context.Background(), blackBoxArgs(t, s, limit, window, dir), &stdout, &stderr); code != exitPass {
+			t.Fatalf("run %d: exit status %d, want 0\n%s\nstderr:\n%s", i+1, code, stdout.String(), stderr.String())
+		}
+		r := readSummary(t, dir)
+		t.Logf("run %d: %d passed, %d requests, %d budget waits, %s", i+1, r.Passed, r.Requests, len(r.BudgetWaits), r.Duration.Round(time.Millisecond))
+	}
+}
+
+// TestStricterLimitFailsSection8: a target that allows fewer requests than
+// the spec's limit is not excused by the retries: it fails §8, and only
+// §8 (the other scenarios, retried after their 429s, pass).
+func TestStricterLimitFailsSection8(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for rate-limit windows")
+	}
+	t.Parallel()
+	s := openLimitedSimulator(t, 15, 2*time.Second)
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), blackBoxArgs(t, s, 20, 2*time.Second, dir), &stdout, &stderr)
+	if code != exitFail {
+		t.Fatalf("exit status %d, want 1: a limit of 15 per window passed a run that expects 20\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	r := readSummary(t, dir)
+	for _, f := range r.FailedScenarios() {
+		if !slices.Contains(f.FailureSections(), "8") {
+			t.Errorf("scenario %q failed in §%v, not §8: %s", f.Title(), f.FailureSections(), f.Message)
+		}
+	}
+	if len(r.FailedScenarios()) == 0 {
+		t.Fatal("no scenario failed")
+	}
+}
+
+// TestPreflightExit2 checks that what the user got wrong stops the run
+// before the first scenario with exit status 2, says what to fix, and
+// writes a summary that says the suite did not run.
+func TestPreflightExit2(t *testing.T) {
+	s := MustOpenSimulator(t)
+	good := simulatorArgs(t, s)
+	with := func(pairs ...string) []string {
+		a := slices.Clone(good)
+		for i := 0; i < len(pairs); i += 2 {
+			setFlag(a, pairs[i], pairs[i+1])
+		}
+		return a
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"the primary key is wrong", with("--api-key", "a"), "refused the credentials of the primary account: 401 Invalid API credentials; check --api-key, --api-secret"},
+		{"the primary secret is wrong", with("--api-secret", "b"), "refused the credentials of the primary account: 401 Invalid API credentials"},
+		{"the primary account id is wrong", with("--account-id", "c"), "refused the account identifier of the primary account: 403 Unauthorized account access; check --account-id"},
+		{"the second secret is wrong", with("--second-api-secret", "d"), "refused the credentials of the second account: 401 Invalid API credentials; check --second-api-key, --second-api-secret"},
+		{"no operation answers at the base address", with("--base-url", strings.Replace(s.URL(), "/v3/", "/v2/", 1)), "no operation of the spec answers at"},
+		{"http:// for an HTTPS port", with("--base-url", strings.Replace(s.URL(), "https://", "http://", 1)), "answers TLS: the address is https://"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), append(tt.args, "--report-dir", dir), &stdout, &stderr)
+			if code != exitUsage {
+				t.Fatalf("exit status %d, want 2\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+			}
+			if !strings.Contains(stderr.String(), tt.want) {
+				t.Fatalf("stderr does not say %q:\n%s", tt.want, stderr.String())
+			}
+			out := stdout.String()
+			if !strings.Contains(out, "NOT RUN") || strings.Contains(out, "does not conform") {
+				t.Errorf("the verdict block blames the target or does not say the suite did not run:\n%s", out)
+			}
+			r := readSummary(t, dir)
+			if r.Verdict != suite.VerdictNotRun || !strings.Contains(r.NotRun, tt.want) || r.Failed != 0 {
+				t.Errorf("summary verdict %q, notRun %q, %d failed: want %q naming the fix", r.Verdict, r.NotRun, r.Failed, suite.VerdictNotRun)
+			}
+			if md, _ := os.ReadFile(filepath.Join(dir, "summary.md")); !strings.Contains(string(md), "did not run") {
+				t.Errorf("summary.md does not say the suite did not run:\n%s", md)
+			}
+		})
+	}
+}
+
+// runCertification runs the normative profile against a faithful simulator
+// over verified HTTPS, both accounts, its control API, with the given
+// suite version and TLS settings.
+func runCertification(t *testing.T, s *sim.Simulator, version string, insecure bool) *suite.Result {
+	t.Helper()
+	tc := &tls.Config{RootCAs: certPool(t, s.Cert.CertFile)}
+	if insecure {
+		tc = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the point of the test
+	}
+	as := devAccounts(t)
+	r, err := suite.Run(context.Background(), suite.Config{
+		BaseURL: s.URL(), TLSConfig: tc,
+		Primary:    suite.Account{APIKey: as[0].APIKey, APISecret: as[0].APISecret, AccountID: as[0].AccountID},
+		Second:     suite.Account{APIKey: as[1].APIKey, APISecret: as[1].APISecret, AccountID: as[1].AccountID},
+		AdminURL:   s.AdminURL(),
+		AdminToken: "test-admin-token",
+		// The control API's certificate is the simulator's too.
+		SuiteVersion: version,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestWhatACertificationIs: only a released suite that verified the
+// target's certificate chain and ran the whole normative profile certifies;
+// --insecure and a dev build say why not.
+func TestWhatACertificationIs(t *testing.T) {
+	s := MustOpenSimulator(t)
+	tests := []struct {
+		name     string
+		version  string
+		insecure bool
+		certify  bool
+		caveat   string
+	}{
+		{"a released suite over verified TLS certifies", "v1.4.0", false, true, ""},
+		{"--insecure is no certification", "v1.4.0", true, false, "certificate chain was not verified (--insecure)"},
+		{"a dev build is no certification", "dev", false, false, "unreleased suite"},
+		{"a build past a tag is no certification", "v1.4.0-3-gabc1234", false, false, "unreleased suite"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCertification(t, s, tt.version, tt.insecure)
+			if r.Verdict != suite.VerdictPass {
+				t.Fatalf("verdict %s: %v", r.Verdict, names(r.FailedScenarios()))
+			}
+			if r.Certification != tt.certify {
+				t.Fatalf("certification %v, want %v; caveats %q", r.Certification, tt.certify, r.Caveats)
+			}
+			if tt.caveat != "" && !slices.ContainsFunc(r.Caveats, func(c string) bool { return strings.Contains(c, tt.caveat) }) {
+				t.Errorf("caveats %q do not say %q", r.Caveats, tt.caveat)
+			}
+			if len(r.TLS) == 0 || len(r.TLS[0].Chain) == 0 || r.TLS[0].Version == "" || r.TLS[0].Verified == tt.insecure {
+				t.Errorf("TLS sessions %+v do not record the chain, version and verification", r.TLS)
+			}
+		})
+	}
+}
+
+// TestSignedCertificateVerifies runs the binary's own path: a run signed
+// with --sign-key writes certificate.json, `conformance verify` accepts it
+// with the public key, and refuses it after one byte changed or with
+// another key.
+func TestSignedCertificateVerifies(t *testing.T) {
+	s := MustOpenSimulator(t)
+	keys := t.TempDir()
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"keygen", "--private", filepath.Join(keys, "k.pem"), "--public", filepath.Join(keys, "p.pem")}, &out, &errOut); code != exitPass {
+		t.Fatalf("keygen: %d %s", code, errOut.String())
+	}
+	if code := run(context.Background(), []string{"keygen", "--private", filepath.Join(keys, "k2.pem"), "--public", filepath.Join(keys, "p2.pem")}, &out, &errOut); code != exitPass {
+		t.Fatalf("keygen: %d %s", code, errOut.String())
+	}
+	dir := t.TempDir()
+	if code := run(context.Background(), append(simulatorArgs(t, s), "--report-dir", dir, "--format", "progress", "--sign-key", filepath.Join(keys, "k.pem")), &out, &errOut); code != exitPass {
+		t.Fatalf("run: exit %d\n%s", code, errOut.String())
+	}
+	cert := filepath.Join(dir, "certificate.json")
+	data, err := os.ReadFile(cert)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{"dev-secret-alpha-9d41e6a0c58b", "dev-key-alpha-7f3c2b9e", "test-admin-token"} {
+		if bytes.Contains(data, []byte(secret)) {
+			t.Errorf("certificate.json shows %q", secret)
+		}
+	}
+	verifyWith := func(file, pub string) (int, string) {
+		var o, e bytes.Buffer
+		code := run(context.Background(), []string{"verify", file, "--public-key", pub}, &o, &e)
+		return code, o.String() + e.String()
+	}
+	if code, msg := verifyWith(cert, filepath.Join(keys, "p.pem")); code != exitPass || !strings.Contains(msg, "VERIFIED") {
+		t.Fatalf("verify: exit %d: %s", code, msg)
+	}
+	// One byte of the certificate changed: a failed scenario count, say.
+	i := bytes.Index(data, []byte(`"status": "passed"`))
+	if i < 0 {
+		t.Fatal("no passed scenario in the certificate")
+	}
+	tampered := slices.Clone(data)
+	copy(tampered[i:], `"status": "failed"`)
+	tf := filepath.Join(dir, "tampered.json")
+	if err := os.WriteFile(tf, tampered, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, msg := verifyWith(tf, filepath.Join(keys, "p.pem")); code != exitFail || !strings.Contains(msg, "NOT VERIFIED") {
+		t.Errorf("a changed byte: exit %d: %s", code, msg)
+	}
+	if code, msg := verifyWith(cert, filepath.Join(keys, "p2.pem")); code != exitFail {
+		t.Errorf("another key: exit %d: %s", code, msg)
+	}
+	if code, _ := verifyWith(cert, filepath.Join(keys, "missing.pem")); code != exitUsage {
+		t.Errorf("a missing key file: exit %d, want 2", code)
+	}
+}
+
