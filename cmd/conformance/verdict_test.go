@@ -328,4 +328,3 @@ func TestSignedCertificateVerifies(t *testing.T) {
 		t.Errorf("a missing key file: exit %d, want 2", code)
 	}
 }
-
