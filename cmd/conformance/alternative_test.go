@@ -152,8 +152,8 @@ func (s *altService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.ok(w, r, map[string]any{
-			"emailStat": map[string]int{"Sent": 0, "Opened": 0, "Delivered": 0, "Hardbounce": 0, "Softbounce": 0, "Failed": 0, "Clicked": 0, "Unsubscribe": 0, "Complained": 0, "Forwarded": 0},
-			"smsStat":   map[string]int{"Sent": 3, "Delivered": 2, "Failed": 1, "Pending": 0},
+			"emailStat":  map[string]int{"Sent": 0, "Opened": 0, "Delivered": 0, "Hardbounce": 0, "Softbounce": 0, "Failed": 0, "Clicked": 0, "Unsubscribe": 0, "Complained": 0, "Forwarded": 0},
+			"smsStat":    map[string]int{"Sent": 3, "Delivered": 2, "Failed": 1, "Pending": 0},
 			"campaignId": body["campaignId"],
 		})
 	}
