@@ -177,3 +177,23 @@ func jsonInt(n int) string {
 	b, _ := json.Marshal(n)
 	return string(b)
 }
+
+// TestNormativeScenariosAllowExtraFields: the spec lists fields but never
+// forbids others, so no normative scenario may demand an exact key set
+// (extra fields are warnings). The 429 body is the one exception: §7 fixes
+// its whole shape ("one string field error").
+func TestNormativeScenariosAllowExtraFields(t *testing.T) {
+	for _, p := range pickles(t) {
+		if !slices.Contains(tagsOf(p), "@normative") {
+			continue
+		}
+		for _, s := range p.Steps {
+			if strings.Contains(s.Text, "exactly these fields") {
+				t.Errorf("%s: normative step %q demands an exact key set", p.Name, s.Text)
+			}
+			if strings.Contains(s.Text, "exactly this JSON body") && !strings.Contains(s.Text, "429") {
+				t.Errorf("%s: normative step %q demands an exact body other than the 429's", p.Name, s.Text)
+			}
+		}
+	}
+}
