@@ -277,6 +277,9 @@ func (s *scenario) took(x *exchange, what string) error {
 	if x.budget != "" {
 		return s.failIn([]string{"8"}, x, "%s", x.budget)
 	}
+	if secs, p := shapeProblems(x); p != "" {
+		return s.failIn(secs, x, "%s", p)
+	}
 	return nil
 }
 

@@ -1,0 +1,82 @@
+package steps
+
+import (
+	"testing"
+
+	"github.com/cucumber/godog"
+
+	"github.com/partner-v3/conformance-kit/features"
+)
+
+// TestShapesMatchTheScenarios keeps the field tables every answer is
+// checked against equal to the tables the scenarios state: one spec fact,
+// written for people in the .feature files and for every answer here.
+func TestShapesMatchTheScenarios(t *testing.T) {
+	suite := godog.TestSuite{Options: &godog.Options{FS: features.FS, Paths: []string{"."}}}
+	feats, err := suite.RetrieveFeatures()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byFirst := map[string][]fieldRow{"status": contactShape, "pageNo": pageShape, "emailStat": statsShape}
+	checked := 0
+	for _, f := range feats {
+		for _, p := range f.Pickles {
+			for _, st := range p.Steps {
+				if st.Argument == nil || st.Argument.DataTable == nil {
+					continue
+				}
+				rows := st.Argument.DataTable.Rows
+				header := map[int]string{}
+				for i, c := range rows[0].Cells {
+					header[i] = c.Value
+				}
+				var got []fieldRow
+				for _, r := range rows[1:] {
+					var fr fieldRow
+					for i, c := range r.Cells {
+						switch header[i] {
+						case "field":
+							fr.field = c.Value
+						case "type":
+							fr.typ = c.Value
+						case "format":
+							fr.format = c.Value
+						}
+					}
+					got = append(got, fr)
+				}
+				var want []fieldRow
+				switch st.Text {
+				case "every campaign should have these fields:":
+					want = campaignShape
+				case `the "emailStat" object should have these fields:`:
+					want = emailStatShape
+				case `the "smsStat" object should have these fields:`:
+					want = smsStatShape
+				case "the response body should be a JSON object with these fields:":
+					want = byFirst[got[0].field]
+				default:
+					continue
+				}
+				if len(want) != len(got) {
+					t.Errorf("%s: %q has %d rows, the shape %d", p.Name, st.Text, len(got), len(want))
+					continue
+				}
+				hasFormat := len(rows[0].Cells) > 2
+				for i := range want {
+					w, g := want[i], got[i]
+					if !hasFormat {
+						w.format = ""
+					}
+					if w != g {
+						t.Errorf("%s: row %d is %+v in the scenario, %+v in the shape", p.Name, i+1, g, w)
+					}
+				}
+				checked++
+			}
+		}
+	}
+	if checked < 8 {
+		t.Fatalf("only %d tables compared", checked)
+	}
+}
