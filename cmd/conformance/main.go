@@ -41,12 +41,21 @@ const (
 // CONFORMANCE_BASE_URL.
 const envPrefix = "CONFORMANCE_"
 
-// reportFiles names the file each formatter writes in --report-dir.
+// reportFiles names the file each format writes in --report-dir.
 var reportFiles = map[string]string{
 	"pretty":   "pretty.txt",
 	"progress": "progress.txt",
-	"junit":    "junit.xml",
 	"cucumber": "cucumber.json",
+	"junit":    "junit.xml",
+	"html":     "report.html",
+}
+
+// resultFormats are written from the Result once the run is over (godog
+// writes the others as it goes): JUnit named and shaped as CI tools want
+// it, the HTML report.
+var resultFormats = map[string]func(*suite.Result, io.Writer) error{
+	"junit": (*suite.Result).WriteJUnit,
+	"html":  (*suite.Result).WriteHTML,
 }
 
 func main() {
@@ -87,6 +96,7 @@ type options struct {
 	random                                 int64
 	emailDomain                            string
 	signKey                                string
+	formats                                []string // --format, checked
 	flags                                  map[string]string // as given, credentials masked, for the certificate
 	image                                  imageOptions      // image.go
 }
@@ -110,7 +120,7 @@ func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (*o
 	fs.StringVar(&o.adminToken, "admin-token", "", "the control API's token")
 	fs.StringVar(&o.tags, "tags", suite.DefaultTags, `scenarios to run, a godog tag expression ("@normative && ~@rate-limit", "@normative,@simulator")`)
 	fs.BoolVar(&o.readOnly, "read-only", false, "skip the @writes scenarios (for production)")
-	fs.StringVar(&o.format, "format", "pretty", "formatters, comma-separated: pretty, progress, junit, cucumber; the first is shown on stdout, each is written to --report-dir")
+	fs.StringVar(&o.format, "format", "pretty", "reports, comma-separated: pretty, progress, cucumber, junit, html; the first is shown on stdout, each is written to --report-dir")
 	fs.StringVar(&o.reportDir, "report-dir", "conformance-report", `directory for the formatter files and the summary (summary.json, summary.md); "" writes none`)
 	fs.StringVar(&o.featuresDir, "features", "", "directory of .feature files to run instead of the embedded suite")
 	fs.IntVar(&o.rateLimit, "rate-limit", 0, "the target's rate limit when configured away from the spec's 100 (the verdict is then not a certification)")
@@ -207,16 +217,21 @@ func (o *options) config(stdout, stderr io.Writer) (suite.Config, error) {
 		cfg.Features = os.DirFS(o.featuresDir)
 	}
 	var formats []string
-	for i, f := range strings.Split(o.format, ",") {
+	o.formats = nil
+	for f := range strings.SplitSeq(o.format, ",") {
 		f = strings.TrimSpace(f)
 		if f == "" {
 			continue
 		}
 		file, ok := reportFiles[f]
 		if !ok {
-			return cfg, fmt.Errorf("--format %q: want pretty, progress, junit or cucumber", f)
+			return cfg, fmt.Errorf("--format %q: want pretty, progress, cucumber, junit or html", f)
 		}
-		if i == 0 {
+		o.formats = append(o.formats, f)
+		if _, ours := resultFormats[f]; ours {
+			continue
+		}
+		if len(o.formats) == 1 {
 			formats = append(formats, f)
 		}
 		if o.reportDir != "" {
@@ -275,7 +290,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			// The suite did not run: say so in the reports too, never that
 			// the target does not conform.
 			if o.reportDir != "" {
-				if err := writeSummaries(o.reportDir, res); err != nil {
+				if err := writeReports(o.reportDir, res, nil, o.formats); err != nil {
 					fmt.Fprintf(stderr, "conformance: %v\n", err)
 				}
 			}
@@ -284,9 +299,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if o.reportDir != "" {
-		if err := writeReports(o.reportDir, res, key); err != nil {
+		if err := writeReports(o.reportDir, res, key, o.formats); err != nil {
 			fmt.Fprintf(stderr, "conformance: %v\n", err)
 			return exitUsage
+		}
+	}
+	// The first format is the one shown on stdout; godog printed its own.
+	if len(o.formats) > 0 {
+		if write, ours := resultFormats[o.formats[0]]; ours {
+			if err := write(res, stdout); err != nil {
+				fmt.Fprintf(stderr, "conformance: %v\n", err)
+			}
 		}
 	}
 	printVerdict(stdout, res, o.reportDir)
@@ -325,11 +348,25 @@ func writeSummaries(dir string, res *suite.Result) error {
 	return nil
 }
 
-// writeReports writes the summaries and certificate.json, signed when a
-// key is given.
-func writeReports(dir string, res *suite.Result, key ed25519.PrivateKey) error {
+// writeReports writes the summaries, every request and response of the run
+// (exchanges.har), the reports of the formats written from the Result, and
+// certificate.json, signed when a key is given.
+func writeReports(dir string, res *suite.Result, key ed25519.PrivateKey, formats []string) error {
 	if err := writeSummaries(dir, res); err != nil {
 		return err
+	}
+	if err := writeFile(filepath.Join(dir, "exchanges.har"), res.WriteHAR); err != nil {
+		return err
+	}
+	for _, f := range formats {
+		if write, ours := resultFormats[f]; ours {
+			if err := writeFile(filepath.Join(dir, reportFiles[f]), func(w io.Writer) error { return write(res, w) }); err != nil {
+				return err
+			}
+		}
+	}
+	if res.Verdict == suite.VerdictNotRun {
+		return nil // nothing to certify
 	}
 	return writeFile(filepath.Join(dir, "certificate.json"), func(w io.Writer) error {
 		return suite.WriteCertificate(w, res.Certificate(), key)

@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"encoding/xml"
 	"encoding/pem"
 	"io"
 	"net"
@@ -107,7 +108,7 @@ func TestRunSimulator(t *testing.T) {
 	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer
 	// A random order each run: scenarios must not depend on each other.
-	args := append(simulatorArgs(t, s), "--tags", "@normative,@simulator", "--format", "progress,junit,cucumber", "--report-dir", dir, "--random", "-1")
+	args := append(simulatorArgs(t, s), "--tags", "@normative,@simulator", "--format", "progress,junit,cucumber,html", "--report-dir", dir, "--random", "-1")
 	code := run(context.Background(), args, &stdout, &stderr)
 	if code != exitPass {
 		t.Fatalf("exit status %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitPass, stdout.String(), stderr.String())
@@ -121,11 +122,12 @@ func TestRunSimulator(t *testing.T) {
 			t.Errorf("scenario %q skipped against the simulator: %s", sc.Name, sc.Message)
 		}
 	}
-	for _, f := range []string{"junit.xml", "cucumber.json", "progress.txt", "summary.md"} {
+	for _, f := range []string{"junit.xml", "cucumber.json", "progress.txt", "summary.md", "report.html", "exchanges.har", "certificate.json"} {
 		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
 			t.Errorf("report file %s missing or empty: %v", f, err)
 		}
 	}
+	checkReports(t, dir, r)
 	t.Logf("%d scenarios passed, %d requests, %s", r.Passed, r.Requests, r.Duration)
 	if !strings.Contains(stdout.String(), "PASS") {
 		t.Errorf("stdout does not end with the verdict:\n%s", stdout.String())
@@ -227,7 +229,7 @@ func TestUsageAndConnectionErrorsExit2(t *testing.T) {
 		want string
 	}{
 		{"no base URL", []string{"--api-key", "k"}, "usage error: --base-url"},
-		{"an unknown format", append(slices.Clone(good), "--format", "html"), `usage error: --format "html"`},
+		{"an unknown format", append(slices.Clone(good), "--format", "xml"), `usage error: --format "xml"`},
 		{"an unknown flag", []string{"--bogus"}, "usage error"},
 		{"missing credentials", []string{"--base-url", s.URL(), "--ca-cert", s.Cert.CertFile}, "configuration error"},
 		{"tags that select nothing", append(slices.Clone(good), "--tags", "@nothing-has-this"), "selects no scenario"},
@@ -398,5 +400,75 @@ func TestFlagsOverrideEnvironment(t *testing.T) {
 		return ""
 	}); err == nil || !strings.Contains(err.Error(), "CONFORMANCE_RATE_WINDOW") {
 		t.Errorf("a bad environment value gave %v, want an error naming CONFORMANCE_RATE_WINDOW", err)
+	}
+}
+
+// checkReports reads the reports of a run as their users' tools would: the
+// JUnit XML a CI parses (a testcase per scenario, named by feature and
+// scenario), the HAR a browser's devtools open (every request, no
+// credential), the self-contained HTML.
+func checkReports(t *testing.T, dir string, r *suite.Result) {
+	t.Helper()
+	var junit struct {
+		Suites []struct {
+			Name  string `xml:"name,attr"`
+			Cases []struct {
+				Classname string `xml:"classname,attr"`
+				Name      string `xml:"name,attr"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "junit.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := xml.Unmarshal(b, &junit); err != nil {
+		t.Fatalf("junit.xml: %v", err)
+	}
+	cases := 0
+	for _, s := range junit.Suites {
+		seen := map[string]bool{}
+		for _, c := range s.Cases {
+			cases++
+			if c.Classname != s.Name || seen[c.Name] {
+				t.Errorf("junit testcase %q of %q: classname %q, seen before %v", c.Name, s.Name, c.Classname, seen[c.Name])
+			}
+			seen[c.Name] = true
+		}
+	}
+	if cases != len(r.Scenarios) {
+		t.Errorf("junit.xml has %d testcases, the run %d scenarios", cases, len(r.Scenarios))
+	}
+	var har struct {
+		Log struct {
+			Version string `json:"version"`
+			Entries []struct {
+				Request struct {
+					URL string `json:"url"`
+				} `json:"request"`
+			} `json:"entries"`
+		} `json:"log"`
+	}
+	b, err = os.ReadFile(filepath.Join(dir, "exchanges.har"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &har); err != nil || har.Log.Version != "1.2" {
+		t.Fatalf("exchanges.har: version %q, %v", har.Log.Version, err)
+	}
+	if int64(len(har.Log.Entries)) < r.Requests {
+		t.Errorf("exchanges.har holds %d entries for %d requests", len(har.Log.Entries), r.Requests)
+	}
+	for _, secret := range []string{"dev-secret-alpha-9d41e6a0c58b", "dev-key-alpha-7f3c2b9e", "acc_enc_QWxwaGFQYXJ0bmVyMDAx"} {
+		if bytes.Contains(b, []byte(secret)) {
+			t.Errorf("exchanges.har shows the credential %q", secret)
+		}
+	}
+	b, err = os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte(r.Headline())) || bytes.Contains(b, []byte(`src="http`)) || bytes.Contains(b, []byte(`href="http`)) {
+		t.Errorf("report.html lacks the verdict or loads something from outside")
 	}
 }

@@ -97,7 +97,7 @@ func TestHTMLReport(t *testing.T) {
 	t.Run("it shows every part of the run", func(t *testing.T) {
 		for _, want := range []string{
 			"v1.4.0-3-gabc1234", "TLS 1.3, HTTP/2.0, chain verified", r.TLS[0].Chain[1], r.Digests.Steps,
-			"not a certification: unreleased suite",
+			"unreleased suite",
 			`the field &#34;Id&#34; of every campaign should be an integer`,
 			`{&#34;limit&#34;:50,&#34;page&#34;:1}`, "X-Api-Secret: ****(27 chars)",
 			"§2.2 Campaign (element of the campaigns array of Campaign List)", "seen 3×",
