@@ -96,7 +96,7 @@ type options struct {
 	random                                 int64
 	emailDomain                            string
 	signKey                                string
-	formats                                []string // --format, checked
+	formats                                []string          // --format, checked
 	flags                                  map[string]string // as given, credentials masked, for the certificate
 	image                                  imageOptions      // image.go
 }
