@@ -25,26 +25,11 @@ func TestShapesMatchTheScenarios(t *testing.T) {
 				if st.Argument == nil || st.Argument.DataTable == nil {
 					continue
 				}
-				rows := st.Argument.DataTable.Rows
-				header := map[int]string{}
-				for i, c := range rows[0].Cells {
-					header[i] = c.Value
+				got, err := tableRows(st.Argument.DataTable)
+				if err != nil {
+					t.Fatal(err)
 				}
-				var got []fieldRow
-				for _, r := range rows[1:] {
-					var fr fieldRow
-					for i, c := range r.Cells {
-						switch header[i] {
-						case "field":
-							fr.field = c.Value
-						case "type":
-							fr.typ = c.Value
-						case "format":
-							fr.format = c.Value
-						}
-					}
-					got = append(got, fr)
-				}
+				hasFormat := len(st.Argument.DataTable.Rows[0].Cells) > 2
 				var want []fieldRow
 				switch st.Text {
 				case "every campaign should have these fields:":
@@ -62,7 +47,6 @@ func TestShapesMatchTheScenarios(t *testing.T) {
 					t.Errorf("%s: %q has %d rows, the shape %d", p.Name, st.Text, len(got), len(want))
 					continue
 				}
-				hasFormat := len(rows[0].Cells) > 2
 				for i := range want {
 					w, g := want[i], got[i]
 					if !hasFormat {
