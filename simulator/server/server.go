@@ -63,6 +63,12 @@ type Server struct {
 	// violate.go), to prove the conformance suite catches them.
 	Violations map[string]bool
 
+	// Wrap is a layer around the partner API's routes and handlers, inside
+	// the request ID and the journal (which records what Wrap answers) and
+	// outside the recoverer (so it sees a panic's 500). May be nil. The
+	// composition root uses it for the test-only breaches of the spec.
+	Wrap func(http.Handler) http.Handler
+
 	// Health reports whether the backends are usable. May be nil.
 	Health func(ctx context.Context) error
 	// Now is real time. May be nil. If nil, time.Now. The control API's
@@ -247,7 +253,7 @@ func (s *Server) Handler() http.Handler {
 	operation := s.authenticate(s.limitRate(s.requireJSON(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		routes[r.URL.Path].handler(w, r)
 	}))))
-	return withRequestID(s.record(s.violate(s.recoverer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := s.violate(s.recoverer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/healthz" {
 			s.handleHealth(w, r)
 			return
@@ -268,7 +274,12 @@ func (s *Server) Handler() http.Handler {
 			}
 			operation.ServeHTTP(w, r)
 		}
-	})))))
+	})))
+	if s.Wrap != nil {
+		// A panic in the layer itself is a 500 too.
+		h = s.recoverer(s.Wrap(h))
+	}
+	return withRequestID(s.record(h))
 }
 
 // handleHealth answers 200 when the backends are usable and 503 with the
