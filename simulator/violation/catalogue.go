@@ -1,0 +1,328 @@
+package violation
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/partner-v3/conformance-kit/simulator"
+)
+
+const (
+	contactAdd    = simulator.OpContactAdd
+	campaignList  = simulator.OpCampaignList
+	campaignStats = simulator.OpCampaignStats
+)
+
+// catalogue is every switch, grouped by the part of the spec it breaks.
+// Its order is the order switches that are on together apply in.
+var catalogue = []Violation{
+	// §1, §4, §9: transport, JSON, methods, paths.
+	v("json-content-type", "§1 rule 3: responses are labelled text/plain", breach{after: label(textPlain)}),
+
+	// §5 authentication, with its §7 errors.
+	v("auth-secret-ignored", "§5 rule 1: a wrong x-api-secret is accepted", breach{accounts: acceptAccounts(
+		func(a *simulator.Account, key, _ string, _ []*simulator.Account) bool { return a.APIKey == key })}),
+	v("auth-key-ignored", "§5 rule 1: a wrong x-api-key is accepted when the secret is right", breach{accounts: acceptAccounts(
+		func(a *simulator.Account, _, secret string, _ []*simulator.Account) bool {
+			return a.APISecret == secret
+		})}),
+	v("auth-account-ignored", "§5 rule 2: a mismatched x-account-id is accepted", breach{
+		before: sameAccount(func(string, *simulator.Account, []*simulator.Account) bool { return true })}),
+	v("auth-401-as-403", "§5 rule 1: invalid credentials answer 403 instead of 401", breach{after: status(http.StatusForbidden, code(http.StatusUnauthorized))}),
+	v("auth-403-as-401", "§5 rule 2: an account mismatch answers 401 instead of 403", breach{after: status(http.StatusUnauthorized, code(http.StatusForbidden))}),
+	v("auth-401-message", "§7: the 401 message is reworded", breach{after: message(simulator.MsgInvalidCredentials, "Invalid credentials")}),
+	v("auth-403-message", "§7: the 403 message is reworded", breach{after: message(simulator.MsgUnauthorizedAccount, "Account access denied")}),
+
+	// §8 rate limit, with its §7 answer.
+	v("rate-off-by-one", "§8: the 101st request in a minute is let through", breach{limits: func(l int, w time.Duration) (int, time.Duration) { return l + 1, w }}),
+	v("rate-limit-too-low", "§8: only 50 requests per minute are let through", breach{limits: func(l int, w time.Duration) (int, time.Duration) { return max(l/2, 1), w }}),
+	v("rate-never-frees", "§8: a refused account stays refused after the minute has passed", breach{
+		limits: func(l int, _ time.Duration) (int, time.Duration) { return l, 100 * 365 * 24 * time.Hour }}),
+	v("rate-per-operation", "§8: each operation has its own counter instead of one per account", breach{note: true, counter: countBy(
+		func(ctx context.Context, key string) (string, bool) { return key + "|" + noteFrom(ctx).op, true },
+		func(key string) []string {
+			keys := []string{key}
+			for _, op := range simulator.Operations {
+				keys = append(keys, key+"|"+op)
+			}
+			return keys
+		})}),
+	v("rate-global", "§8: all accounts share one counter instead of one per account", breach{counter: countBy(
+		func(context.Context, string) (string, bool) { return "*", true },
+		func(string) []string { return []string{"*"} })}),
+	v("rate-status-503", "§8: a refused request answers 503 instead of 429", breach{after: status(http.StatusServiceUnavailable, code(http.StatusTooManyRequests))}),
+	v("rate-body-shape", "§7: the 429 body has no string field error", breach{
+		after: at("error", rename("message"), code(http.StatusTooManyRequests), errorIs(simulator.MsgRateLimit))}),
+	v("rate-message", "§7: the 429 message is reworded", breach{after: message(simulator.MsgRateLimit, "Too many requests")}),
+
+	// §2.1, §4.1: Add Contact.
+	v("contact-no-requirement", "§4.1: a contact with neither email nor phoneNo is accepted", breach{
+		before: rewriteBody(contactAdd, func(x *exchange, f map[string]json.RawMessage) bool {
+			if given(f, "email") || given(f, "phoneNo") {
+				return false
+			}
+			f["phoneNo"], x.note.phoneAdded = json.RawMessage(placeholderPhone), true
+			return true
+		}),
+		contacts: checkContacts(func(ctx context.Context, c *simulator.Contact) error {
+			if noteFrom(ctx).phoneAdded {
+				c.PhoneNo = ""
+			}
+			return nil
+		}),
+	}),
+	v("contact-email-required", "§2.1: a contact with phoneNo but no email is refused", breach{
+		contacts: refuseContact("Contact refused", func(_ context.Context, c *simulator.Contact) bool { return c.Email == "" })}),
+	v("contact-phone-required", "§2.1: a contact with email but no phoneNo is refused", breach{
+		contacts: refuseContact("Contact refused", func(_ context.Context, c *simulator.Contact) bool { return c.PhoneNo == "" })}),
+	v("contact-optional-fields", "§2.1: the optional fields tag and playerType are refused", breach{
+		contacts: refuseContact("Contact refused", func(_ context.Context, c *simulator.Contact) bool { return c.Tag != nil || c.PlayerType != nil })}),
+	v("contact-400-as-422", "§4.1: a contact with neither email nor phoneNo answers 422 instead of 400", breach{
+		after: status(http.StatusUnprocessableEntity, on(contactAdd), code(http.StatusBadRequest), errorIs(simulator.MsgEmailOrPhoneRequired))}),
+	v("contact-400-message", "§4.1: the missing email/phoneNo message is reworded", breach{
+		after: message(simulator.MsgEmailOrPhoneRequired, "email or phone required")}),
+	v("contact-status-value", "§4.1: status is \"ok\" instead of \"success\"", breach{
+		after: at("status", str(func(s string) any { return strings.Replace(s, "success", "ok", 1) }), contactOK)}),
+	v("contact-id-number", "§4.1: contactId is a number instead of a string", breach{after: at("contactId", set(json.Number("1234567")), contactOK)}),
+
+	// §4.2, §8: Campaign List's envelope and paging.
+	v("list-page-size-capped", "§4.2, §8: a limit of 50 returns at most 20 campaigns", breach{
+		campaigns: filterCampaigns(func(_ context.Context, f *simulator.CampaignFilter) { f.Limit = min(f.Limit, 20) })}),
+	v("list-total-pages-floor", "§4.2: totalPages is rounded down", breach{
+		after: at("totalPages", fromEnvelope(func(total, size int64) any { return total / size }), listOK)}),
+	v("list-pages-overlap", "§4.2: consecutive pages share a campaign", breach{
+		campaigns: filterCampaigns(func(_ context.Context, f *simulator.CampaignFilter) {
+			if f.Offset > 0 {
+				f.Offset--
+			}
+		})}),
+	v("list-page-zero-based", "§4.2: page 1 returns the second page", breach{
+		campaigns: filterCampaigns(func(_ context.Context, f *simulator.CampaignFilter) { f.Offset += f.Limit })}),
+	v("list-no-filtered", "§4.2: filteredRecords is missing", breach{after: at("filteredRecords", drop, listOK)}),
+	v("list-page-no-string", "§4.2: pageNo is a string", breach{after: at("pageNo", asString, listOK)}),
+
+	// §2.2, §3: the campaign record of Campaign List.
+	v("campaign-id-lowercase", "§2.2: the Id field is spelt id", breach{after: campaign("Id", rename("id"))}),
+	v("campaign-id-string", "§2.2: Id is a string", breach{after: campaign("Id", asString)}),
+	v("campaign-channel-case", "§2.2: campaignChannel is upper case", breach{after: campaign("campaignChannel", str(func(s string) any { return strings.ToUpper(s) }))}),
+	v("campaign-color-no-hash", "§2.2: statusColor has no leading #", breach{after: campaign("statusColor", str(func(s string) any { return strings.TrimPrefix(s, "#") }))}),
+	v("campaign-active-bool", "§2.2: active is a boolean", breach{after: campaign("active", func(c map[string]any, k string) bool {
+		c[k] = c[k] == json.Number("1")
+		return true
+	})}),
+	v("campaign-no-millis", "§2.2: timestamps have no milliseconds", breach{after: each(
+		campaign("scheduledOn", str(stripMillis)), campaign("broadcastOn", str(stripMillis)),
+		campaign("createdAt", str(stripMillis)), campaign("updatedAt", str(stripMillis)))}),
+	v("campaign-offset-format", "§2.2: offset is +HHMM without a colon", breach{after: campaign("offset", str(func(s string) any { return strings.Replace(s, ":", "", 1) }))}),
+	v("campaign-reason-absent", "§2.2: a null reason is left out instead of null", breach{after: campaign("reason", func(c map[string]any, k string) bool {
+		if c[k] != nil {
+			return false
+		}
+		delete(c, k)
+		return true
+	})}),
+
+	// §2.3, §4.3: Campaign Stats.
+	v("stats-key-missing", "§2.3: emailStat has no Complained count", breach{after: stat("emailStat.Complained", drop)}),
+	v("stats-count-string", "§2.3: counts are strings", breach{after: each(stat("emailStat.*", asString), stat("smsStat.*", asString))}),
+	v("stats-sms-missing", "§4.3: smsStat is left out", breach{after: stat("smsStat", drop)}),
+	v("stats-no-requirement", "§4.3: a request without campaignId is not answered 400", breach{
+		before: rewriteBody(campaignStats, func(_ *exchange, f map[string]json.RawMessage) bool {
+			if present(f, "campaignId") {
+				return false
+			}
+			f["campaignId"] = json.RawMessage("0")
+			return true
+		})}),
+	v("stats-400-message", "§4.3: the missing campaignId message is reworded", breach{after: message(simulator.MsgCampaignIDRequired, "campaignId missing")}),
+}
+
+// maxPageSize is spec §4.2 and §8: limit is at most 50.
+const maxPageSize = 50
+
+// campaign edits a field of every campaign of a Campaign List answer.
+func campaign(field string, m mut, when ...pred) func(*exchange) {
+	return at("campaigns[]."+field, m, append([]pred{listOK}, when...)...)
+}
+
+// stat edits a field of a Campaign Stats answer.
+func stat(path string, m mut, when ...pred) func(*exchange) {
+	return at(path, m, append([]pred{statsOK}, when...)...)
+}
+
+func secretOfAny(secret string, all []*simulator.Account) bool {
+	for _, a := range all {
+		if a.APISecret == secret {
+			return true
+		}
+	}
+	return false
+}
+
+// trailing follows the answer's JSON with a second value.
+func trailing(when ...pred) func(*exchange) {
+	return func(x *exchange) {
+		if holds(x, nil, when) {
+			x.setRaw(append(x.bytes(), "{}\n"...))
+		}
+	}
+}
+
+// retryAfterField copies a 429's Retry-After into its body.
+func retryAfterField(x *exchange) {
+	if x.status != http.StatusTooManyRequests {
+		return
+	}
+	if obj := x.object(); obj != nil {
+		secs, err := strconv.Atoi(x.header.Get("Retry-After"))
+		if err != nil {
+			secs = 1
+		}
+		obj["retryAfter"] = json.Number(strconv.Itoa(secs))
+		x.changed()
+	}
+}
+
+// fromEnvelope computes a field of Campaign List's envelope from
+// totalRecords and pageSize.
+func fromEnvelope(f func(total, size int64) any) mut {
+	return func(obj map[string]any, key string) bool {
+		total, err1 := jsonInt(obj["totalRecords"])
+		size, err2 := jsonInt(obj["pageSize"])
+		if err1 != nil || err2 != nil || size == 0 {
+			return false
+		}
+		v := f(total, size)
+		if n, ok := v.(int64); ok {
+			v = json.Number(strconv.FormatInt(n, 10))
+		}
+		obj[key] = v
+		return true
+	}
+}
+
+func jsonInt(v any) (int64, error) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, strconv.ErrSyntax
+	}
+	return n.Int64()
+}
+
+func countCampaigns(obj map[string]any, key string) bool {
+	cs, ok := obj["campaigns"].([]any)
+	if ok {
+		obj[key] = json.Number(strconv.Itoa(len(cs)))
+	}
+	return ok
+}
+
+func dropLast(obj map[string]any, key string) bool {
+	cs, ok := obj[key].([]any)
+	if !ok || len(cs) == 0 {
+		return false
+	}
+	obj[key] = cs[:len(cs)-1]
+	return true
+}
+
+func keyedByID(obj map[string]any, key string) bool {
+	cs, ok := obj[key].([]any)
+	if !ok {
+		return false
+	}
+	m := make(map[string]any, len(cs))
+	for _, c := range cs {
+		if c, ok := c.(map[string]any); ok {
+			m[jsonText(c["Id"])] = c
+		}
+	}
+	obj[key] = m
+	return true
+}
+
+func jsonText(v any) string {
+	b, _ := json.Marshal(v)
+	return strings.Trim(string(b), `"`)
+}
+
+func duplicateID(obj map[string]any, key string) bool {
+	cs, _ := obj[key].([]any)
+	if len(cs) < 2 {
+		return false
+	}
+	first, ok1 := cs[0].(map[string]any)
+	second, ok2 := cs[1].(map[string]any)
+	if !ok1 || !ok2 {
+		return false
+	}
+	second["Id"] = first["Id"]
+	return true
+}
+
+func wrapData(doc any) any { return map[string]any{"data": doc} }
+
+func smsArray(obj map[string]any, key string) bool {
+	m, ok := obj[key].(map[string]any)
+	if ok {
+		obj[key] = []any{m["Sent"], m["Delivered"], m["Failed"]}
+	}
+	return ok
+}
+
+func stripMillis(s string) any {
+	if len(s) == len(simulator.TimestampLayout) {
+		return s[:len(time.DateTime)] + "Z"
+	}
+	return s
+}
+
+func epochMillis(s string) any {
+	t, err := time.Parse(simulator.TimestampLayout, s)
+	if err != nil {
+		return s
+	}
+	return json.Number(strconv.FormatInt(t.UnixMilli(), 10))
+}
+
+// offsetMinutes writes the time zone as its UTC offset in minutes, read
+// from the campaign's offset field: "-05:00" gives -300.
+func offsetMinutes(c map[string]any, key string) bool {
+	off, _ := c["offset"].(string)
+	t, err := time.Parse("-07:00", off)
+	if err != nil {
+		return false
+	}
+	_, secs := t.Zone()
+	c[key] = json.Number(strconv.Itoa(secs / 60))
+	return true
+}
+
+// servePageAsFirst serves a page the server refuses as page 1, noting the
+// page asked for.
+func servePageAsFirst(ok func(page int64) bool) func(*exchange) bool {
+	return rewriteBody(campaignList, func(x *exchange, f map[string]json.RawMessage) bool {
+		p, isInt := integer(f, "page")
+		if !isInt || !ok(p) {
+			return false
+		}
+		asked := int(p)
+		f["page"], x.note.pageAsked = json.RawMessage("1"), &asked
+		return true
+	})
+}
+
+// pageAsked answers pageNo with the page asked for.
+func pageAsked(x *exchange) {
+	if x.note.pageAsked == nil || !listOK(x, nil) {
+		return
+	}
+	if obj := x.object(); obj != nil {
+		obj["pageNo"] = json.Number(strconv.Itoa(*x.note.pageAsked))
+		x.changed()
+	}
+}
