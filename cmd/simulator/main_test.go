@@ -7,9 +7,12 @@ import (
 	"crypto/x509"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/partner-v3/conformance-kit/simulator/violation"
 )
 
 func TestParseFlags_Precedence(t *testing.T) {
@@ -112,5 +115,35 @@ func TestMain_Run(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("status %d", resp.StatusCode)
+	}
+}
+
+// TestListViolations: --list-violations prints the whole catalogue, sorted,
+// each name with the rule it breaks.
+func TestListViolations(t *testing.T) {
+	var out bytes.Buffer
+	m := NewMain(&out, &bytes.Buffer{})
+	if err := m.ParseFlags(context.Background(), []string{"--list-violations"}); err != nil {
+		t.Fatal(err)
+	}
+	if !m.listViolations {
+		t.Fatal("--list-violations not set")
+	}
+	m.printViolations()
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	all := violation.Catalogue()
+	if len(lines) != len(all) {
+		t.Fatalf("%d lines, want %d", len(lines), len(all))
+	}
+	names := make([]string, len(lines))
+	for i, l := range lines {
+		name, rule, _ := strings.Cut(l, " ")
+		names[i] = name
+		if want := all[i]; name != string(want.Name) || strings.TrimSpace(rule) != want.Rule {
+			t.Fatalf("line %d = %q, want %s and %q", i, l, want.Name, want.Rule)
+		}
+	}
+	if !slices.IsSorted(names) {
+		t.Fatal("not sorted")
 	}
 }

@@ -59,9 +59,6 @@ type Server struct {
 	JournalSize int
 	// Info is what GET /config and /version report besides the limits.
 	Info map[string]any
-	// Violations switches on deliberate breaches of the spec (see
-	// violate.go), to prove the conformance suite catches them.
-	Violations map[string]bool
 
 	// Wrap is a layer around the partner API's routes and handlers, inside
 	// the request ID and the journal (which records what Wrap answers) and
@@ -253,7 +250,7 @@ func (s *Server) Handler() http.Handler {
 	operation := s.authenticate(s.limitRate(s.requireJSON(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		routes[r.URL.Path].handler(w, r)
 	}))))
-	h := s.violate(s.recoverer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := s.recoverer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/healthz" {
 			s.handleHealth(w, r)
 			return
@@ -274,7 +271,7 @@ func (s *Server) Handler() http.Handler {
 			}
 			operation.ServeHTTP(w, r)
 		}
-	})))
+	}))
 	if s.Wrap != nil {
 		// A panic in the layer itself is a 500 too.
 		h = s.recoverer(s.Wrap(h))
