@@ -147,3 +147,28 @@ func TestListViolations(t *testing.T) {
 		t.Fatal("not sorted")
 	}
 }
+
+// TestMain_RunViolating: the banner says a switch is on, and prints the
+// base URL the simulator really serves.
+func TestMain_RunViolating(t *testing.T) {
+	t.Setenv("SIM_VIOLATE", "version-path-unversioned,list-total-pages-floor")
+	var out bytes.Buffer
+	m := NewMain(&out, &bytes.Buffer{})
+	args := []string{"--addr", "127.0.0.1:0", "--admin-addr", "", "--insecure", "--campaigns", "0"}
+	if err := m.ParseFlags(context.Background(), args); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	banner := out.String()
+	for _, want := range []string{"VIOLATING:    version-path-unversioned, list-total-pages-floor", "Base URL:     " + m.Simulator.URL() + "\n", "/partner/webhook\n"} {
+		if !strings.Contains(banner, want) {
+			t.Fatalf("banner lacks %q:\n%s", want, banner)
+		}
+	}
+	if strings.Contains(m.Simulator.URL(), "/v3") {
+		t.Fatalf("URL() = %s", m.Simulator.URL())
+	}
+}

@@ -160,6 +160,7 @@ func TestViolations(t *testing.T) {
 	}{
 		{"faithful", nil, `[]`, simulator.BasePath},
 		{"one switch", []string{"list-total-pages-floor"}, `["list-total-pages-floor"]`, simulator.BasePath},
+		{"unversioned paths", []string{"version-path-unversioned", "rate-global"}, `["rate-global","version-path-unversioned"]`, "/partner/webhook"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

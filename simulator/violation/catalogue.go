@@ -22,6 +22,28 @@ const (
 var catalogue = []Violation{
 	// §1, §4, §9: transport, JSON, methods, paths.
 	v("json-content-type", "§1 rule 3: responses are labelled text/plain", breach{after: label(textPlain)}),
+	v("json-label-errors", "§1 rule 3, §7: error responses are labelled text/plain", breach{after: label(textPlain, failed)}),
+	v("json-label-contact", "§1 rule 3: Add Contact's 200 answer is labelled text/html", breach{after: label("text/html; charset=utf-8", contactOK)}),
+	v("json-errors-plain-text", "§1 rule 3, §7: 401 and 403 bodies are the bare message as plain text", breach{after: plainText(code(http.StatusUnauthorized, http.StatusForbidden))}),
+	v("json-trailing-data", "§1 rule 3: Campaign Stats' 200 body is followed by a second JSON value", breach{after: trailing(statsOK)}),
+	v("json-request-charset-refused", "§1 rule 2, §4: a request labelled application/json without parameters is refused 415", breach{
+		before: func(x *exchange) bool {
+			if x.operation() != "" && charsetless(x.r.Header.Get("Content-Type")) {
+				x.note.charsetless = true
+				x.setHeader("Content-Type", refusedLabel)
+			}
+			return false
+		},
+		after: replace(http.StatusUnsupportedMediaType, "Content-Type must be application/json; charset=utf-8",
+			noted(func(n *note) bool { return n.charsetless }), code(http.StatusUnsupportedMediaType)),
+	}),
+	v("get-served", "§1 rule 4, §4: a request with another method than POST is served 200", breach{
+		before: answerOn("*", isNotPost, http.StatusOK, map[string]any{"status": "success"})}),
+	v("op-stats-missing", "§4, §4.3: POST /campaign/stats answers 404", breach{
+		before: answerOn(campaignStats, isPost, http.StatusNotFound, map[string]any{"error": "Not found"})}),
+	v("op-contact-post-refused", "§4, §4.1: POST /contact/add answers 405", breach{
+		before: answerOn(contactAdd, isPost, http.StatusMethodNotAllowed, map[string]any{"error": "Method POST is not allowed"})}),
+	v("version-path-unversioned", "§9: the operations are served under /partner/webhook, without /v3", breach{basePath: "/partner/webhook"}),
 
 	// §5 authentication, with its §7 errors.
 	v("auth-secret-ignored", "§5 rule 1: a wrong x-api-secret is accepted", breach{accounts: acceptAccounts(
