@@ -52,12 +52,67 @@ var catalogue = []Violation{
 		func(a *simulator.Account, _, secret string, _ []*simulator.Account) bool {
 			return a.APISecret == secret
 		})}),
+	v("auth-secret-any-account", "§5 rule 1: a key is accepted with the secret of any account", breach{accounts: acceptAccounts(
+		func(a *simulator.Account, key, secret string, all []*simulator.Account) bool {
+			return a.APIKey == key && secretOfAny(secret, all)
+		})}),
+	v("auth-secret-prefix", "§5 rule 1: x-api-secret is compared on its first 8 characters only", breach{accounts: acceptAccounts(
+		func(a *simulator.Account, key, secret string, _ []*simulator.Account) bool {
+			return a.APIKey == key && prefix8(secret) == prefix8(a.APISecret)
+		})}),
+	v("auth-key-prefix", "§5 rule 1: x-api-key is compared on its first 8 characters only", breach{accounts: acceptAccounts(
+		func(a *simulator.Account, key, secret string, _ []*simulator.Account) bool {
+			return a.APISecret == secret && prefix8(key) == prefix8(a.APIKey)
+		})}),
+	v("auth-missing-key-accepted", "§5 rule 1: a request without x-api-key is served when secret and account id are one account's", breach{
+		before: rewriteCredentials(func(c credentials, all []*simulator.Account) (credentials, bool) {
+			for _, a := range all {
+				if c.key == "" && a.APISecret == c.secret && a.AccountID == c.account {
+					c.key = a.APIKey
+					return c, true
+				}
+			}
+			return c, false
+		})}),
+	v("auth-missing-secret-accepted", "§5 rule 1: a request without x-api-secret is served when key and account id are one account's", breach{
+		before: rewriteCredentials(func(c credentials, all []*simulator.Account) (credentials, bool) {
+			for _, a := range all {
+				if c.secret == "" && a.APIKey == c.key && a.AccountID == c.account {
+					c.secret = a.APISecret
+					return c, true
+				}
+			}
+			return c, false
+		})}),
 	v("auth-account-ignored", "§5 rule 2: a mismatched x-account-id is accepted", breach{
 		before: sameAccount(func(string, *simulator.Account, []*simulator.Account) bool { return true })}),
+	v("auth-missing-account-accepted", "§5 rule 2: a request without x-account-id is served when key and secret are right", breach{
+		before: sameAccount(func(given string, _ *simulator.Account, _ []*simulator.Account) bool { return given == "" })}),
+	v("auth-account-any-known", "§5 rule 2: the x-account-id of another existing account is accepted", breach{
+		before: sameAccount(func(given string, _ *simulator.Account, all []*simulator.Account) bool {
+			for _, a := range all {
+				if a.AccountID == given {
+					return true
+				}
+			}
+			return false
+		})}),
+	v("auth-account-prefix", "§5 rule 2: x-account-id is compared on its first 8 characters only", breach{
+		before: sameAccount(func(given string, owner *simulator.Account, _ []*simulator.Account) bool {
+			return prefix8(given) == prefix8(owner.AccountID)
+		})}),
 	v("auth-401-as-403", "§5 rule 1: invalid credentials answer 403 instead of 401", breach{after: status(http.StatusForbidden, code(http.StatusUnauthorized))}),
 	v("auth-403-as-401", "§5 rule 2: an account mismatch answers 401 instead of 403", breach{after: status(http.StatusUnauthorized, code(http.StatusForbidden))}),
+	v("auth-401-as-500", "§5 rule 1, §7: invalid credentials answer 500 Internal server error", breach{
+		after: replace(http.StatusInternalServerError, simulator.MsgInternal, code(http.StatusUnauthorized))}),
+	v("error-403-as-404", "§5 rule 2, §7: an account mismatch answers 404 Account not found", breach{
+		after: replace(http.StatusNotFound, "Account not found", code(http.StatusForbidden))}),
 	v("auth-401-message", "§7: the 401 message is reworded", breach{after: message(simulator.MsgInvalidCredentials, "Invalid credentials")}),
 	v("auth-403-message", "§7: the 403 message is reworded", breach{after: message(simulator.MsgUnauthorizedAccount, "Account access denied")}),
+	v("auth-401-message-list", "§7: Campaign List's 401 message is reworded", breach{
+		after: message(simulator.MsgInvalidCredentials, "Invalid credentials supplied", on(campaignList))}),
+	v("auth-403-message-stats", "§7: Campaign Stats' 403 message is reworded", breach{
+		after: message(simulator.MsgUnauthorizedAccount, "Access to this account is not allowed", on(campaignStats))}),
 
 	// §8 rate limit, with its §7 answer.
 	v("rate-off-by-one", "§8: the 101st request in a minute is let through", breach{limits: func(l int, w time.Duration) (int, time.Duration) { return l + 1, w }}),
