@@ -158,13 +158,52 @@ var catalogue = []Violation{
 		contacts: refuseContact("Contact refused", func(_ context.Context, c *simulator.Contact) bool { return c.PhoneNo == "" })}),
 	v("contact-optional-fields", "§2.1: the optional fields tag and playerType are refused", breach{
 		contacts: refuseContact("Contact refused", func(_ context.Context, c *simulator.Contact) bool { return c.Tag != nil || c.PlayerType != nil })}),
+	v("contact-extra-required", "§2.1: a contact without firstName is refused", breach{
+		contacts: refuseContact("firstName is required", func(_ context.Context, c *simulator.Contact) bool { return c.FirstName == "" })}),
+	v("contact-gender-other-refused", "§2.1: gender other is refused", breach{
+		contacts: refuseContact("gender must be male or female", func(_ context.Context, c *simulator.Contact) bool { return c.Gender == "other" })}),
+	v("contact-opt-zero-refused", "§2.1: emailOptStatus 0 is refused", breach{
+		contacts: refuseContact("emailOptStatus must be 1", func(_ context.Context, c *simulator.Contact) bool {
+			return c.EmailOptStatus != nil && *c.EmailOptStatus == 0
+		})}),
+	v("contact-sms-opt-refused", "§2.1: smsOptStatus 1 is refused", breach{
+		contacts: refuseContact("smsOptStatus must be 0", func(_ context.Context, c *simulator.Contact) bool {
+			return c.SMSOptStatus != nil && *c.SMSOptStatus == 1
+		})}),
+	v("contact-dob-format", "§2.1: dateOfBirth in YYYY-MM-DD is refused, only DD/MM/YYYY is accepted", breach{
+		before: rewriteBody(contactAdd, func(x *exchange, f map[string]json.RawMessage) bool {
+			raw := string(f["dateOfBirth"])
+			if m := dmyRE.FindStringSubmatch(raw); m != nil {
+				f["dateOfBirth"] = json.RawMessage(`"` + m[3] + "-" + m[2] + "-" + m[1] + `"`)
+				return true
+			}
+			x.note.dobISO = ymdRE.MatchString(raw)
+			return false
+		}),
+		contacts: refuseContact("dateOfBirth must be of the form DD/MM/YYYY", func(ctx context.Context, c *simulator.Contact) bool {
+			return noteFrom(ctx).dobISO
+		}),
+	}),
+	v("contact-country-uk-refused", "§2.1: country UK is refused, as if ISO 3166 GB were required", breach{
+		contacts: refuseContact("country must be an ISO 3166-1 alpha-2 code, such as GB", func(_ context.Context, c *simulator.Contact) bool {
+			return c.Country == "UK"
+		})}),
 	v("contact-400-as-422", "§4.1: a contact with neither email nor phoneNo answers 422 instead of 400", breach{
 		after: status(http.StatusUnprocessableEntity, on(contactAdd), code(http.StatusBadRequest), errorIs(simulator.MsgEmailOrPhoneRequired))}),
 	v("contact-400-message", "§4.1: the missing email/phoneNo message is reworded", breach{
 		after: message(simulator.MsgEmailOrPhoneRequired, "email or phone required")}),
+	v("contact-400-message-empty", "§4.1, §7: the missing email/phoneNo message is reworded for an empty body {}", breach{
+		after: message(simulator.MsgEmailOrPhoneRequired, "The request body is empty", on(contactAdd), emptyBody)}),
+	v("contact-success-201", "§4.1: a created contact is answered 201 instead of 200", breach{after: status(http.StatusCreated, contactOK)}),
 	v("contact-status-value", "§4.1: status is \"ok\" instead of \"success\"", breach{
 		after: at("status", str(func(s string) any { return strings.Replace(s, "success", "ok", 1) }), contactOK)}),
+	v("contact-status-missing-phone", "§4.1: status is left out for a contact with phoneNo but no email", breach{
+		after: at("status", drop, contactOK, phoneOnly)}),
 	v("contact-id-number", "§4.1: contactId is a number instead of a string", breach{after: at("contactId", set(json.Number("1234567")), contactOK)}),
+	v("contact-id-constant", "§4.1: every contact gets the same contactId", breach{after: at("contactId", set("<contact_id>"), contactOK)}),
+	v("contact-id-empty", "§4.1: contactId is empty", breach{after: at("contactId", set(""), contactOK)}),
+	v("contact-id-null-phone", "§4.1: contactId is null for a contact with phoneNo but no email", breach{
+		after: at("contactId", null, contactOK, phoneOnly)}),
 
 	// §4.2, §8: Campaign List's envelope and paging.
 	v("list-page-size-capped", "§4.2, §8: a limit of 50 returns at most 20 campaigns", breach{

@@ -65,6 +65,33 @@ func init() {
 			p.refusedContact(`{"email":"a@example.com","playerType":[]}`, "Contact refused")
 			p.same(contact(validContact))
 		}},
+		"contact-extra-required": {run: func(p *pair) {
+			p.refusedContact(`{"email":"a@example.com"}`, "firstName is required")
+			p.same(contact(validContact))
+		}},
+		"contact-gender-other-refused": {run: func(p *pair) {
+			p.refusedContact(`{"email":"a@example.com","gender":"other"}`, "gender must be male or female")
+			p.same(contact(`{"email":"a@example.com","gender":"female"}`))
+		}},
+		"contact-opt-zero-refused": {run: func(p *pair) {
+			p.refusedContact(`{"email":"a@example.com","emailOptStatus":0}`, "emailOptStatus must be 1")
+			p.same(contact(`{"email":"a@example.com","emailOptStatus":1}`))
+			p.same(contact(`{"email":"a@example.com","smsOptStatus":0}`))
+		}},
+		"contact-sms-opt-refused": {run: func(p *pair) {
+			p.refusedContact(`{"email":"a@example.com","smsOptStatus":1}`, "smsOptStatus must be 0")
+			p.same(contact(`{"email":"a@example.com","smsOptStatus":0}`))
+			p.same(contact(`{"email":"a@example.com","emailOptStatus":1}`))
+		}},
+		"contact-dob-format": {run: func(p *pair) {
+			p.refusedContact(`{"email":"a@example.com","dateOfBirth":"1990-05-17"}`, "dateOfBirth must be of the form DD/MM/YYYY")
+			p.status(contact(`{"email":"a@example.com","dateOfBirth":"17/05/1990"}`), http.StatusBadRequest, http.StatusOK)
+			p.same(contact(validContact))
+		}},
+		"contact-country-uk-refused": {run: func(p *pair) {
+			p.refusedContact(`{"email":"a@example.com","country":"UK"}`, "country must be an ISO 3166-1 alpha-2 code, such as GB")
+			p.same(contact(`{"email":"a@example.com","country":"US"}`))
+		}},
 		"contact-400-as-422": {run: func(p *pair) {
 			p.expect(contact(`{}`), func(a *answer) { a.Status = http.StatusUnprocessableEntity })
 			p.same(contact(`{"email":"not an address"}`))
@@ -73,11 +100,35 @@ func init() {
 			p.expect(contact(`{"city":"Leeds"}`), func(a *answer) { a.obj()["error"] = "email or phone required" })
 			p.same(contact(`{"email":"not an address"}`))
 		}},
+		"contact-400-message-empty": {run: func(p *pair) {
+			p.expect(contact(`{}`), func(a *answer) { a.obj()["error"] = "The request body is empty" })
+			p.same(contact(`{"city":"Leeds"}`))
+		}},
+		"contact-success-201": {run: func(p *pair) {
+			p.expect(contact(validContact), func(a *answer) { a.Status = http.StatusCreated })
+			p.same(contact(`{}`))
+		}},
 		"contact-status-value": {run: func(p *pair) {
 			p.expect(contact(validContact), func(a *answer) { a.obj()["status"] = "ok" })
 		}},
+		"contact-status-missing-phone": {run: func(p *pair) {
+			p.expect(contact(phoneContact), func(a *answer) { delete(a.obj(), "status") })
+			p.same(contact(validContact))
+			p.same(contact(`{"email":"b@example.com","phoneNo":"+14155550101"}`))
+		}},
 		"contact-id-number": {run: func(p *pair) {
 			p.expect(contact(validContact), func(a *answer) { a.obj()["contactId"] = num(1234567) })
+		}},
+		"contact-id-constant": {run: func(p *pair) {
+			p.expect(contact(validContact), func(a *answer) { a.obj()["contactId"] = "<contact_id>" })
+			p.expect(contact(phoneContact), func(a *answer) { a.obj()["contactId"] = "<contact_id>" })
+		}},
+		"contact-id-empty": {run: func(p *pair) {
+			p.expect(contact(validContact), func(a *answer) { a.obj()["contactId"] = "" })
+		}},
+		"contact-id-null-phone": {run: func(p *pair) {
+			p.expect(contact(phoneContact), func(a *answer) { a.obj()["contactId"] = nil })
+			p.same(contact(validContact))
 		}},
 	})
 }
