@@ -224,16 +224,50 @@ var catalogue = []Violation{
 	// §2.2, §3: the campaign record of Campaign List.
 	v("campaign-id-lowercase", "§2.2: the Id field is spelt id", breach{after: campaign("Id", rename("id"))}),
 	v("campaign-id-string", "§2.2: Id is a string", breach{after: campaign("Id", asString)}),
+	v("campaign-id-float-sms", "§2.2: Id has a fraction (1234.0) on sms campaigns", breach{after: campaign("Id", asFloat, channel(simulator.ChannelSMS))}),
+	v("campaign-name-missing-deleted", "§2.2: campaignName is left out on deleted campaigns", breach{after: campaign("campaignName", drop, deleted)}),
+	v("campaign-name-null-sms", "§2.2: campaignName is null on sms campaigns", breach{after: campaign("campaignName", null, channel(simulator.ChannelSMS))}),
+	v("campaign-type-string", "§2.2: campaignType is \"static\" or \"dynamic\"", breach{after: campaign("campaignType", num(func(n int64) any {
+		if n == simulator.CampaignDynamic {
+			return "dynamic"
+		}
+		return "static"
+	}))}),
+	v("campaign-type-range-last-page", "§2.2: campaignType is 2 on the last page", breach{after: campaign("campaignType", set(json.Number("2")), lastPage)}),
 	v("campaign-channel-case", "§2.2: campaignChannel is upper case", breach{after: campaign("campaignChannel", str(func(s string) any { return strings.ToUpper(s) }))}),
+	v("campaign-channel-missing-email", "§2.2: campaignChannel is left out on email campaigns", breach{
+		after: campaign("campaignChannel", drop, channel(simulator.ChannelEmail))}),
+	v("campaign-status-number-deleted", "§2.2, §3: status is the integer 0 on deleted campaigns", breach{after: campaign("status", set(json.Number("0")), deleted)}),
+	v("campaign-status-null-last-page", "§2.2, §3: status is null on the last page", breach{after: campaign("status", null, lastPage)}),
 	v("campaign-color-no-hash", "§2.2: statusColor has no leading #", breach{after: campaign("statusColor", str(func(s string) any { return strings.TrimPrefix(s, "#") }))}),
+	v("campaign-color-name-sms", "§2.2: statusColor is a colour name on sms campaigns", breach{after: campaign("statusColor", set("green"), channel(simulator.ChannelSMS))}),
 	v("campaign-active-bool", "§2.2: active is a boolean", breach{after: campaign("active", func(c map[string]any, k string) bool {
 		c[k] = c[k] == json.Number("1")
 		return true
 	})}),
+	v("campaign-active-range", "§2.2, §3: active is -1 on deleted campaigns", breach{after: campaign("active", set(json.Number("-1")), deleted)}),
 	v("campaign-no-millis", "§2.2: timestamps have no milliseconds", breach{after: each(
 		campaign("scheduledOn", str(stripMillis)), campaign("broadcastOn", str(stripMillis)),
 		campaign("createdAt", str(stripMillis)), campaign("updatedAt", str(stripMillis)))}),
+	v("campaign-scheduled-offset", "§2.2: scheduledOn ends in +00:00 instead of Z on sms campaigns", breach{
+		after: campaign("scheduledOn", str(func(s string) any { return strings.TrimSuffix(s, "Z") + "+00:00" }), channel(simulator.ChannelSMS))}),
+	v("campaign-broadcast-on-epoch", "§2.2: broadcastOn is epoch milliseconds on the last page", breach{after: campaign("broadcastOn", str(epochMillis), lastPage)}),
+	v("campaign-created-date-only", "§2.2: createdAt is a date only on deleted campaigns", breach{
+		after: campaign("createdAt", str(func(s string) any { return s[:min(len(s), len(time.DateOnly))] }), deleted)}),
+	v("campaign-updated-null-email", "§2.2: updatedAt is null on email campaigns", breach{after: campaign("updatedAt", null, channel(simulator.ChannelEmail))}),
+	v("campaign-timezone-missing-last", "§2.2: scheduledTimeZone is left out on the last page", breach{after: campaign("scheduledTimeZone", drop, lastPage)}),
+	v("campaign-timezone-number", "§2.2: scheduledTimeZone is a number of minutes on sms campaigns", breach{
+		after: campaign("scheduledTimeZone", offsetMinutes, channel(simulator.ChannelSMS))}),
 	v("campaign-offset-format", "§2.2: offset is +HHMM without a colon", breach{after: campaign("offset", str(func(s string) any { return strings.Replace(s, ":", "", 1) }))}),
+	v("campaign-offset-no-sign", "§2.2: offset has no sign on email campaigns", breach{
+		after: campaign("offset", str(func(s string) any { return strings.TrimLeft(s, "+-") }), channel(simulator.ChannelEmail))}),
+	v("campaign-autoresend-bool", "§2.2: autoResend is a boolean", breach{after: campaign("autoResend", func(c map[string]any, k string) bool {
+		c[k] = c[k] == json.Number("1")
+		return true
+	})}),
+	v("campaign-autoresend-missing-sms", "§2.2: autoResend is left out on sms campaigns", breach{after: campaign("autoResend", drop, channel(simulator.ChannelSMS))}),
+	v("campaign-broadcast-string", "§2.2, §3: broadcast is a string on deleted campaigns", breach{after: campaign("broadcast", asString, deleted)}),
+	v("campaign-broadcast-null-last", "§2.2, §3: broadcast is null on the last page", breach{after: campaign("broadcast", null, lastPage)}),
 	v("campaign-reason-absent", "§2.2: a null reason is left out instead of null", breach{after: campaign("reason", func(c map[string]any, k string) bool {
 		if c[k] != nil {
 			return false
@@ -241,6 +275,13 @@ var catalogue = []Violation{
 		delete(c, k)
 		return true
 	})}),
+	v("campaign-reason-number", "§2.2: reason is 0 instead of null on email campaigns", breach{after: campaign("reason", func(c map[string]any, k string) bool {
+		if c[k] != nil {
+			return false
+		}
+		c[k] = json.Number("0")
+		return true
+	}, channel(simulator.ChannelEmail))}),
 
 	// §2.3, §4.3: Campaign Stats.
 	v("stats-key-missing", "§2.3: emailStat has no Complained count", breach{after: stat("emailStat.Complained", drop)}),
