@@ -286,7 +286,20 @@ var catalogue = []Violation{
 	// §2.3, §4.3: Campaign Stats.
 	v("stats-key-missing", "§2.3: emailStat has no Complained count", breach{after: stat("emailStat.Complained", drop)}),
 	v("stats-count-string", "§2.3: counts are strings", breach{after: each(stat("emailStat.*", asString), stat("smsStat.*", asString))}),
+	v("stats-count-negative", "§2.3: emailStat.Softbounce is -1", breach{after: stat("emailStat.Softbounce", set(json.Number("-1")))}),
+	v("stats-count-float-sms", "§2.3: smsStat counts have a fraction (3.0) for sms campaigns", breach{after: stat("smsStat.*", asFloat, channel(simulator.ChannelSMS))}),
+	v("stats-count-null-sms", "§2.3: smsStat.Failed is null for sms campaigns", breach{after: stat("smsStat.Failed", null, channel(simulator.ChannelSMS))}),
+	v("stats-key-lowercase", "§2.3: emailStat keys are lower case for email campaigns", breach{after: stat("emailStat.*", lower, channel(simulator.ChannelEmail))}),
+	v("stats-sms-delivered-missing", "§2.3: smsStat has no Delivered count", breach{after: stat("smsStat.Delivered", drop)}),
+	v("stats-hardbounce-renamed", "§2.3: Hardbounce is spelt HardBounce", breach{after: stat("emailStat.Hardbounce", rename("HardBounce"))}),
+	v("stats-opened-string-email", "§2.3: emailStat.Opened is a string for email campaigns", breach{after: stat("emailStat.Opened", asString, channel(simulator.ChannelEmail))}),
+	v("stats-unsubscribe-missing-last", "§2.3: emailStat has no Unsubscribe count for the account's campaign with the highest Id", breach{
+		after: stat("emailStat.Unsubscribe", drop, highestID)}),
+	v("stats-object-array", "§2.3: smsStat is an array [Sent, Delivered, Failed]", breach{after: stat("smsStat", smsArray)}),
 	v("stats-sms-missing", "§4.3: smsStat is left out", breach{after: stat("smsStat", drop)}),
+	v("stats-email-missing-sms", "§2.3, §4.3: emailStat is left out for sms campaigns", breach{after: stat("emailStat", drop, channel(simulator.ChannelSMS))}),
+	v("stats-sms-null-email", "§2.3, §4.3: smsStat is null for email campaigns", breach{after: stat("smsStat", null, channel(simulator.ChannelEmail))}),
+	v("stats-wrapped", "§2.3, §4.3: the answer is wrapped in {\"data\": ...}", breach{after: whole(wrapData, statsOK)}),
 	v("stats-no-requirement", "§4.3: a request without campaignId is not answered 400", breach{
 		before: rewriteBody(campaignStats, func(_ *exchange, f map[string]json.RawMessage) bool {
 			if present(f, "campaignId") {
@@ -296,6 +309,31 @@ var catalogue = []Violation{
 			return true
 		})}),
 	v("stats-400-message", "§4.3: the missing campaignId message is reworded", breach{after: message(simulator.MsgCampaignIDRequired, "campaignId missing")}),
+	v("stats-400-as-404", "§4.3, §7: a body without campaignId answers 404 Campaign not found", breach{
+		after: replace(http.StatusNotFound, simulator.MsgCampaignNotFound, on(campaignStats), code(http.StatusBadRequest), errorIs(simulator.MsgCampaignIDRequired))}),
+	v("stats-id-string-only", "§4.3: an integer campaignId is refused, only a string is accepted", breach{
+		before: rewriteBody(campaignStats, func(x *exchange, f map[string]json.RawMessage) bool {
+			if m := idRE.FindStringSubmatch(string(f["campaignId"])); m != nil {
+				f["campaignId"] = json.RawMessage(m[1])
+				return true
+			}
+			_, x.note.intID = integer(f, "campaignId")
+			return false
+		}),
+		after: replace(http.StatusBadRequest, "campaignId must be a string", on(campaignStats),
+			noted(func(n *note) bool { return n.intID }), code(http.StatusOK, http.StatusNotFound)),
+	}),
+	v("stats-last-campaign-404", "§2.2, §4.3: the account's campaign with the highest Id answers 404", breach{
+		campaigns: findByID(func(ctx context.Context, next simulator.CampaignStore, accountID string, id int64) (*simulator.Campaign, error) {
+			if last, err := lastCampaign(ctx, next, accountID); err == nil && last != nil && last.ID == id {
+				return nil, errCampaignNotFound
+			}
+			return next.FindCampaignByID(ctx, accountID, id)
+		})}),
+	v("stats-id-offset", "§2.2, §4.3: Campaign Stats looks campaigns up by campaignId-1", breach{
+		campaigns: findByID(func(ctx context.Context, next simulator.CampaignStore, accountID string, id int64) (*simulator.Campaign, error) {
+			return next.FindCampaignByID(ctx, accountID, id-1)
+		})}),
 }
 
 // maxPageSize is spec §4.2 and §8: limit is at most 50.
