@@ -210,6 +210,8 @@ var catalogue = []Violation{
 		campaigns: filterCampaigns(func(_ context.Context, f *simulator.CampaignFilter) { f.Limit = min(f.Limit, 20) })}),
 	v("list-total-pages-floor", "§4.2: totalPages is rounded down", breach{
 		after: at("totalPages", fromEnvelope(func(total, size int64) any { return total / size }), listOK)}),
+	v("list-total-pages-plus-one", "§4.2: totalPages is totalRecords/limit rounded down, plus one", breach{
+		after: at("totalPages", fromEnvelope(func(total, size int64) any { return total/size + 1 }), listOK)}),
 	v("list-pages-overlap", "§4.2: consecutive pages share a campaign", breach{
 		campaigns: filterCampaigns(func(_ context.Context, f *simulator.CampaignFilter) {
 			if f.Offset > 0 {
@@ -218,8 +220,56 @@ var catalogue = []Violation{
 		})}),
 	v("list-page-zero-based", "§4.2: page 1 returns the second page", breach{
 		campaigns: filterCampaigns(func(_ context.Context, f *simulator.CampaignFilter) { f.Offset += f.Limit })}),
+	v("list-order-random", "§4.2: every answer pages through the campaigns in a new random order", breach{campaigns: shuffleCampaigns}),
 	v("list-no-filtered", "§4.2: filteredRecords is missing", breach{after: at("filteredRecords", drop, listOK)}),
+	v("list-filtered-string", "§4.2: filteredRecords is a string", breach{after: at("filteredRecords", asString, listOK)}),
+	v("list-filtered-exceeds-total", "§4.2: filteredRecords is totalRecords + 5", breach{
+		after: at("filteredRecords", fromEnvelope(func(total, _ int64) any { return total + 5 }), listOK)}),
 	v("list-page-no-string", "§4.2: pageNo is a string", breach{after: at("pageNo", asString, listOK)}),
+	v("list-page-no-always-one", "§4.2: pageNo is always 1", breach{after: at("pageNo", set(json.Number("1")), listOK)}),
+	v("list-total-records-page", "§4.2: totalRecords counts the campaigns of the page only", breach{after: at("totalRecords", countCampaigns, listOK)}),
+	v("list-total-records-string", "§4.2: totalRecords is a string on the last page", breach{after: at("totalRecords", asString, listOK, lastPage)}),
+	v("list-page-size-fixed", "§4.2: pageSize is always 10", breach{after: at("pageSize", set(json.Number("10")), listOK)}),
+	v("list-page-size-null-last", "§4.2: pageSize is null on the last page", breach{after: at("pageSize", null, listOK, lastPage)}),
+	v("list-last-page-short", "§4.2: the last page leaves out its last campaign", breach{after: at("campaigns", dropLast, listOK, lastPage)}),
+	v("list-last-page-empty", "§4.2: the last page holds no campaigns", breach{after: at("campaigns", set([]any{}), listOK, lastPage)}),
+	v("list-past-end-500", "§4.2: a page past the end answers 500", breach{after: replace(http.StatusInternalServerError, simulator.MsgInternal, listOK, pastEnd)}),
+	v("list-past-end-campaigns-null", "§4.2: campaigns is null on a page past the end", breach{after: at("campaigns", null, listOK, pastEnd)}),
+	v("list-past-end-no-page-no", "§4.2: pageNo is left out on a page past the end", breach{after: at("pageNo", drop, listOK, pastEnd)}),
+	v("list-campaigns-object", "§4.2: campaigns is an object keyed by Id instead of an array", breach{after: at("campaigns", keyedByID, listOK)}),
+	v("list-envelope-wrapped", "§4.2: the answer is wrapped in {\"data\": ...}", breach{after: whole(wrapData, listOK)}),
+	v("list-limit-51-served", "§4.2, §8: limit 51 is served with 51 campaigns", breach{
+		before: rewriteBody(campaignList, func(x *exchange, f map[string]json.RawMessage) bool {
+			if n, ok := integer(f, "limit"); !ok || n != maxPageSize+1 {
+				return false
+			}
+			f["limit"], x.note.limit51 = json.RawMessage(strconv.Itoa(maxPageSize)), true
+			return true
+		}),
+		campaigns: filterCampaigns(func(ctx context.Context, f *simulator.CampaignFilter) {
+			if noteFrom(ctx).limit51 {
+				f.Offset, f.Limit = f.Offset/maxPageSize*(maxPageSize+1), maxPageSize+1
+			}
+		}),
+		after: each(
+			at("pageSize", set(json.Number(strconv.Itoa(maxPageSize+1))), listOK, noted(func(n *note) bool { return n.limit51 })),
+			at("totalPages", fromEnvelope(func(total, size int64) any { return (total + size - 1) / size }), listOK, noted(func(n *note) bool { return n.limit51 })),
+		),
+	}),
+	v("list-limit-50-refused", "§4.2, §8: limit 50 is refused 400", breach{
+		after: replace(http.StatusBadRequest, "limit must be between 1 and 49", listOK, func(x *exchange, _ map[string]any) bool {
+			n, ok := integer(x.req, "limit")
+			return ok && n == maxPageSize
+		})}),
+	v("list-page-zero-served", "§4.2, §8: page 0 is served as pageNo 0", breach{
+		before: servePageAsFirst(func(p int64) bool { return p == 0 }), after: pageAsked}),
+	v("list-page-negative-served", "§4.2, §8: a negative page is served as that pageNo", breach{
+		before: servePageAsFirst(func(p int64) bool { return p < 0 }), after: pageAsked}),
+	v("list-missing-limit-500", "§4.2: a body without limit answers 500", breach{
+		after: replace(http.StatusInternalServerError, simulator.MsgInternal, on(campaignList), code(http.StatusBadRequest), lacks("limit"))}),
+	v("list-missing-page-500", "§4.2: a body without page answers 500", breach{
+		after: replace(http.StatusInternalServerError, simulator.MsgInternal, on(campaignList), code(http.StatusBadRequest), lacks("page"))}),
+	v("list-id-duplicate", "§2.2, §4.2: the second campaign of every page carries the first one's Id", breach{after: at("campaigns", duplicateID, listOK)}),
 
 	// §2.2, §3: the campaign record of Campaign List.
 	v("campaign-id-lowercase", "§2.2: the Id field is spelt id", breach{after: campaign("Id", rename("id"))}),
