@@ -117,8 +117,10 @@ var catalogue = []Violation{
 	// §8 rate limit, with its §7 answer.
 	v("rate-off-by-one", "§8: the 101st request in a minute is let through", breach{limits: func(l int, w time.Duration) (int, time.Duration) { return l + 1, w }}),
 	v("rate-limit-too-low", "§8: only 50 requests per minute are let through", breach{limits: func(l int, w time.Duration) (int, time.Duration) { return max(l/2, 1), w }}),
+	v("rate-limit-99", "§8: the 100th request in a minute is refused", breach{limits: func(l int, w time.Duration) (int, time.Duration) { return max(l-1, 1), w }}),
 	v("rate-never-frees", "§8: a refused account stays refused after the minute has passed", breach{
 		limits: func(l int, _ time.Duration) (int, time.Duration) { return l, 100 * 365 * 24 * time.Hour }}),
+	v("rate-window-double", "§8: a refused account is freed only after two minutes", breach{limits: func(l int, w time.Duration) (int, time.Duration) { return l, 2 * w }}),
 	v("rate-per-operation", "§8: each operation has its own counter instead of one per account", breach{note: true, counter: countBy(
 		func(ctx context.Context, key string) (string, bool) { return key + "|" + noteFrom(ctx).op, true },
 		func(key string) []string {
@@ -131,10 +133,16 @@ var catalogue = []Violation{
 	v("rate-global", "§8: all accounts share one counter instead of one per account", breach{counter: countBy(
 		func(context.Context, string) (string, bool) { return "*", true },
 		func(string) []string { return []string{"*"} })}),
+	v("rate-contact-uncounted", "§8: Add Contact requests are not counted", breach{note: true, counter: uncounted(contactAdd)}),
+	v("rate-stats-uncounted", "§8: Campaign Stats requests are not counted", breach{note: true, counter: uncounted(campaignStats)}),
 	v("rate-status-503", "§8: a refused request answers 503 instead of 429", breach{after: status(http.StatusServiceUnavailable, code(http.StatusTooManyRequests))}),
 	v("rate-body-shape", "§7: the 429 body has no string field error", breach{
 		after: at("error", rename("message"), code(http.StatusTooManyRequests), errorIs(simulator.MsgRateLimit))}),
 	v("rate-message", "§7: the 429 message is reworded", breach{after: message(simulator.MsgRateLimit, "Too many requests")}),
+	v("rate-429-extra-field", "§7: the 429 body also carries retryAfter", breach{after: retryAfterField}),
+	v("rate-429-label", "§1 rule 3, §7: the 429 answer is labelled text/plain", breach{after: label(textPlain, code(http.StatusTooManyRequests))}),
+	v("rate-429-message-contact", "§7: the 429 message is reworded on Add Contact", breach{
+		after: message(simulator.MsgRateLimit, "Too many requests, slow down", on(contactAdd))}),
 
 	// §2.1, §4.1: Add Contact.
 	v("contact-no-requirement", "§4.1: a contact with neither email nor phoneNo is accepted", breach{
@@ -194,6 +202,8 @@ var catalogue = []Violation{
 		after: message(simulator.MsgEmailOrPhoneRequired, "email or phone required")}),
 	v("contact-400-message-empty", "§4.1, §7: the missing email/phoneNo message is reworded for an empty body {}", breach{
 		after: message(simulator.MsgEmailOrPhoneRequired, "The request body is empty", on(contactAdd), emptyBody)}),
+	v("error-400-contact-plain", "§1 rule 3, §7: Add Contact's 400 for a missing email and phoneNo is plain text", breach{
+		after: plainText(on(contactAdd), code(http.StatusBadRequest), errorIs(simulator.MsgEmailOrPhoneRequired))}),
 	v("contact-success-201", "§4.1: a created contact is answered 201 instead of 200", breach{after: status(http.StatusCreated, contactOK)}),
 	v("contact-status-value", "§4.1: status is \"ok\" instead of \"success\"", breach{
 		after: at("status", str(func(s string) any { return strings.Replace(s, "success", "ok", 1) }), contactOK)}),

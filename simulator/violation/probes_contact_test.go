@@ -104,6 +104,13 @@ func init() {
 			p.expect(contact(`{}`), func(a *answer) { a.obj()["error"] = "The request body is empty" })
 			p.same(contact(`{"city":"Leeds"}`))
 		}},
+		"error-400-contact-plain": {run: func(p *pair) {
+			p.expect(contact(`{}`), func(a *answer) {
+				a.Type, a.Doc, a.Raw = textPlain, nil, []byte(simulator.MsgEmailOrPhoneRequired)
+			})
+			p.same(contact(`{"email":"not an address"}`))
+			p.same(stats(0).with("x-api-key", "nope"))
+		}},
 		"contact-success-201": {run: func(p *pair) {
 			p.expect(contact(validContact), func(a *answer) { a.Status = http.StatusCreated })
 			p.same(contact(`{}`))
