@@ -1,12 +1,14 @@
 package violation_test
 
 import (
+	"encoding/json"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/fixtures"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/violation"
 )
@@ -57,6 +59,45 @@ func TestCatalogue_Entries(t *testing.T) {
 	}
 	if _, ok := violation.Lookup("be-nice"); ok {
 		t.Error("Lookup found a name that is not in the catalogue")
+	}
+}
+
+// TestCatalogue_Sections holds the catalogue against the suite's list of
+// spec sections: every normative section is broken by some switch (so the
+// suite is proven for each), and no switch names a section that does not
+// exist.
+func TestCatalogue_Sections(t *testing.T) {
+	data, err := fixtures.FS.ReadFile("spec-sections.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spec struct {
+		Sections []struct {
+			ID        string `json:"id"`
+			Normative bool   `json:"normative"`
+		} `json:"sections"`
+	}
+	if err := json.Unmarshal(data, &spec); err != nil {
+		t.Fatal(err)
+	}
+	exists, broken := map[string]bool{}, map[string]bool{}
+	for _, v := range violation.Catalogue() {
+		for _, s := range v.Sections {
+			broken[s] = true
+		}
+	}
+	for _, s := range spec.Sections {
+		exists[s.ID] = true
+		if s.Normative && !broken[s.ID] {
+			t.Errorf("normative §%s: no switch breaks it", s.ID)
+		}
+	}
+	for _, v := range violation.Catalogue() {
+		for _, s := range v.Sections {
+			if !exists[s] {
+				t.Errorf("%s names §%s, which fixtures/spec-sections.json does not list", v.Name, s)
+			}
+		}
 	}
 }
 
