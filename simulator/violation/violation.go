@@ -36,6 +36,32 @@ type Violation struct {
 	breach breach
 }
 
+// Layers names the parts of the simulator the switch decorates: "handler"
+// (requests or answers rewritten around the partner API), "accounts",
+// "contacts", "campaigns" (the stores), "counter", "limits" (the rate
+// limit or window the counter is given) or "base path".
+func (v Violation) Layers() []string {
+	b := v.breach
+	var out []string
+	for _, l := range []struct {
+		name string
+		on   bool
+	}{
+		{"handler", b.before != nil || b.after != nil || b.note},
+		{"base path", b.basePath != ""},
+		{"accounts", b.accounts != nil},
+		{"contacts", b.contacts != nil},
+		{"campaigns", b.campaigns != nil},
+		{"counter", b.counter != nil},
+		{"limits", b.limits != nil},
+	} {
+		if l.on {
+			out = append(out, l.name)
+		}
+	}
+	return out
+}
+
 // breach is how a switch breaks its rule: the parts it decorates. Every
 // field may be nil.
 type breach struct {
