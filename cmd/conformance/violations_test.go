@@ -7,13 +7,12 @@ import (
 	"os"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
 
-	"github.com/partner-v3/conformance-kit/simulator/server"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
+	"github.com/partner-v3/conformance-kit/simulator/violation"
 	"github.com/partner-v3/conformance-kit/steps"
 	"github.com/partner-v3/conformance-kit/steps/suite"
 )
@@ -56,15 +55,12 @@ func TestViolationsAreCaught(t *testing.T) {
 	if r := runNormative(t, MustOpenSimulator(t)); r.Verdict != suite.VerdictPass {
 		t.Fatalf("the faithful simulator fails the normative profile (%d failed): %v", r.Failed, names(r.FailedScenarios()))
 	}
-	violations := make([]string, 0, len(server.Violations))
-	for v := range server.Violations {
-		violations = append(violations, v)
-	}
-	sort.Strings(violations)
+	violations := violation.Catalogue()
 	var caught atomic.Int32
-	for _, v := range violations {
+	for _, vi := range violations {
+		v := string(vi.Name)
 		t.Run(v, func(t *testing.T) {
-			rule := server.Violations[v]
+			rule := vi.Rule
 			var want []string
 			for _, m := range sectionRE.FindAllStringSubmatch(strings.SplitN(rule, ":", 2)[0], -1) {
 				want = append(want, m[1])

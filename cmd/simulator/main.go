@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -21,6 +20,7 @@ import (
 	"github.com/partner-v3/conformance-kit/simulator/seed"
 	"github.com/partner-v3/conformance-kit/simulator/server"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
+	"github.com/partner-v3/conformance-kit/simulator/violation"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -241,13 +241,14 @@ func redactURL(raw string) string {
 	return u.Redacted()
 }
 
+// printViolations lists the catalogue: each name and the rule it breaks.
 func (m *Main) printViolations() {
-	names := make([]string, 0, len(server.Violations))
-	for n := range server.Violations {
-		names = append(names, n)
+	all := violation.Catalogue()
+	width := 0
+	for _, v := range all {
+		width = max(width, len(v.Name))
 	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(m.stdout, "%-26s %s\n", n, server.Violations[n])
+	for _, v := range all {
+		fmt.Fprintf(m.stdout, "%-*s  %s\n", width, v.Name, v.Rule)
 	}
 }

@@ -7,9 +7,12 @@ import (
 	"crypto/x509"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/partner-v3/conformance-kit/simulator/violation"
 )
 
 func TestParseFlags_Precedence(t *testing.T) {
@@ -112,5 +115,60 @@ func TestMain_Run(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("status %d", resp.StatusCode)
+	}
+}
+
+// TestListViolations: --list-violations prints the whole catalogue, sorted,
+// each name with the rule it breaks.
+func TestListViolations(t *testing.T) {
+	var out bytes.Buffer
+	m := NewMain(&out, &bytes.Buffer{})
+	if err := m.ParseFlags(context.Background(), []string{"--list-violations"}); err != nil {
+		t.Fatal(err)
+	}
+	if !m.listViolations {
+		t.Fatal("--list-violations not set")
+	}
+	m.printViolations()
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	all := violation.Catalogue()
+	if len(lines) != len(all) {
+		t.Fatalf("%d lines, want %d", len(lines), len(all))
+	}
+	names := make([]string, len(lines))
+	for i, l := range lines {
+		name, rule, _ := strings.Cut(l, " ")
+		names[i] = name
+		if want := all[i]; name != string(want.Name) || strings.TrimSpace(rule) != want.Rule {
+			t.Fatalf("line %d = %q, want %s and %q", i, l, want.Name, want.Rule)
+		}
+	}
+	if !slices.IsSorted(names) {
+		t.Fatal("not sorted")
+	}
+}
+
+// TestMain_RunViolating: the banner says a switch is on, and prints the
+// base URL the simulator really serves.
+func TestMain_RunViolating(t *testing.T) {
+	t.Setenv("SIM_VIOLATE", "version-path-unversioned,list-total-pages-floor")
+	var out bytes.Buffer
+	m := NewMain(&out, &bytes.Buffer{})
+	args := []string{"--addr", "127.0.0.1:0", "--admin-addr", "", "--insecure", "--campaigns", "0"}
+	if err := m.ParseFlags(context.Background(), args); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	banner := out.String()
+	for _, want := range []string{"VIOLATING:    version-path-unversioned, list-total-pages-floor", "Base URL:     " + m.Simulator.URL() + "\n", "/partner/webhook\n"} {
+		if !strings.Contains(banner, want) {
+			t.Fatalf("banner lacks %q:\n%s", want, banner)
+		}
+	}
+	if strings.Contains(m.Simulator.URL(), "/v3") {
+		t.Fatalf("URL() = %s", m.Simulator.URL())
 	}
 }

@@ -99,13 +99,6 @@ func (s *Server) handleAdminConfig(w http.ResponseWriter, r *http.Request) {
 	for k, v := range s.Info {
 		out[k] = v
 	}
-	violations := []string{}
-	for name, on := range s.Violations {
-		if on {
-			violations = append(violations, name)
-		}
-	}
-	out["violations"] = violations
 	writeJSON(w, http.StatusOK, out)
 }
 

@@ -37,7 +37,6 @@ func (s *Server) handleCampaignList(w http.ResponseWriter, r *http.Request) {
 	}
 	account := simulator.AccountFromContext(r.Context())
 	filter := simulator.CampaignFilter{AccountID: account.AccountID, Offset: (page - 1) * limit, Limit: limit}
-	s.violatePaging(&filter, page)
 	cs, total, err := s.Campaigns.FindCampaigns(r.Context(), filter)
 	if err != nil {
 		s.Error(w, r, fmt.Errorf("find campaigns: %w", err))
@@ -46,7 +45,7 @@ func (s *Server) handleCampaignList(w http.ResponseWriter, r *http.Request) {
 	resp := &campaignListResponse{
 		PageNo:          page,
 		PageSize:        limit,
-		TotalPages:      s.totalPages(total, limit),
+		TotalPages:      totalPages(total, limit),
 		TotalRecords:    total,
 		FilteredRecords: total,
 		Campaigns:       make([]simulator.CampaignRecord, 0, len(cs)),
@@ -58,10 +57,7 @@ func (s *Server) handleCampaignList(w http.ResponseWriter, r *http.Request) {
 }
 
 // totalPages is ceil(total/limit): the last page may be partial.
-func (s *Server) totalPages(total, limit int) int {
-	if s.violates("list-total-pages-floor") {
-		return total / limit
-	}
+func totalPages(total, limit int) int {
 	return (total + limit - 1) / limit
 }
 
@@ -105,7 +101,7 @@ func (s *Server) handleCampaignStats(w http.ResponseWriter, r *http.Request) {
 	}
 	// Spec §4.3 first: a body without campaignId gets the spec's message,
 	// whatever else it holds.
-	if !f.present("campaignId") && !s.violates("stats-no-requirement") {
+	if !f.present("campaignId") {
 		s.Error(w, r, &simulator.Error{Code: simulator.EINVALID, Message: simulator.MsgCampaignIDRequired})
 		return
 	}

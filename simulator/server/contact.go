@@ -46,11 +46,7 @@ func (s *Server) handleContactAdd(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	c, err := decodeContact(f, now, s.Violations)
-	if simulator.ErrorMessage(err) == simulator.MsgEmailOrPhoneRequired && s.violates("contact-400-as-422") {
-		writeJSON(w, http.StatusUnprocessableEntity, &ErrorResponse{Error: simulator.MsgEmailOrPhoneRequired})
-		return
-	}
+	c, err := decodeContact(f, now)
 	if err != nil {
 		s.Error(w, r, err)
 		return
@@ -68,12 +64,10 @@ func (s *Server) handleContactAdd(w http.ResponseWriter, r *http.Request) {
 
 // decodeContact turns an Add Contact body into a Contact, checking every
 // field of spec §2.1. now bounds dateOfBirth.
-//
-// v holds the violations switched on (see violate.go); nil for none.
-func decodeContact(f fields, now time.Time, v map[string]bool) (*simulator.Contact, error) {
+func decodeContact(f fields, now time.Time) (*simulator.Contact, error) {
 	// Spec §4.1 first: when the body gives neither email nor phoneNo, the
 	// spec's own message is the answer, whatever else is wrong with it.
-	if f.blank("email") && f.blank("phoneNo") && !v["contact-no-requirement"] {
+	if f.blank("email") && f.blank("phoneNo") {
 		return nil, &simulator.Error{Code: simulator.EINVALID, Message: simulator.MsgEmailOrPhoneRequired}
 	}
 	if err := f.only(contactFields...); err != nil {
@@ -96,10 +90,6 @@ func decodeContact(f fields, now time.Time, v map[string]bool) (*simulator.Conta
 			return nil, simulator.Errorf(simulator.EINVALID, "%s is longer than %d characters", sf.name, maxFieldLen)
 		}
 		*sf.dst = v
-	}
-	if v["contact-email-required"] && c.Email == "" || v["contact-phone-required"] && c.PhoneNo == "" ||
-		v["contact-optional-fields"] && (f.present("tag") || f.present("playerType")) {
-		return nil, simulator.Errorf(simulator.EINVALID, "Contact refused")
 	}
 	if err := validateContactFormats(c, now); err != nil {
 		return nil, err

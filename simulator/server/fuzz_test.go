@@ -28,7 +28,7 @@ func FuzzDecodeContact(f *testing.F) {
 			}
 			return
 		}
-		c, err := decodeContact(fs, now, nil)
+		c, err := decodeContact(fs, now)
 		if err != nil {
 			if code := simulator.ErrorCode(err); code != simulator.EINVALID {
 				t.Fatalf("decode error with code %s: %v", code, err)

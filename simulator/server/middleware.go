@@ -27,22 +27,11 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		a, err := s.Accounts.Authenticate(r.Context(), r.Header.Get(headerAPIKey), r.Header.Get(headerAPISecret))
 		if err != nil {
-			a = s.violateAuthentication(r)
-		}
-		if a == nil {
-			code := simulator.EUNAUTHORIZED
-			if s.violates("auth-401-as-403") {
-				code = simulator.EFORBIDDEN
-			}
-			s.Error(w, r, &simulator.Error{Code: code, Message: simulator.ErrorMessage(err)})
+			s.Error(w, r, &simulator.Error{Code: simulator.EUNAUTHORIZED, Message: simulator.ErrorMessage(err)})
 			return
 		}
-		if r.Header.Get(headerAccountID) != a.AccountID && !s.violates("auth-account-ignored") {
-			code := simulator.EFORBIDDEN
-			if s.violates("auth-403-as-401") {
-				code = simulator.EUNAUTHORIZED
-			}
-			s.Error(w, r, &simulator.Error{Code: code, Message: simulator.MsgUnauthorizedAccount})
+		if r.Header.Get(headerAccountID) != a.AccountID {
+			s.Error(w, r, &simulator.Error{Code: simulator.EFORBIDDEN, Message: simulator.MsgUnauthorizedAccount})
 			return
 		}
 		entryFrom(r).AccountID = a.AccountID
@@ -62,7 +51,7 @@ func (s *Server) limitRate(next http.Handler) http.Handler {
 			s.Error(w, r, err)
 			return
 		}
-		d, err := s.Counter.Take(r.Context(), s.rateKey(r, a), now)
+		d, err := s.Counter.Take(r.Context(), a.AccountID, now)
 		if err != nil {
 			s.Error(w, r, fmt.Errorf("rate counter: %w", err))
 			return
@@ -76,10 +65,6 @@ func (s *Server) limitRate(next http.Handler) http.Handler {
 			r = r.WithContext(context.WithValue(r.Context(), nowKey{}, now))
 		} else {
 			w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(d.RetryAfter)))
-			if s.violates("rate-status-503") {
-				writeJSON(w, http.StatusServiceUnavailable, &ErrorResponse{Error: simulator.MsgRateLimit})
-				return
-			}
 			s.Error(w, r, &simulator.Error{Code: simulator.ERATELIMIT, Message: simulator.MsgRateLimit})
 			return
 		}

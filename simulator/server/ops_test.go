@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -164,5 +165,38 @@ func TestInternalErrors(t *testing.T) {
 		resp := e.POST(req.path).WithHeader("x-api-key", "k").WithHeader("x-api-secret", "s").WithHeader("x-account-id", "a").
 			WithBytes([]byte(req.body)).WithHeader("Content-Type", "application/json").Expect()
 		expectError(resp, http.StatusInternalServerError, simulator.MsgInternal)
+	}
+}
+
+// TestWrap: the outer layer sees the handlers' final answer and may change
+// it; the response still carries its request ID, and the journal records
+// what the client got.
+func TestWrap(t *testing.T) {
+	s, err := sim.New(context.Background(), sim.Config{Insecure: true, AdminToken: "tok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen int
+	s.Wrap = func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			rec := httptest.NewRecorder()
+			next.ServeHTTP(rec, r)
+			seen = rec.Code
+			w.WriteHeader(http.StatusTeapot)
+		})
+	}
+	req := httptest.NewRequest(http.MethodPost, simulator.BasePath+"/campaign/list", strings.NewReader(`{}`))
+	w := httptest.NewRecorder()
+	s.Handler().ServeHTTP(w, req)
+	if seen != http.StatusUnauthorized || w.Code != http.StatusTeapot || w.Header().Get("X-Request-Id") == "" {
+		t.Fatalf("inner %d, outer %d, request ID %q", seen, w.Code, w.Header().Get("X-Request-Id"))
+	}
+	req = httptest.NewRequest(http.MethodGet, "/journal", nil)
+	req.Header.Set("Authorization", "Bearer tok")
+	w = httptest.NewRecorder()
+	s.AdminHandler().ServeHTTP(w, req)
+	var j struct{ Entries []server.Entry }
+	if err := json.Unmarshal(w.Body.Bytes(), &j); err != nil || len(j.Entries) != 1 || j.Entries[0].Status != http.StatusTeapot {
+		t.Fatalf("journal %s (%v)", w.Body, err)
 	}
 }

@@ -59,9 +59,12 @@ type Server struct {
 	JournalSize int
 	// Info is what GET /config and /version report besides the limits.
 	Info map[string]any
-	// Violations switches on deliberate breaches of the spec (see
-	// violate.go), to prove the conformance suite catches them.
-	Violations map[string]bool
+
+	// Wrap is a layer around the partner API's routes and handlers, inside
+	// the request ID and the journal (which records what Wrap answers) and
+	// outside the recoverer (so it sees a panic's 500). May be nil. The
+	// composition root uses it for the test-only breaches of the spec.
+	Wrap func(http.Handler) http.Handler
 
 	// Health reports whether the backends are usable. May be nil.
 	Health func(ctx context.Context) error
@@ -247,7 +250,7 @@ func (s *Server) Handler() http.Handler {
 	operation := s.authenticate(s.limitRate(s.requireJSON(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		routes[r.URL.Path].handler(w, r)
 	}))))
-	return withRequestID(s.record(s.violate(s.recoverer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := s.recoverer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/healthz" {
 			s.handleHealth(w, r)
 			return
@@ -268,7 +271,12 @@ func (s *Server) Handler() http.Handler {
 			}
 			operation.ServeHTTP(w, r)
 		}
-	})))))
+	}))
+	if s.Wrap != nil {
+		// A panic in the layer itself is a 500 too.
+		h = s.recoverer(s.Wrap(h))
+	}
+	return withRequestID(s.record(h))
 }
 
 // handleHealth answers 200 when the backends are usable and 503 with the

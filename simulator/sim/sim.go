@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/partner-v3/conformance-kit/fixtures"
@@ -21,6 +22,7 @@ import (
 	"github.com/partner-v3/conformance-kit/simulator/redisstore"
 	"github.com/partner-v3/conformance-kit/simulator/seed"
 	"github.com/partner-v3/conformance-kit/simulator/server"
+	"github.com/partner-v3/conformance-kit/simulator/violation"
 )
 
 // DefaultCampaigns is the --campaigns default: three pages at the largest
@@ -71,7 +73,8 @@ type Config struct {
 	AdminToken string
 	// MaxBodyBytes caps request bodies; zero means server.DefaultMaxBodyBytes.
 	MaxBodyBytes int64
-	// Violations are deliberate breaches of the spec (server.Violations).
+	// Violations name deliberate breaches of the spec, from
+	// violation.Catalogue. Empty means a faithful simulator.
 	Violations []string
 
 	// Logger may be nil (nothing is logged). Now may be nil (time.Now).
@@ -90,7 +93,8 @@ type Simulator struct {
 	// (false when a shared store already held them).
 	Seeded bool
 
-	closers []func() error
+	basePath string
+	closers  []func() error
 }
 
 // New builds a simulator from cfg. Call Open to listen, or use Handler and
@@ -100,10 +104,9 @@ func New(ctx context.Context, cfg Config) (*Simulator, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, v := range cfg.Violations {
-		if _, ok := server.Violations[v]; !ok {
-			return nil, fmt.Errorf("unknown violation %q (see --list-violations)", v)
-		}
+	violations, err := violation.Parse(cfg.Violations)
+	if err != nil {
+		return nil, err
 	}
 	limit, window := cfg.RateLimit, cfg.RateWindow
 	if limit <= 0 {
@@ -112,14 +115,14 @@ func New(ctx context.Context, cfg Config) (*Simulator, error) {
 	if window <= 0 {
 		window = simulator.DefaultRateWindow
 	}
-	limit, window = violateLimits(cfg.Violations, limit, window)
+	limit, window = violations.Limits(limit, window)
 	token := cfg.AdminToken
 	if token == "" {
 		var b [16]byte
 		_, _ = rand.Read(b[:])
 		token = hex.EncodeToString(b[:])
 	}
-	sim := &Simulator{Accounts: accounts}
+	sim := &Simulator{Accounts: accounts, basePath: violations.BasePath()}
 	sim.Server = &server.Server{
 		Addr:         cfg.Addr,
 		AdminAddr:    cfg.AdminAddr,
@@ -130,10 +133,7 @@ func New(ctx context.Context, cfg Config) (*Simulator, error) {
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		Logger:       cfg.Logger,
 		Now:          cfg.Now,
-		Violations:   map[string]bool{},
-	}
-	for _, v := range cfg.Violations {
-		sim.Server.Violations[v] = true
+		Info:         map[string]any{"violations": violations.Names()},
 	}
 	if err := sim.openState(ctx, cfg, limit, window); err != nil {
 		return nil, err
@@ -142,6 +142,7 @@ func New(ctx context.Context, cfg Config) (*Simulator, error) {
 		sim.Close()
 		return nil, err
 	}
+	sim.violate(violations)
 	if !cfg.Insecure {
 		if sim.Cert, err = certificate(cfg); err != nil {
 			return nil, err
@@ -203,7 +204,7 @@ func (sim *Simulator) seed(ctx context.Context, cfg Config, accounts []*simulato
 			ids[i] = a.AccountID
 		}
 		campaigns, version = seed.Campaigns(s, ids, n), seed.Version(s, ids, n)
-		sim.Info = map[string]any{"seed": s, "campaignsPerAccount": n}
+		sim.Info["seed"], sim.Info["campaignsPerAccount"] = s, n
 	}
 	stored, err := sim.Campaigns.SeedCampaigns(ctx, version, campaigns)
 	if err != nil {
@@ -257,18 +258,27 @@ func (sim *Simulator) Close() error {
 	return err
 }
 
-// violateLimits sets up the rate-limit violations that are a matter of
-// configuring the counter (server.Violations).
-func violateLimits(violations []string, limit int, window time.Duration) (int, time.Duration) {
-	for _, v := range violations {
-		switch v {
-		case "rate-off-by-one":
-			limit++
-		case "rate-limit-too-low":
-			limit /= 2
-		case "rate-never-frees":
-			window = 100 * 365 * 24 * time.Hour
-		}
+// violate wraps the switched-on breaches of the spec around the faithful
+// stores, counter and handlers; with none on, it changes nothing. The
+// handler layer reads the faithful stores, to decide which answers a
+// switch concerns.
+func (sim *Simulator) violate(v violation.Set) {
+	s := sim.Server
+	accounts, campaigns := s.Accounts, s.Campaigns
+	s.Accounts = v.AccountStore(accounts)
+	s.Contacts = v.ContactStore(s.Contacts)
+	s.Campaigns = v.CampaignStore(campaigns)
+	s.Counter = v.RateCounter(s.Counter)
+	s.Wrap = v.Handler(accounts, campaigns)
+}
+
+// URL returns the partner base address the simulator serves: the server's,
+// ending in the spec §1 path prefix, unless a violation serves the
+// operations elsewhere.
+func (sim *Simulator) URL() string {
+	u := sim.Server.URL()
+	if sim.basePath == simulator.BasePath {
+		return u
 	}
-	return limit, window
+	return strings.TrimSuffix(u, simulator.BasePath) + sim.basePath
 }

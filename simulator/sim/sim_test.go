@@ -148,3 +148,46 @@ func TestNew_Refuses(t *testing.T) {
 		})
 	}
 }
+
+// TestViolations: the control API reports the switches that are on (none
+// for a faithful simulator), and URL is the base the simulator serves.
+func TestViolations(t *testing.T) {
+	tests := []struct {
+		name       string
+		violations []string
+		want       string
+		basePath   string
+	}{
+		{"faithful", nil, `[]`, simulator.BasePath},
+		{"one switch", []string{"list-total-pages-floor"}, `["list-total-pages-floor"]`, simulator.BasePath},
+		{"unversioned paths", []string{"version-path-unversioned", "rate-global"}, `["rate-global","version-path-unversioned"]`, "/partner/webhook"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := sim.New(context.Background(), sim.Config{Insecure: true, Addr: "127.0.0.1:0", AdminToken: "tok", Violations: tt.violations})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Open(); err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			req := httptest.NewRequest(http.MethodGet, "/config", nil)
+			req.Header.Set("Authorization", "Bearer tok")
+			w := httptest.NewRecorder()
+			s.AdminHandler().ServeHTTP(w, req)
+			var cfg struct {
+				Violations json.RawMessage `json:"violations"`
+			}
+			if err := json.Unmarshal(w.Body.Bytes(), &cfg); err != nil {
+				t.Fatalf("%v: %s", err, w.Body)
+			}
+			if got := string(cfg.Violations); got != tt.want {
+				t.Fatalf("violations = %s, want %s", got, tt.want)
+			}
+			if got, want := s.URL(), strings.TrimSuffix(s.Server.URL(), simulator.BasePath)+tt.basePath; got != want || !strings.HasPrefix(got, "http://127.0.0.1:") {
+				t.Fatalf("URL() = %q, want %q", got, want)
+			}
+		})
+	}
+}
