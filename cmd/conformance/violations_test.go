@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -16,10 +15,6 @@ import (
 	"github.com/partner-v3/conformance-kit/steps"
 	"github.com/partner-v3/conformance-kit/steps/suite"
 )
-
-// sectionRE finds the sections a violation's description names ("§4.2",
-// "§5 rule 1" gives "5").
-var sectionRE = regexp.MustCompile(`§(\d+(?:\.\d+)?)`)
 
 // runNormative runs the certification profile (the default tags, what a
 // vendor runs) against a simulator over its real HTTPS listener.
@@ -56,15 +51,18 @@ func TestViolationsAreCaught(t *testing.T) {
 		t.Fatalf("the faithful simulator fails the normative profile (%d failed): %v", r.Failed, names(r.FailedScenarios()))
 	}
 	violations := violation.Catalogue()
+	// Issue 9 asks for a catalogue derived systematically, at least 90.
+	if len(violations) < 90 {
+		t.Fatalf("the catalogue has %d switches, want at least 90", len(violations))
+	}
 	var caught atomic.Int32
+	t.Cleanup(func() { t.Logf("self-verification score: %d/%d violations caught", caught.Load(), len(violations)) })
 	for _, vi := range violations {
-		v := string(vi.Name)
+		v, rule, want := string(vi.Name), vi.Rule, vi.Sections
 		t.Run(v, func(t *testing.T) {
-			rule := vi.Rule
-			var want []string
-			for _, m := range sectionRE.FindAllStringSubmatch(strings.SplitN(rule, ":", 2)[0], -1) {
-				want = append(want, m[1])
-			}
+			// Each switch has a simulator of its own: they may run side by
+			// side.
+			t.Parallel()
 			if len(want) == 0 {
 				t.Fatalf("violation %s names no spec section: %q", v, rule)
 			}
@@ -83,10 +81,9 @@ func TestViolationsAreCaught(t *testing.T) {
 					rule, names(r.FailedScenarios()))
 			}
 			caught.Add(1)
-			t.Logf("caught %s by %q (§%s)", rule, right[0].Name, strings.Join(right[0].Sections, ", §"))
+			t.Logf("caught %s by %q (%s)", rule, right[0].Title(), steps.SectionList(right[0].FailureSections()))
 		})
 	}
-	t.Logf("self-verification score: %d/%d violations caught", caught.Load(), len(violations))
 }
 
 func names(scs []*steps.ScenarioResult) []string {
