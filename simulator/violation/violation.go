@@ -185,48 +185,39 @@ func (s Set) BasePath() string {
 	return simulator.BasePath
 }
 
-// AccountStore wraps next with the switches that change how credentials
-// are matched; next itself when none does.
-func (s Set) AccountStore(next simulator.AccountStore) simulator.AccountStore {
+// wrap wraps next with every switch on whose breach has a decorator for
+// it (pick returns nil when it has none); next itself when none does.
+func wrap[T any](s Set, next T, pick func(breach) func(T) T) T {
 	for _, c := range s.on {
-		if c.breach.accounts != nil {
-			next = c.breach.accounts(next)
+		if d := pick(c.breach); d != nil {
+			next = d(next)
 		}
 	}
 	return next
+}
+
+// AccountStore wraps next with the switches that change how credentials
+// are matched; next itself when none does.
+func (s Set) AccountStore(next simulator.AccountStore) simulator.AccountStore {
+	return wrap(s, next, func(b breach) func(simulator.AccountStore) simulator.AccountStore { return b.accounts })
 }
 
 // ContactStore wraps next with the switches that refuse or change contacts
 // as they are stored; next itself when none does.
 func (s Set) ContactStore(next simulator.ContactStore) simulator.ContactStore {
-	for _, c := range s.on {
-		if c.breach.contacts != nil {
-			next = c.breach.contacts(next)
-		}
-	}
-	return next
+	return wrap(s, next, func(b breach) func(simulator.ContactStore) simulator.ContactStore { return b.contacts })
 }
 
 // CampaignStore wraps next with the switches that page or find campaigns
 // wrongly; next itself when none does.
 func (s Set) CampaignStore(next simulator.CampaignStore) simulator.CampaignStore {
-	for _, c := range s.on {
-		if c.breach.campaigns != nil {
-			next = c.breach.campaigns(next)
-		}
-	}
-	return next
+	return wrap(s, next, func(b breach) func(simulator.CampaignStore) simulator.CampaignStore { return b.campaigns })
 }
 
 // RateCounter wraps next with the switches that count requests under the
 // wrong key, or not at all; next itself when none does.
 func (s Set) RateCounter(next simulator.RateCounter) simulator.RateCounter {
-	for _, c := range s.on {
-		if c.breach.counter != nil {
-			next = c.breach.counter(next)
-		}
-	}
-	return next
+	return wrap(s, next, func(b breach) func(simulator.RateCounter) simulator.RateCounter { return b.counter })
 }
 
 // Handler returns the layer the switches that rewrite requests or answers
