@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"net/http"
 	"os"
@@ -55,13 +54,7 @@ func blackBoxArgs(t *testing.T, s *sim.Simulator, limit int, window time.Duratio
 // developer's curl or another CI job would, outside the suite.
 func spendBudget(t *testing.T, s *sim.Simulator, n int) (refused int) {
 	t.Helper()
-	pool := x509.NewCertPool()
-	pem, err := os.ReadFile(s.Cert.CertFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool.AppendCertsFromPEM(pem)
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: certPool(t, s.Cert.CertFile)}}}
 	a := devAccounts(t)[0]
 	for range n {
 		req, _ := http.NewRequest(http.MethodPost, s.URL()+"/campaign/list", strings.NewReader(`{"limit": 1, "page": 1}`))

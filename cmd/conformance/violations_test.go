@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
-	"os"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -20,16 +18,10 @@ import (
 // vendor runs) against a simulator over its real HTTPS listener.
 func runNormative(t *testing.T, s *sim.Simulator) *suite.Result {
 	t.Helper()
-	pem, err := os.ReadFile(s.Cert.CertFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(pem)
 	as := devAccounts(t)
 	r, err := suite.Run(context.Background(), suite.Config{
 		BaseURL:    s.URL(),
-		TLSConfig:  &tls.Config{RootCAs: pool},
+		TLSConfig:  &tls.Config{RootCAs: certPool(t, s.Cert.CertFile)},
 		Primary:    suite.Account{APIKey: as[0].APIKey, APISecret: as[0].APISecret, AccountID: as[0].AccountID},
 		Second:     suite.Account{APIKey: as[1].APIKey, APISecret: as[1].APISecret, AccountID: as[1].AccountID},
 		AdminURL:   s.AdminURL(),
