@@ -2,6 +2,7 @@ package simulator
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -39,4 +40,65 @@ type RateCounter interface {
 
 	// ResetAll forgets every request of every key.
 	ResetAll(ctx context.Context) error
+}
+
+// Arrival is one authenticated partner request, as a Gate sees it.
+type Arrival struct {
+	AccountID string
+	Operation string
+	// Real is real time; the gate applies the control API's Clock to it.
+	Real time.Time
+	// Draw is uniform in [0, 1), for the faults with a probability
+	// (FaultQuery.Draw).
+	Draw float64
+}
+
+// Admission is the outcome of one Gate.Admit.
+type Admission struct {
+	// Now is the simulator time the request was decided at: the Clock
+	// applied to Arrival.Real.
+	Now time.Time
+	// Rate is the decision of the account's rate counter.
+	Rate RateDecision
+	// Fault is the fault taken for the request, or nil. Always nil for a
+	// request the rate counter refused: a 429 consumes no fault.
+	Fault *Fault
+}
+
+// Gate is the one step between authentication and an operation: it reads
+// the clock, decides the request on its account's rate counter (spec §8:
+// the request counts when allowed, whatever happens next, a fault
+// included) and, for an allowed request, takes the pending fault that
+// applies (ControlStore.TakeFault). A backend may do all of it in one round
+// trip; StoreGate composes the separate stores.
+type Gate interface {
+	Admit(ctx context.Context, a Arrival) (Admission, error)
+}
+
+// StoreGate is a Gate made of a ControlStore and a RateCounter, in three
+// calls, each atomic on its own: what the in-memory backend uses, and the
+// fallback when the counter is decorated (the violation layer counts
+// under other keys).
+type StoreGate struct {
+	Control ControlStore
+	Counter RateCounter
+}
+
+// Admit implements Gate.
+func (g StoreGate) Admit(ctx context.Context, a Arrival) (Admission, error) {
+	c, err := g.Control.Clock(ctx)
+	if err != nil {
+		return Admission{}, fmt.Errorf("read clock: %w", err)
+	}
+	ad := Admission{Now: c.Now(a.Real)}
+	if ad.Rate, err = g.Counter.Take(ctx, a.AccountID, ad.Now); err != nil {
+		return Admission{}, fmt.Errorf("rate counter: %w", err)
+	}
+	if !ad.Rate.Allowed {
+		return ad, nil
+	}
+	if ad.Fault, err = g.Control.TakeFault(ctx, FaultQuery{Operation: a.Operation, AccountID: a.AccountID, Draw: a.Draw}); err != nil {
+		return Admission{}, fmt.Errorf("take fault: %w", err)
+	}
+	return ad, nil
 }

@@ -43,12 +43,17 @@ func (s *ControlStore) AddFault(_ context.Context, f simulator.Fault) error {
 }
 
 // TakeFault implements simulator.ControlStore.
-func (s *ControlStore) TakeFault(_ context.Context, operation string) (*simulator.Fault, error) {
+func (s *ControlStore) TakeFault(_ context.Context, q simulator.FaultQuery) (*simulator.Fault, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	draw := q.Draw
 	for i := range s.faults {
 		f := &s.faults[i]
-		if f.Operation != "*" && f.Operation != operation {
+		if !f.Applies(q.Operation, q.AccountID) {
+			continue
+		}
+		var hit bool
+		if hit, draw = f.Hits(draw); !hit {
 			continue
 		}
 		f.Remaining--
@@ -59,6 +64,19 @@ func (s *ControlStore) TakeFault(_ context.Context, operation string) (*simulato
 		return &taken, nil
 	}
 	return nil, nil
+}
+
+// DeleteFault implements simulator.ControlStore.
+func (s *ControlStore) DeleteFault(_ context.Context, id string) (*simulator.Fault, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, f := range s.faults {
+		if f.ID == id {
+			s.faults = append(s.faults[:i], s.faults[i+1:]...)
+			return &f, nil
+		}
+	}
+	return nil, simulator.Errorf(simulator.ENOTFOUND, "No fault %s", id)
 }
 
 // Faults implements simulator.ControlStore.

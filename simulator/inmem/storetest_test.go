@@ -12,12 +12,18 @@ import (
 // The in-memory backend passes the same contract suite as redisstore.
 func TestStore(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Backend {
+		control := inmem.NewControlStore()
 		return storetest.Backend{
 			Contacts:  inmem.NewContactStore(),
 			Campaigns: inmem.NewCampaignStore(),
-			Control:   inmem.NewControlStore(),
+			Control:   control,
 			NewRateCounter: func(limit int, window time.Duration) simulator.RateCounter {
 				return inmem.NewRateCounter(limit, window)
+			},
+			// In memory, the gate is the stores composed.
+			NewGate: func(limit int, window time.Duration) (simulator.Gate, simulator.RateCounter) {
+				c := inmem.NewRateCounter(limit, window)
+				return simulator.StoreGate{Control: control, Counter: c}, c
 			},
 		}
 	})

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -25,44 +26,83 @@ func NewControlStore(db *DB) *ControlStore {
 	return &ControlStore{db: db}
 }
 
+// The fault scripts take the six fault keys first (faultKeys): the list of
+// ids oldest first, then hashes from id to the Fault's JSON, its operation,
+// its remaining occurrences, its account ("" for all) and its probability.
+// The operation, account and probability are copies of the JSON's, so the
+// scripts match without decoding JSON.
+
 // addFaultScript appends a fault (replacing one with the same id).
 //
-// KEYS: faults list, data, op, remaining. ARGV: id, JSON, operation,
-// remaining.
+// KEYS: the fault keys. ARGV: id, JSON, operation, remaining, account,
+// probability.
 var addFaultScript = redis.NewScript(`
 redis.call('LREM', KEYS[1], 0, ARGV[1])
 redis.call('RPUSH', KEYS[1], ARGV[1])
-redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
-redis.call('HSET', KEYS[3], ARGV[1], ARGV[3])
-redis.call('HSET', KEYS[4], ARGV[1], ARGV[4])
+for i = 2, 6 do
+  redis.call('HSET', KEYS[i], ARGV[1], ARGV[i])
+end
 return 1
 `)
 
-// takeFaultScript consumes one occurrence of the oldest fault that names
-// the operation or "*", atomically, so concurrent requests on several
-// replicas consume each occurrence once; it removes the fault at zero.
-//
-// KEYS: as addFaultScript. ARGV: operation.
-// Returns {JSON, remaining after this one}, or nil when none applies.
-var takeFaultScript = redis.NewScript(`
-for _, id in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
-  local op = redis.call('HGET', KEYS[3], id)
-  if op == ARGV[1] or op == '*' then
-    local left = redis.call('HINCRBY', KEYS[4], id, -1)
-    local data = redis.call('HGET', KEYS[2], id)
-    if left <= 0 then
-      redis.call('LREM', KEYS[1], 0, id)
-      redis.call('HDEL', KEYS[2], id)
-      redis.call('HDEL', KEYS[3], id)
-      redis.call('HDEL', KEYS[4], id)
+// luaTakeFault is the Lua of ControlStore.TakeFault, shared by its script
+// and the Gate's: it walks the faults oldest first and takes one
+// occurrence of the first that applies to op and acct and hits, carrying
+// the draw u from one fault to the next exactly as simulator.Fault.Hits
+// does (the same IEEE double arithmetic). k is the first fault key's index
+// in KEYS. Returns {JSON, remaining after this one}, or nil.
+const luaTakeFault = `
+local function take_fault(k, op, acct, u)
+  for _, id in ipairs(redis.call('LRANGE', KEYS[k], 0, -1)) do
+    local fop = redis.call('HGET', KEYS[k+2], id)
+    local facct = redis.call('HGET', KEYS[k+4], id) or ''
+    if (fop == op or fop == '*') and (facct == '' or facct == acct) then
+      local p = tonumber(redis.call('HGET', KEYS[k+5], id) or '') or 0
+      if p <= 0 or p >= 1 or u < p then
+        local left = redis.call('HINCRBY', KEYS[k+3], id, -1)
+        local data = redis.call('HGET', KEYS[k+1], id)
+        if left <= 0 then
+          redis.call('LREM', KEYS[k], 0, id)
+          for i = 1, 5 do
+            redis.call('HDEL', KEYS[k+i], id)
+          end
+        end
+        return {data, left}
+      end
+      u = (u - p) / (1 - p)
     end
-    return {data, left}
   end
+  return nil
 end
-return false
+`
+
+// takeFaultScript consumes one occurrence of a fault, atomically, so
+// concurrent requests on several replicas consume each occurrence once.
+//
+// KEYS: the fault keys. ARGV: operation, account, draw.
+// Returns {JSON, remaining after this one}, or nil when none applies.
+var takeFaultScript = redis.NewScript(luaTakeFault + `
+local taken = take_fault(1, ARGV[1], ARGV[2], tonumber(ARGV[3]))
+if taken == nil then
+  return false
+end
+return taken
 `)
 
-// faultsScript lists the faults oldest first. KEYS: as addFaultScript.
+// deleteFaultScript removes one fault. KEYS: the fault keys. ARGV: id.
+// Returns {JSON, remaining}, or nil when there is no such fault.
+var deleteFaultScript = redis.NewScript(`
+if redis.call('LREM', KEYS[1], 0, ARGV[1]) == 0 then
+  return false
+end
+local out = {redis.call('HGET', KEYS[2], ARGV[1]), tonumber(redis.call('HGET', KEYS[4], ARGV[1]))}
+for i = 2, 6 do
+  redis.call('HDEL', KEYS[i], ARGV[1])
+end
+return out
+`)
+
+// faultsScript lists the faults oldest first. KEYS: the fault keys.
 // Returns {JSON, remaining, JSON, remaining, ...}.
 var faultsScript = redis.NewScript(`
 local out = {}
@@ -73,33 +113,88 @@ end
 return out
 `)
 
-func (s *ControlStore) faultKeys() []string {
-	db := s.db
-	return []string{db.key("faults"), db.key("fault-data"), db.key("fault-op"), db.key("fault-remaining")}
+func faultKeys(db *DB) []string {
+	return []string{db.key("faults"), db.key("fault-data"), db.key("fault-op"), db.key("fault-remaining"),
+		db.key("fault-account"), db.key("fault-probability")}
+}
+
+func (s *ControlStore) faultKeys() []string { return faultKeys(s.db) }
+
+// The clock is a hash Lua can compute with: Redis's Lua has only doubles,
+// exact to 2^53, and nanoseconds since 1970 pass that, so each instant and
+// the offset are kept as whole seconds and nanoseconds in [0, 1e9), both
+// exact. Fields: offsetSec, offsetNsec, frozen ("1" or "0"), frozenSec,
+// frozenNsec. An absent hash is real time.
+var clockFields = []string{"offsetSec", "offsetNsec", "frozen", "frozenSec", "frozenNsec"}
+
+// splitDuration returns d as whole seconds and nanoseconds in [0, 1e9).
+func splitDuration(d time.Duration) (sec, nsec int64) {
+	sec, nsec = int64(d)/1e9, int64(d)%1e9
+	if nsec < 0 {
+		sec, nsec = sec-1, nsec+1e9
+	}
+	return sec, nsec
 }
 
 // Clock implements simulator.ControlStore.
 func (s *ControlStore) Clock(ctx context.Context) (simulator.Clock, error) {
-	var c simulator.Clock
-	b, err := s.db.client.Get(ctx, s.db.key("clock")).Bytes()
-	if errors.Is(err, redis.Nil) {
-		return c, nil
-	} else if err != nil {
-		return c, fmt.Errorf("get clock: %w", err)
+	vals, err := s.db.client.HMGet(ctx, s.db.key("clock"), clockFields...).Result()
+	if err != nil {
+		return simulator.Clock{}, fmt.Errorf("get clock: %w", err)
 	}
-	if err := json.Unmarshal(b, &c); err != nil {
-		return c, fmt.Errorf("get clock: %w", err)
+	c, err := decodeClock(vals)
+	if err != nil {
+		return simulator.Clock{}, fmt.Errorf("get clock: %w", err)
+	}
+	return c, nil
+}
+
+// decodeClock reads the clock fields, in clockFields order; absent ones
+// (nil) are zero, and all absent is the zero Clock.
+func decodeClock(vals []any) (simulator.Clock, error) {
+	var n [5]int64
+	if len(vals) != len(n) {
+		return simulator.Clock{}, fmt.Errorf("unexpected clock %v", vals)
+	}
+	if vals[0] == nil {
+		return simulator.Clock{}, nil
+	}
+	for i, v := range vals {
+		var err error
+		switch v := v.(type) {
+		case nil:
+		case string:
+			n[i], err = strconv.ParseInt(v, 10, 64)
+		case int64:
+			n[i] = v
+		default:
+			err = fmt.Errorf("clock field %s is %T", clockFields[i], v)
+		}
+		if err != nil {
+			return simulator.Clock{}, err
+		}
+	}
+	c := simulator.Clock{Offset: time.Duration(n[0]*1e9 + n[1]), Frozen: n[2] == 1}
+	if n[3] != 0 || n[4] != 0 || c.Frozen {
+		c.FrozenAt = time.Unix(n[3], n[4]).UTC()
 	}
 	return c, nil
 }
 
 // SetClock implements simulator.ControlStore.
 func (s *ControlStore) SetClock(ctx context.Context, c simulator.Clock) error {
-	b, err := json.Marshal(c)
-	if err != nil {
-		return fmt.Errorf("set clock: %w", err)
+	osec, onsec := splitDuration(c.Offset)
+	frozen := 0
+	if c.Frozen {
+		frozen = 1
 	}
-	if err := s.db.client.Set(ctx, s.db.key("clock"), b, 0).Err(); err != nil {
+	// The zero FrozenAt is kept as zeros, so it reads back as the zero time.
+	var fsec, fnsec int64
+	if !c.FrozenAt.IsZero() {
+		fsec, fnsec = c.FrozenAt.Unix(), int64(c.FrozenAt.Nanosecond())
+	}
+	if err := s.db.client.HSet(ctx, s.db.key("clock"),
+		"offsetSec", osec, "offsetNsec", onsec, "frozen", frozen, "frozenSec", fsec, "frozenNsec", fnsec).Err(); err != nil {
 		return fmt.Errorf("set clock: %w", err)
 	}
 	return nil
@@ -111,16 +206,19 @@ func (s *ControlStore) AddFault(ctx context.Context, f simulator.Fault) error {
 	if err != nil {
 		return fmt.Errorf("add fault: %w", err)
 	}
-	if err := addFaultScript.Run(ctx, s.db.client, s.faultKeys(), f.ID, b, f.Operation, f.Remaining).Err(); err != nil {
+	if err := addFaultScript.Run(ctx, s.db.client, s.faultKeys(), f.ID, b, f.Operation, f.Remaining,
+		f.AccountID, formatFloat(f.Probability)).Err(); err != nil {
 		return fmt.Errorf("add fault: %w", err)
 	}
 	return nil
 }
 
-// TakeFault implements simulator.ControlStore. The returned fault's
-// Remaining is the number of occurrences left after this one.
-func (s *ControlStore) TakeFault(ctx context.Context, operation string) (*simulator.Fault, error) {
-	res, err := takeFaultScript.Run(ctx, s.db.client, s.faultKeys(), operation).Slice()
+// formatFloat writes f so that Lua's tonumber reads the same double back.
+func formatFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+// TakeFault implements simulator.ControlStore.
+func (s *ControlStore) TakeFault(ctx context.Context, q simulator.FaultQuery) (*simulator.Fault, error) {
+	res, err := takeFaultScript.Run(ctx, s.db.client, s.faultKeys(), q.Operation, q.AccountID, formatFloat(q.Draw)).Slice()
 	if errors.Is(err, redis.Nil) {
 		return nil, nil
 	} else if err != nil {
@@ -132,6 +230,24 @@ func (s *ControlStore) TakeFault(ctx context.Context, operation string) (*simula
 	f, err := decodeFault(res)
 	if err != nil {
 		return nil, fmt.Errorf("take fault: %w", err)
+	}
+	return &f, nil
+}
+
+// DeleteFault implements simulator.ControlStore.
+func (s *ControlStore) DeleteFault(ctx context.Context, id string) (*simulator.Fault, error) {
+	res, err := deleteFaultScript.Run(ctx, s.db.client, s.faultKeys(), id).Slice()
+	if errors.Is(err, redis.Nil) {
+		return nil, simulator.Errorf(simulator.ENOTFOUND, "No fault %s", id)
+	} else if err != nil {
+		return nil, fmt.Errorf("delete fault: %w", err)
+	}
+	if len(res) != 2 {
+		return nil, fmt.Errorf("delete fault: unexpected reply %v", res)
+	}
+	f, err := decodeFault(res)
+	if err != nil {
+		return nil, fmt.Errorf("delete fault: %w", err)
 	}
 	return &f, nil
 }

@@ -37,6 +37,7 @@ func storeCalls(db *redisstore.DB) []storeCall {
 	campaigns := redisstore.NewCampaignStore(db)
 	counter := redisstore.NewRateCounter(db, simulator.DefaultRateLimit, simulator.DefaultRateWindow)
 	control := redisstore.NewControlStore(db)
+	gate := redisstore.NewGate(db, simulator.DefaultRateLimit, simulator.DefaultRateWindow)
 	n := 0
 	return []storeCall{
 		{"Ping", db.Ping},
@@ -61,7 +62,14 @@ func storeCalls(db *redisstore.DB) []storeCall {
 			return err
 		}},
 		{"TakeFault", func(ctx context.Context) error {
-			_, err := control.TakeFault(ctx, simulator.OpContactAdd)
+			_, err := control.TakeFault(ctx, simulator.FaultQuery{Operation: simulator.OpContactAdd, AccountID: "acc"})
+			return err
+		}},
+		{"Admit", func(ctx context.Context) error {
+			ad, err := gate.Admit(ctx, simulator.Arrival{AccountID: "acc-gate", Operation: simulator.OpContactAdd, Real: time.Now()})
+			if err == nil && !ad.Rate.Allowed {
+				return fmt.Errorf("admit refused: %+v", ad)
+			}
 			return err
 		}},
 	}

@@ -123,6 +123,9 @@ func backend(db *redisstore.DB) storetest.Backend {
 		NewRateCounter: func(limit int, window time.Duration) simulator.RateCounter {
 			return redisstore.NewRateCounter(db, limit, window)
 		},
+		NewGate: func(limit int, window time.Duration) (simulator.Gate, simulator.RateCounter) {
+			return redisstore.NewGate(db, limit, window), redisstore.NewRateCounter(db, limit, window)
+		},
 	}
 }
 

@@ -1,9 +1,7 @@
 package server
 
 import (
-	"crypto/rand"
 	"crypto/subtle"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,9 +30,11 @@ func (s *Server) AdminHandler() http.Handler {
 	mux.HandleFunc("GET /faults", s.handleAdminFaultsGet)
 	mux.HandleFunc("POST /faults", s.handleAdminFaultsAdd)
 	mux.HandleFunc("DELETE /faults", s.handleAdminFaultsClear)
+	mux.HandleFunc("DELETE /faults/{id}", s.handleAdminFaultDelete)
 	mux.HandleFunc("GET /journal", s.handleAdminJournalGet)
 	mux.HandleFunc("DELETE /journal", s.handleAdminJournalClear)
 	mux.HandleFunc("GET /contacts", s.handleAdminContacts)
+	registerPprof(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, simulator.Errorf(simulator.ENOTFOUND, "No control call %s %s", r.Method, r.URL.Path))
 	})
@@ -209,89 +209,6 @@ func (s *Server) handleAdminRateReset(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "reset", "accountId": req.AccountID})
-}
-
-type faultJSON struct {
-	ID        string `json:"id"`
-	Operation string `json:"operation"`
-	Kind      string `json:"kind"`
-	Remaining int    `json:"remaining"`
-	Delay     string `json:"delay,omitempty"`
-}
-
-func toFaultJSON(f simulator.Fault) faultJSON {
-	out := faultJSON{ID: f.ID, Operation: f.Operation, Kind: f.Kind, Remaining: f.Remaining}
-	if f.Kind == simulator.FaultDelay {
-		out.Delay = f.Delay.String()
-	}
-	return out
-}
-
-func (s *Server) handleAdminFaultsGet(w http.ResponseWriter, r *http.Request) {
-	fs, err := s.Control.Faults(r.Context())
-	if err != nil {
-		s.Error(w, r, fmt.Errorf("list faults: %w", err))
-		return
-	}
-	out := make([]faultJSON, 0, len(fs))
-	for _, f := range fs {
-		out = append(out, toFaultJSON(f))
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"faults": out})
-}
-
-func (s *Server) handleAdminFaultsAdd(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Operation string `json:"operation"`
-		Kind      string `json:"kind"`
-		Count     *int   `json:"count"`
-		Delay     string `json:"delay"`
-	}
-	if err := decodeAdmin(r, &req); err != nil {
-		s.Error(w, r, err)
-		return
-	}
-	f := simulator.Fault{Operation: req.Operation, Kind: req.Kind, Remaining: 1}
-	if req.Count != nil {
-		f.Remaining = *req.Count
-	}
-	if f.Operation != "*" && !contains(simulator.Operations, f.Operation) {
-		s.Error(w, r, simulator.Errorf(simulator.EINVALID, "operation must be one of contact/add, campaign/list, campaign/stats or *"))
-		return
-	}
-	switch f.Kind {
-	case simulator.FaultError, simulator.FaultDrop:
-	case simulator.FaultDelay:
-		d, err := time.ParseDuration(req.Delay)
-		if err != nil || d <= 0 || d > MaxFaultDelay {
-			s.Error(w, r, simulator.Errorf(simulator.EINVALID, "delay must be a duration between 1ms and %s, such as 2s", MaxFaultDelay))
-			return
-		}
-		f.Delay = d
-	default:
-		s.Error(w, r, simulator.Errorf(simulator.EINVALID, "kind must be one of error, delay, drop"))
-		return
-	}
-	if f.Remaining < 1 || f.Remaining > 1_000_000 {
-		s.Error(w, r, simulator.Errorf(simulator.EINVALID, "count must be between 1 and 1000000"))
-		return
-	}
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	f.ID = "flt_" + hex.EncodeToString(b[:])
-	if err := s.Control.AddFault(r.Context(), f); err != nil {
-		s.Error(w, r, fmt.Errorf("add fault: %w", err))
-		return
-	}
-	writeJSON(w, http.StatusCreated, toFaultJSON(f))
-}
-
-func (s *Server) handleAdminFaultsClear(w http.ResponseWriter, r *http.Request) {
-	if err := s.Control.ClearFaults(r.Context()); err != nil {
-		s.Error(w, r, fmt.Errorf("clear faults: %w", err))
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"faults": []faultJSON{}})
 }
 
 func (s *Server) handleAdminJournalGet(w http.ResponseWriter, r *http.Request) {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"sync"
 	"time"
@@ -19,7 +20,10 @@ type Entry struct {
 	AccountID string    `json:"accountId,omitempty"`
 	Status    int       `json:"status"`
 	LatencyMS float64   `json:"latencyMs"`
-	Fault     string    `json:"fault,omitempty"`
+	// Fault is the kind of the injected fault that answered or delayed
+	// the request, and FaultID its id; empty for none.
+	Fault   string `json:"fault,omitempty"`
+	FaultID string `json:"faultId,omitempty"`
 }
 
 // journal is a ring of the latest requests.
@@ -95,8 +99,11 @@ func (s *Server) record(next http.Handler) http.Handler {
 				defer panic(v)
 			}
 			s.journal.add(*e)
-			s.logger().LogAttrs(context.Background(), levelFor(e.Status), "request",
-				slogAttrs(e)...)
+			level := levelFor(e.Status)
+			if e.FaultID != "" {
+				level = slog.LevelInfo // the failure was asked for
+			}
+			s.logger().LogAttrs(context.Background(), level, "request", slogAttrs(e)...)
 		}()
 		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), entryKey{}, e)))
 	})

@@ -21,7 +21,7 @@ func slogAttrs(e *Entry) []slog.Attr {
 		attrs = append(attrs, slog.String("account_id", e.AccountID))
 	}
 	if e.Fault != "" {
-		attrs = append(attrs, slog.String("fault", e.Fault))
+		attrs = append(attrs, slog.String("fault", e.Fault), slog.String("fault_id", e.FaultID))
 	}
 	return attrs
 }

@@ -3,7 +3,10 @@ package server
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"math"
+	"math/rand/v2"
 	"mime"
 	"net/http"
 	"strconv"
@@ -39,37 +42,56 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 	})
 }
 
-// limitRate applies spec §8: one counter per account for all operations
-// together, on the simulator's clock. It runs after authentication, so
-// requests answered 401 or 403 are not counted (they name no account the
-// caller proved it owns); requests it refuses are not counted either.
+// limitRate applies spec §8 and the control API's faults, in one step of
+// the Gate (one Redis round trip): one counter per account for all
+// operations together, on the simulator's clock, then the pending fault
+// that applies to the request's operation and account. It runs after
+// authentication, so requests answered 401 or 403 are neither counted (they
+// name no account the caller proved it owns) nor faulted; requests it
+// refuses with 429 are not counted and take no fault. An allowed request
+// counts even when a fault then answers it: the partner's server saw it.
 func (s *Server) limitRate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		a := simulator.AccountFromContext(r.Context())
-		now, err := s.clock(r.Context())
+		ad, err := s.gate().Admit(r.Context(), simulator.Arrival{
+			AccountID: a.AccountID, Operation: entryFrom(r).Operation, Real: s.now()(), Draw: s.draw(),
+		})
 		if err != nil {
 			s.Error(w, r, err)
 			return
 		}
-		d, err := s.Counter.Take(r.Context(), a.AccountID, now)
-		if err != nil {
-			s.Error(w, r, fmt.Errorf("rate counter: %w", err))
-			return
-		}
+		d := ad.Rate
 		limit, _ := s.rateLimit()
 		w.Header().Set("X-RateLimit-Limit", strconv.Itoa(limit))
 		w.Header().Set("X-RateLimit-Remaining", strconv.Itoa(max(limit-d.Count, 0)))
-		if d.Allowed {
-			// The handler's "now" is the instant the request was counted at:
-			// one clock read per request (a round trip, on Redis).
-			r = r.WithContext(context.WithValue(r.Context(), nowKey{}, now))
-		} else {
+		if !d.Allowed {
 			w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(d.RetryAfter)))
 			s.Error(w, r, &simulator.Error{Code: simulator.ERATELIMIT, Message: simulator.MsgRateLimit})
 			return
 		}
+		// The handler's "now" is the instant the request was counted at:
+		// one clock read per request.
+		r = r.WithContext(context.WithValue(r.Context(), nowKey{}, ad.Now))
+		if ad.Fault != nil && s.injectFault(w, r, ad.Fault) {
+			return
+		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// gate is the Gate, or the stores composed when none is set.
+func (s *Server) gate() simulator.Gate {
+	if s.Gate != nil {
+		return s.Gate
+	}
+	return simulator.StoreGate{Control: s.Control, Counter: s.Counter}
+}
+
+func (s *Server) draw() float64 {
+	if s.Rand != nil {
+		return s.Rand()
+	}
+	return rand.Float64()
 }
 
 type nowKey struct{}
@@ -115,21 +137,36 @@ func (s *Server) maxBodyBytes() int64 {
 	return DefaultMaxBodyBytes
 }
 
-// injectFault applies the next pending fault for op, if any, and reports
-// whether it answered the request itself.
-func (s *Server) injectFault(w http.ResponseWriter, r *http.Request, op string) bool {
-	f, err := s.Control.TakeFault(r.Context(), op)
-	if err != nil {
-		s.Error(w, r, fmt.Errorf("take fault: %w", err))
-		return true
-	}
-	if f == nil {
-		return false
-	}
-	entryFrom(r).Fault = f.Kind
+// malformedBody is the body of a FaultMalformed: JSON cut off mid-value,
+// as a proxy or a crashed server might leave it.
+const malformedBody = `{"status":"success","data":[{"Id":1,"campaignName":"`
+
+// injectFault applies f, taken for this request, and reports whether it
+// answered the request itself. It is logged as what it is, never as an
+// internal error, and the journal names it.
+func (s *Server) injectFault(w http.ResponseWriter, r *http.Request, f *simulator.Fault) bool {
+	e := entryFrom(r)
+	e.Fault, e.FaultID = f.Kind, f.ID
+	s.logger().LogAttrs(r.Context(), slog.LevelInfo, "injected fault",
+		slog.String("request_id", w.Header().Get(requestIDHeader)), slog.String("fault_id", f.ID),
+		slog.String("kind", f.Kind), slog.String("operation", f.Operation), slog.String("account_id", e.AccountID))
 	switch f.Kind {
 	case simulator.FaultError:
-		s.Error(w, r, fmt.Errorf("injected fault %s", f.ID))
+		status := f.Status
+		if status == 0 {
+			status = http.StatusInternalServerError
+		}
+		writeJSON(w, status, &ErrorResponse{Error: faultMessage(status)})
+		return true
+	case simulator.FaultRateLimit:
+		// Spec §7: the 429 body, word for word.
+		w.Header().Set("Retry-After", strconv.Itoa(int(f.RetryAfter/time.Second)))
+		writeJSON(w, http.StatusTooManyRequests, &ErrorResponse{Error: simulator.MsgRateLimit})
+		return true
+	case simulator.FaultMalformed:
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		_, _ = io.WriteString(w, malformedBody)
 		return true
 	case simulator.FaultDrop:
 		// Cuts the connection (HTTP/1.1) or resets the stream (HTTP/2).
@@ -141,4 +178,16 @@ func (s *Server) injectFault(w http.ResponseWriter, r *http.Request, op string) 
 		}
 	}
 	return false
+}
+
+// faultMessage is the error of an injected 5xx: the spec §7 message for
+// 500, the status's own name for the others (the spec shows no other).
+func faultMessage(status int) string {
+	if status == http.StatusInternalServerError {
+		return simulator.MsgInternal
+	}
+	if text := http.StatusText(status); text != "" {
+		return text
+	}
+	return fmt.Sprintf("Server error %d", status)
 }

@@ -18,56 +18,6 @@ import (
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 )
 
-// TestFaults: the control API's injected faults hit the next N requests of
-// one operation, then the operation works again.
-func TestFaults(t *testing.T) {
-	h := MustOpenServer(t, sim.Config{})
-	h.admin().POST("/faults").WithJSON(map[string]any{"operation": "campaign/list", "kind": "error", "count": 2}).
-		Expect().Status(http.StatusCreated).JSON().Object().HasValue("remaining", 2)
-	h.admin().GET("/faults").Expect().JSON().Object().Value("faults").Array().Length().IsEqual(1)
-	// Another operation is untouched.
-	h.as(h.alpha).POST("/campaign/stats").WithJSON(map[string]int{}).Expect().Status(http.StatusBadRequest)
-	for i := 0; i < 2; i++ {
-		expectError(h.as(h.alpha).POST("/campaign/list").WithJSON(map[string]int{"limit": 1, "page": 1}).Expect(),
-			http.StatusInternalServerError, simulator.MsgInternal)
-	}
-	h.as(h.alpha).POST("/campaign/list").WithJSON(map[string]int{"limit": 1, "page": 1}).Expect().Status(http.StatusOK)
-	h.admin().GET("/faults").Expect().JSON().Object().Value("faults").Array().IsEmpty()
-
-	t.Run("drop cuts the connection", func(t *testing.T) {
-		h.admin().POST("/faults").WithJSON(map[string]any{"operation": "*", "kind": "drop"}).Expect().Status(http.StatusCreated)
-		req, _ := http.NewRequest(http.MethodPost, h.sim.URL()+"/contact/add", strings.NewReader(`{"email":"d@example.com"}`))
-		req.Header.Set("Content-Type", "application/json")
-		if resp, err := h.client.Do(req); err == nil {
-			resp.Body.Close()
-			t.Fatalf("a dropped request was answered %d", resp.StatusCode)
-		}
-		h.as(h.alpha).POST("/contact/add").WithJSON(map[string]string{"email": "d@example.com"}).Expect().Status(http.StatusOK)
-	})
-	t.Run("delay holds the answer", func(t *testing.T) {
-		h.admin().POST("/faults").WithJSON(map[string]any{"operation": "contact/add", "kind": "delay", "delay": "300ms"}).
-			Expect().Status(http.StatusCreated)
-		start := time.Now()
-		h.as(h.alpha).POST("/contact/add").WithJSON(map[string]string{"email": "slow@example.com"}).Expect().Status(http.StatusOK)
-		if d := time.Since(start); d < 300*time.Millisecond {
-			t.Fatalf("answered after %v, before the injected 300ms", d)
-		}
-	})
-	t.Run("bad fault requests are refused", func(t *testing.T) {
-		for _, body := range []string{
-			`{"operation":"campaign/list","kind":"explode"}`,
-			`{"operation":"contact/delete","kind":"error"}`,
-			`{"operation":"*","kind":"delay","delay":"5h"}`,
-			`{"operation":"*","kind":"error","count":0}`,
-			`{"operation":"*","kind":"error","colour":"red"}`,
-		} {
-			h.admin().POST("/faults").WithBytes([]byte(body)).WithHeader("Content-Type", "application/json").
-				Expect().Status(http.StatusBadRequest).JSON().Object().ContainsKey("error")
-		}
-	})
-	h.admin().DELETE("/faults").Expect().Status(http.StatusOK)
-}
-
 // TestJournal: every request is journaled with its outcome; no secret is
 // ever in it.
 func TestJournal(t *testing.T) {

@@ -47,6 +47,14 @@ type Server struct {
 	Campaigns simulator.CampaignStore
 	Counter   simulator.RateCounter
 	Control   simulator.ControlStore
+	// Gate decides each authenticated request: clock, rate counter and
+	// fault in one step. It must share the Counter's and the Control's
+	// state (the control API resets them). May be nil. If nil, the
+	// server composes Control and Counter (simulator.StoreGate).
+	Gate simulator.Gate
+	// Rand draws uniformly from [0, 1) for the faults with a probability.
+	// May be nil. If nil, math/rand/v2's Float64.
+	Rand func() float64
 
 	// RateLimit and RateWindow are reported by the control API and in
 	// Retry-After; the Counter enforces them. Zero means the spec's.
@@ -265,10 +273,9 @@ func (s *Server) Handler() http.Handler {
 			w.Header().Set("Allow", http.MethodPost)
 			s.Error(w, r, simulator.Errorf(simulator.ENOTALLOWED, "Method %s is not allowed: %s takes POST", r.Method, rt.op))
 		default:
+			// Spec §5 then §8: authentication, then the rate decision and the
+			// control API's fault together (limitRate), then the body.
 			setOperation(r, rt.op)
-			if s.injectFault(w, r, rt.op) {
-				return
-			}
 			operation.ServeHTTP(w, r)
 		}
 	}))

@@ -174,6 +174,9 @@ func (sim *Simulator) openState(ctx context.Context, cfg Config, limit int, wind
 	sim.closers = append(sim.closers, db.Close)
 	s.Contacts, s.Campaigns, s.Control = redisstore.NewContactStore(db), redisstore.NewCampaignStore(db), redisstore.NewControlStore(db)
 	s.Counter = redisstore.NewRateCounter(db, limit, window)
+	// Clock, rate decision and fault in one round trip, on the Counter's
+	// and the Control's keys. In memory the server composes the stores.
+	s.Gate = redisstore.NewGate(db, limit, window)
 	s.Health = db.Ping
 	return nil
 }
@@ -268,7 +271,12 @@ func (sim *Simulator) violate(v violation.Set) {
 	s.Accounts = v.AccountStore(accounts)
 	s.Contacts = v.ContactStore(s.Contacts)
 	s.Campaigns = v.CampaignStore(campaigns)
-	s.Counter = v.RateCounter(s.Counter)
+	if counter := v.RateCounter(s.Counter); counter != s.Counter {
+		// A switch counts under other keys or not at all: the one-script
+		// gate would bypass it, so the server composes the decorated
+		// counter with the control store instead.
+		s.Counter, s.Gate = counter, nil
+	}
 	s.Wrap = v.Handler(accounts, campaigns)
 }
 

@@ -2,6 +2,8 @@ package storetest
 
 import (
 	"context"
+	"math"
+	"math/rand/v2"
 	"reflect"
 	"sync"
 	"testing"
@@ -28,11 +30,18 @@ func mustFaults(t *testing.T, s simulator.ControlStore) []simulator.Fault {
 	return fs
 }
 
+// mustTakeFault takes a fault for a request of op by account "acc", with
+// a draw of 0 (every probability hits).
 func mustTakeFault(t *testing.T, s simulator.ControlStore, op string) *simulator.Fault {
 	t.Helper()
-	f, err := s.TakeFault(context.Background(), op)
+	return mustTakeQuery(t, s, simulator.FaultQuery{Operation: op, AccountID: "acc"})
+}
+
+func mustTakeQuery(t *testing.T, s simulator.ControlStore, q simulator.FaultQuery) *simulator.Fault {
+	t.Helper()
+	f, err := s.TakeFault(context.Background(), q)
 	if err != nil {
-		t.Fatalf("TakeFault(%q): %v", op, err)
+		t.Fatalf("TakeFault(%+v): %v", q, err)
 	}
 	return f
 }
@@ -199,7 +208,7 @@ func testControl(t *testing.T, open func(t *testing.T) Backend) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				f, err := s.TakeFault(ctx, simulator.OpContactAdd)
+				f, err := s.TakeFault(ctx, simulator.FaultQuery{Operation: simulator.OpContactAdd, AccountID: "acc"})
 				mu.Lock()
 				defer mu.Unlock()
 				if err != nil {
@@ -279,4 +288,172 @@ func testControl(t *testing.T, open func(t *testing.T) Backend) {
 			t.Errorf("TakeFault = %+v, want f3", f)
 		}
 	})
+	t.Run("every field of a fault round-trips", func(t *testing.T) {
+		s := open(t).Control
+		want := []simulator.Fault{
+			{ID: "f1", Operation: simulator.OpContactAdd, AccountID: "acc_a", Kind: simulator.FaultError, Remaining: 2, Status: 503},
+			{ID: "f2", Operation: "*", Kind: simulator.FaultRateLimit, Remaining: 1, RetryAfter: 7 * time.Second, Probability: 0.25},
+			{ID: "f3", Operation: simulator.OpCampaignStats, Kind: simulator.FaultMalformed, Remaining: 4, Probability: 0.1 + 0.2},
+		}
+		for _, f := range want {
+			if err := s.AddFault(ctx, f); err != nil {
+				t.Fatalf("AddFault(%s): %v", f.ID, err)
+			}
+		}
+		if got := mustFaults(t, s); !reflect.DeepEqual(got, want) {
+			t.Fatalf("Faults = %+v, want %+v", got, want)
+		}
+		f := mustTakeQuery(t, s, simulator.FaultQuery{Operation: simulator.OpContactAdd, AccountID: "acc_a"})
+		if wantF := (simulator.Fault{ID: "f1", Operation: simulator.OpContactAdd, AccountID: "acc_a", Kind: simulator.FaultError, Remaining: 1, Status: 503}); f == nil || *f != wantF {
+			t.Errorf("TakeFault = %+v, want %+v", f, wantF)
+		}
+	})
+
+	t.Run("a fault for one account applies to that account only", func(t *testing.T) {
+		s := open(t).Control
+		for _, f := range []simulator.Fault{
+			{ID: "a", Operation: "*", AccountID: "acc_a", Kind: simulator.FaultError, Remaining: 1},
+			{ID: "all", Operation: "*", Kind: simulator.FaultError, Remaining: 1},
+		} {
+			if err := s.AddFault(ctx, f); err != nil {
+				t.Fatalf("AddFault(%s): %v", f.ID, err)
+			}
+		}
+		steps := []struct {
+			account, wantID string
+		}{
+			// acc_b skips acc_a's older fault and takes the one for all.
+			{"acc_b", "all"},
+			{"acc_b", ""},
+			{"acc_a", "a"},
+			{"acc_a", ""},
+		}
+		for i, st := range steps {
+			f := mustTakeQuery(t, s, simulator.FaultQuery{Operation: simulator.OpCampaignList, AccountID: st.account})
+			if got := faultID(f); got != st.wantID {
+				t.Fatalf("step %d: TakeFault for %s = %q, want %q", i, st.account, got, st.wantID)
+			}
+		}
+	})
+
+	t.Run("a fault with a probability is taken when the draw is below it", func(t *testing.T) {
+		s := open(t).Control
+		if err := s.AddFault(ctx, simulator.Fault{ID: "p", Operation: "*", Kind: simulator.FaultError, Remaining: 2, Probability: 0.3}); err != nil {
+			t.Fatalf("AddFault: %v", err)
+		}
+		steps := []struct {
+			draw   float64
+			wantID string
+			left   map[string]int
+		}{
+			{0.3, "", map[string]int{"p": 2}}, // a miss consumes nothing
+			{0.99, "", map[string]int{"p": 2}},
+			{0.29, "p", map[string]int{"p": 1}},
+			{0, "p", map[string]int{}},
+		}
+		for i, st := range steps {
+			f := mustTakeQuery(t, s, simulator.FaultQuery{Operation: simulator.OpContactAdd, AccountID: "acc", Draw: st.draw})
+			if got := faultID(f); got != st.wantID {
+				t.Fatalf("step %d: TakeFault(draw %v) = %q, want %q", i, st.draw, got, st.wantID)
+			}
+			if got := faultIDs(mustFaults(t, s)); !reflect.DeepEqual(got, st.left) {
+				t.Fatalf("step %d: faults = %v, want %v", i, got, st.left)
+			}
+		}
+	})
+
+	t.Run("a missed fault hands the rest of the draw to the next", func(t *testing.T) {
+		// Two faults of probability 0.5: draw u misses the first when
+		// u >= 0.5 and then decides the second with (u-0.5)/0.5.
+		tests := []struct {
+			name   string
+			draw   float64
+			wantID string
+		}{
+			{"a draw below the first probability takes the first", 0.4, "first"},
+			{"a draw that misses the first and, carried, hits the second", 0.6, "second"},
+			{"a draw that misses both", 0.75, ""},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				s := open(t).Control
+				for _, id := range []string{"first", "second"} {
+					if err := s.AddFault(ctx, simulator.Fault{ID: id, Operation: "*", Kind: simulator.FaultError, Remaining: 1, Probability: 0.5}); err != nil {
+						t.Fatalf("AddFault: %v", err)
+					}
+				}
+				f := mustTakeQuery(t, s, simulator.FaultQuery{Operation: simulator.OpContactAdd, Draw: tt.draw})
+				if got := faultID(f); got != tt.wantID {
+					t.Errorf("TakeFault(draw %v) = %q, want %q", tt.draw, got, tt.wantID)
+				}
+			})
+		}
+	})
+
+	t.Run("a fault's probability is its share of matching requests", func(t *testing.T) {
+		// A fixed random source: the count is the same on every run, and
+		// the bound (five standard deviations) is the statistics' own, so
+		// a backend that decides differently from Fault.Hits fails it.
+		s := open(t).Control
+		const n, p = 2000, 0.25
+		if err := s.AddFault(ctx, simulator.Fault{ID: "p", Operation: "*", Kind: simulator.FaultError, Remaining: n, Probability: p}); err != nil {
+			t.Fatalf("AddFault: %v", err)
+		}
+		rng := rand.New(rand.NewPCG(10, 20))
+		hits, want := 0, 0
+		for range n {
+			draw := rng.Float64()
+			if draw < p {
+				want++
+			}
+			if mustTakeQuery(t, s, simulator.FaultQuery{Operation: simulator.OpCampaignStats, Draw: draw}) != nil {
+				hits++
+			}
+		}
+		if hits != want {
+			t.Errorf("faulted %d of %d requests, want exactly the %d draws below %v", hits, n, want, p)
+		}
+		if sd := math.Sqrt(n * p * (1 - p)); math.Abs(float64(hits)-n*p) > 5*sd {
+			t.Errorf("faulted %d of %d requests, want about %v", hits, n, n*p)
+		}
+		if got, want := faultIDs(mustFaults(t, s)), map[string]int{"p": n - hits}; !reflect.DeepEqual(got, want) {
+			t.Errorf("faults = %v, want %v", got, want)
+		}
+	})
+
+	t.Run("DeleteFault removes one fault and keeps the others in order", func(t *testing.T) {
+		s := open(t).Control
+		for _, id := range []string{"f1", "f2", "f3"} {
+			if err := s.AddFault(ctx, simulator.Fault{ID: id, Operation: "*", Kind: simulator.FaultDrop, Remaining: 2}); err != nil {
+				t.Fatalf("AddFault: %v", err)
+			}
+		}
+		mustTakeFault(t, s, simulator.OpContactAdd) // f1 down to 1
+		f, err := s.DeleteFault(ctx, "f2")
+		if err != nil || f == nil || f.ID != "f2" || f.Remaining != 2 || f.Kind != simulator.FaultDrop {
+			t.Fatalf("DeleteFault(f2) = %+v, %v; want f2 with 2 left", f, err)
+		}
+		if got := mustFaults(t, s); len(got) != 2 || got[0].ID != "f1" || got[0].Remaining != 1 || got[1].ID != "f3" {
+			t.Errorf("Faults = %+v, want f1 (1 left) then f3", got)
+		}
+		if _, err := s.DeleteFault(ctx, "f2"); simulator.ErrorCode(err) != simulator.ENOTFOUND {
+			t.Errorf("DeleteFault(f2) again = %v, want ENOTFOUND", err)
+		}
+		if _, err := s.DeleteFault(ctx, "nope"); simulator.ErrorCode(err) != simulator.ENOTFOUND {
+			t.Errorf("DeleteFault(nope) = %v, want ENOTFOUND", err)
+		}
+		// The deleted fault is not taken again; the others are.
+		for _, want := range []string{"f1", "f3", "f3", ""} {
+			if got := faultID(mustTakeFault(t, s, simulator.OpContactAdd)); got != want {
+				t.Fatalf("TakeFault = %q, want %q", got, want)
+			}
+		}
+	})
+}
+
+func faultID(f *simulator.Fault) string {
+	if f == nil {
+		return ""
+	}
+	return f.ID
 }

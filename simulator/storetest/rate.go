@@ -34,7 +34,9 @@ func refused(count int, retry time.Duration) simulator.RateDecision {
 	return simulator.RateDecision{Count: count, RetryAfter: retry}
 }
 
-func testRateCounter(t *testing.T, open func(t *testing.T) Backend) {
+// testRateCounter runs the counter contract on the counters newCounter
+// returns, each with fresh state.
+func testRateCounter(t *testing.T, newCounter func(t *testing.T, limit int, window time.Duration) simulator.RateCounter) {
 	const minute = time.Minute
 
 	// Spec §8's window, with a small limit so the scenarios stay readable.
@@ -117,7 +119,7 @@ func testRateCounter(t *testing.T, open func(t *testing.T) Backend) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := open(t).NewRateCounter(tt.limit, minute)
+			c := newCounter(t, tt.limit, minute)
 			for i, step := range tt.takes {
 				if got := mustTake(t, c, step.key, t0.Add(step.at)); got != step.want {
 					t.Fatalf("take %d (%s at +%v) = %+v, want %+v", i, step.key, step.at, got, step.want)
@@ -127,7 +129,7 @@ func testRateCounter(t *testing.T, open func(t *testing.T) Backend) {
 	}
 
 	t.Run("the window is the counter's own", func(t *testing.T) {
-		c := open(t).NewRateCounter(1, 2*time.Second)
+		c := newCounter(t, 1, 2*time.Second)
 		if got, want := mustTake(t, c, "k", t0), allowed(1); got != want {
 			t.Fatalf("first = %+v, want %+v", got, want)
 		}
@@ -140,7 +142,7 @@ func testRateCounter(t *testing.T, open func(t *testing.T) Backend) {
 	})
 
 	t.Run("Reset forgets one key", func(t *testing.T) {
-		c := open(t).NewRateCounter(1, minute)
+		c := newCounter(t, 1, minute)
 		mustTake(t, c, "acc_a", t0)
 		mustTake(t, c, "acc_b", t0)
 		if err := c.Reset(context.Background(), "acc_a"); err != nil {
@@ -158,7 +160,7 @@ func testRateCounter(t *testing.T, open func(t *testing.T) Backend) {
 	})
 
 	t.Run("ResetAll forgets every key", func(t *testing.T) {
-		c := open(t).NewRateCounter(1, minute)
+		c := newCounter(t, 1, minute)
 		for _, k := range []string{"acc_a", "acc_b", "acc_c"} {
 			mustTake(t, c, k, t0)
 		}
@@ -181,7 +183,7 @@ func testRateCounter(t *testing.T, open func(t *testing.T) Backend) {
 			goroutines = 50
 			perG       = 4
 		)
-		c := open(t).NewRateCounter(limit, minute)
+		c := newCounter(t, limit, minute)
 		var (
 			wg     sync.WaitGroup
 			mu     sync.Mutex

@@ -1,7 +1,7 @@
 // Package storetest is the behaviour-level contract suite of the simulator's
 // state backends: every implementation of simulator.ContactStore,
-// simulator.CampaignStore, simulator.RateCounter and simulator.ControlStore
-// (inmem, redisstore) must pass Run. It follows the shape of
+// simulator.CampaignStore, simulator.RateCounter, simulator.ControlStore
+// and simulator.Gate (inmem, redisstore) must pass Run. It follows the shape of
 // testing/fstest.TestFS: a backend's own test calls Run with a function that
 // opens fresh, isolated state, and the suite checks the documented
 // behaviour of the interfaces' doc comments, nothing more.
@@ -29,6 +29,11 @@ type Backend struct {
 	// any window (spec §8: 100 per minute). Counters returned by one call
 	// need not share state with counters returned by another.
 	NewRateCounter func(limit int, window time.Duration) simulator.RateCounter
+
+	// NewGate returns a Gate over Control and a new rate counter of limit
+	// and window, and that counter (the gate's rate state, as the control
+	// API resets it).
+	NewGate func(limit int, window time.Duration) (simulator.Gate, simulator.RateCounter)
 }
 
 // Run runs the contract suite. open is called once per test and must return
@@ -37,8 +42,13 @@ type Backend struct {
 func Run(t *testing.T, open func(t *testing.T) Backend) {
 	t.Run("Contacts", func(t *testing.T) { testContacts(t, open) })
 	t.Run("Campaigns", func(t *testing.T) { testCampaigns(t, open) })
-	t.Run("RateCounter", func(t *testing.T) { testRateCounter(t, open) })
+	t.Run("RateCounter", func(t *testing.T) {
+		testRateCounter(t, func(t *testing.T, limit int, window time.Duration) simulator.RateCounter {
+			return open(t).NewRateCounter(limit, window)
+		})
+	})
 	t.Run("Control", func(t *testing.T) { testControl(t, open) })
+	t.Run("Gate", func(t *testing.T) { testGate(t, open) })
 }
 
 // t0 is the fake now of the rate counter tests: a time with nanoseconds, so
