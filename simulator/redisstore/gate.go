@@ -136,3 +136,7 @@ func (g *Gate) decode(a simulator.Arrival, res []any) (simulator.Admission, erro
 	}
 	return ad, nil
 }
+
+// AddHook adds h to the connection pool's hooks, after Open: for tracing,
+// or for a test that counts round trips.
+func (db *DB) AddHook(h redis.Hook) { db.client.AddHook(h) }
