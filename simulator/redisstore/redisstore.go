@@ -24,11 +24,13 @@
 //	P campaign-accounts           set     accounts that hold campaigns
 //	P rate:<key>                  zset    "<20-digit time>:<unique>" of each counted request
 //	P rate-keys                   set     the rate zsets, for ResetAll
-//	P clock                       string  Clock JSON; absent means real time
+//	P clock                       hash    the Clock in whole seconds and nanoseconds; absent means real time
 //	P faults                      list    fault ids, oldest first
 //	P fault-data                  hash    fault id -> Fault JSON
 //	P fault-op                    hash    fault id -> operation or "*"
 //	P fault-remaining             hash    fault id -> occurrences left
+//	P fault-account               hash    fault id -> account, "" for every account
+//	P fault-probability           hash    fault id -> probability
 package redisstore
 
 import (
