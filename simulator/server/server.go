@@ -149,6 +149,9 @@ func (s *Server) httpServer(h http.Handler) *http.Server {
 		ReadHeaderTimeout: min(10*time.Second, readTimeout),
 		ReadTimeout:       readTimeout,
 		MaxHeaderBytes:    netHTTPMaxHeaderBytes, // above guard's own cap, so ours answers in JSON
+		// OPTIONS * reaches the handler (a JSON 404) instead of net/http's
+		// empty 200.
+		DisableGeneralOptionsHandler: true,
 		WriteTimeout:      MaxFaultDelay + 30*time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(s.logger().Handler(), slog.LevelWarn),
