@@ -152,9 +152,9 @@ func (s *Server) httpServer(h http.Handler) *http.Server {
 		// OPTIONS * reaches the handler (a JSON 404) instead of net/http's
 		// empty 200.
 		DisableGeneralOptionsHandler: true,
-		WriteTimeout:      MaxFaultDelay + 30*time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(s.logger().Handler(), slog.LevelWarn),
+		WriteTimeout:                 MaxFaultDelay + 30*time.Second,
+		IdleTimeout:                  2 * time.Minute,
+		ErrorLog:                     slog.NewLogLogger(s.logger().Handler(), slog.LevelWarn),
 	}
 }
 
