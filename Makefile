@@ -41,8 +41,14 @@ vet: ## go vet
 lint: ## staticcheck (fetched through the module proxy, pinned)
 	$(GO) run $(STATICCHECK) ./...
 
-fuzz: ## fuzz request decoding for 60 s (make test runs its seed corpus)
-	$(GO) test -run='^$$' -fuzz=FuzzDecodeContact -fuzztime=60s ./simulator/server
+FUZZTIME    ?= 30s
+FUZZ_TARGETS := FuzzDecodeContact FuzzDecodeCampaignList FuzzPartnerRequest FuzzAdminBody
+
+fuzz: ## fuzz every request decoder in turn, FUZZTIME each (default 30s); crashers land in simulator/server/testdata/fuzz (make test runs them)
+	@for t in $(FUZZ_TARGETS); do \
+		echo "== $$t ($(FUZZTIME))"; \
+		$(GO) test -run='^$$' -fuzz="^$$t\$$" -fuzztime=$(FUZZTIME) ./simulator/server || exit 1; \
+	done
 
 bench: ## benchmarks: rate limiter, handlers
 	$(GO) test -run='^$$' -bench=. -benchmem ./simulator/...

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -77,12 +78,24 @@ func (s *Server) adminAuthorized(r *http.Request) bool {
 	return s.AdminToken != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte(want)) == 1
 }
 
-// decodeAdmin decodes an optional JSON body into v, strictly.
+// decodeAdmin decodes an optional JSON body into v, strictly: an empty
+// body is fine; otherwise one JSON object, with the partner API's rules
+// (UTF-8, no field twice, nothing after it: a fault was once stored from
+// `{…} x`), no unknown field and every field of its type.
 func decodeAdmin(r *http.Request, v any) error {
-	r.Body = http.MaxBytesReader(nil, r.Body, 1<<20)
-	dec := json.NewDecoder(r.Body)
+	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxAdminBodyBytes))
+	if err != nil {
+		return bodyReadError(err)
+	}
+	if len(trimJSONSpace(body)) == 0 {
+		return nil
+	}
+	if _, err := parseFields(body); err != nil {
+		return simulator.Errorf(simulator.ErrorCode(err), "Control API: %s", simulator.ErrorMessage(err))
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) { // an empty body is fine
+	if err := dec.Decode(v); err != nil {
 		return simulator.Errorf(simulator.EINVALID, "Control API: bad JSON body: %s", jsonErrorText(err))
 	}
 	return nil

@@ -6,10 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
+	"os"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/partner-v3/conformance-kit/simulator"
 )
@@ -22,38 +26,191 @@ type fields map[string]json.RawMessage
 // object and a body over the size cap are all 4xx errors that say so.
 func readFields(r *http.Request) (fields, error) {
 	body, err := io.ReadAll(r.Body)
-	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
-		return nil, simulator.Errorf(simulator.ETOOLARGE, "Request body exceeds %d bytes", tooLarge.Limit)
-	} else if err != nil {
-		return nil, simulator.Errorf(simulator.EINVALID, "Request body could not be read: %v", err)
+	if err != nil {
+		return nil, bodyReadError(err)
 	}
 	return parseFields(body)
 }
 
+// bodyReadError turns a failed body read into a client error. Its message
+// never carries err's text: a net.OpError names the server's own socket
+// addresses.
+func bodyReadError(err error) error {
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		return simulator.Errorf(simulator.ETOOLARGE, "Request body exceeds %d bytes", tooLarge.Limit)
+	case errors.Is(err, os.ErrDeadlineExceeded) || isTimeout(err):
+		// ASSUMPTION (spec §8 shows no timeout): 408, and the connection is
+		// not reused (the body's remainder may still be on its way).
+		return simulator.Errorf(eTimeout, "Request body was not received in time: the whole request must arrive within the server's read timeout")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return simulator.Errorf(simulator.EINVALID, "Request body ended before its declared Content-Length")
+	default:
+		return simulator.Errorf(simulator.EINVALID, "Request body could not be read")
+	}
+}
+
+func isTimeout(err error) bool {
+	var t interface{ Timeout() bool }
+	return errors.As(err, &t) && t.Timeout()
+}
+
+// parseFields decodes a JSON object one level deep. Beyond the JSON
+// grammar it refuses what would otherwise be read silently in a way the
+// client did not mean: a byte-order mark or UTF-16, invalid UTF-8 or a lone
+// surrogate escape (encoding/json would store U+FFFD in their place), a
+// field given twice (encoding/json keeps the last), and anything after the
+// object.
 func parseFields(body []byte) (fields, error) {
-	body = bytes.TrimSpace(body)
+	body = trimJSONSpace(body)
 	if len(body) == 0 {
 		return nil, simulator.Errorf(simulator.EINVALID, "Request body is empty: a JSON object is required")
+	}
+	if enc := unicodeBOM(body); enc != "" {
+		return nil, simulator.Errorf(simulator.EINVALID, "Request body must be UTF-8 JSON without a byte-order mark (got %s)", enc)
 	}
 	if body[0] != '{' {
 		return nil, simulator.Errorf(simulator.EINVALID, "Request body must be a JSON object")
 	}
-	var f fields
 	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&f); err != nil {
-		return nil, simulator.Errorf(simulator.EINVALID, "Request body is not valid JSON: %s", jsonErrorText(err))
+	if _, err := dec.Token(); err != nil { // the '{'
+		return nil, invalidJSON(err)
+	}
+	f := fields{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, invalidJSON(err)
+		}
+		key, ok := t.(string)
+		if !ok {
+			return nil, simulator.Errorf(simulator.EINVALID, "Request body is not valid JSON: object key expected")
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, invalidJSON(err)
+		}
+		if _, dup := f[key]; dup {
+			// ASSUMPTION (RFC 8259 §4 leaves it to the receiver): a field
+			// given twice is ambiguous, so it is refused, never "last wins".
+			return nil, simulator.Errorf(simulator.EINVALID, "Field %s is given more than once", quoteField(key))
+		}
+		if !validJSONText(raw) {
+			return nil, simulator.Errorf(simulator.EINVALID, "%s is not valid UTF-8", quoteField(key))
+		}
+		f[key] = raw
+	}
+	if _, err := dec.Token(); err != nil { // the '}'
+		return nil, invalidJSON(err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, simulator.Errorf(simulator.EINVALID, "Request body is not valid JSON: data after the object")
 	}
+	if !utf8.Valid(body) || !validJSONText(body) {
+		// Only a key or the space between tokens is left to hold it.
+		return nil, simulator.Errorf(simulator.EINVALID, "Request body is not valid UTF-8")
+	}
 	return f, nil
+}
+
+func invalidJSON(err error) error {
+	return simulator.Errorf(simulator.EINVALID, "Request body is not valid JSON: %s", jsonErrorText(err))
+}
+
+// quoteField names a field in a message: as it is when it is a plain name,
+// quoted (and so escaped) otherwise, and never longer than 64 bytes.
+func quoteField(name string) string {
+	if fieldNameRE.MatchString(name) {
+		return name
+	}
+	return strconv.Quote(shorten(name))
+}
+
+// shorten cuts a client's string to 64 bytes for a message.
+func shorten(s string) string {
+	if len(s) > 64 {
+		return strings.ToValidUTF8(s[:64], "") + "…"
+	}
+	return s
+}
+
+var fieldNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,63}$`)
+
+// trimJSONSpace trims the four whitespace bytes of RFC 8259 §2 (not
+// bytes.TrimSpace's Unicode spaces, which JSON does not allow).
+func trimJSONSpace(b []byte) []byte {
+	return bytes.Trim(b, " \t\r\n")
+}
+
+// unicodeBOM names the encoding a body's byte-order mark or NUL pattern
+// reveals, or "" for none. RFC 8259 §8.1: JSON is UTF-8, without a BOM.
+func unicodeBOM(b []byte) string {
+	switch {
+	case bytes.HasPrefix(b, []byte{0xEF, 0xBB, 0xBF}):
+		return "a UTF-8 byte-order mark"
+	case bytes.HasPrefix(b, []byte{0xFE, 0xFF}), bytes.HasPrefix(b, []byte{0xFF, 0xFE}):
+		return "UTF-16"
+	case len(b) >= 2 && (b[0] == 0 || b[1] == 0):
+		return "UTF-16 or UTF-32"
+	}
+	return ""
+}
+
+// validJSONText reports whether raw JSON holds only valid UTF-8 and no
+// \u escape that stands for a lone surrogate: encoding/json replaces both
+// with U+FFFD without a word.
+func validJSONText(raw []byte) bool {
+	if !utf8.Valid(raw) {
+		return false
+	}
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' || i+1 >= len(raw) {
+			continue
+		}
+		if raw[i+1] != 'u' {
+			i++ // an escape of one character, e.g. \\ or \"
+			continue
+		}
+		r, ok := hex4(raw[i+2:])
+		if !ok {
+			return false
+		}
+		switch {
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return false // a low surrogate with no high one before it
+		case r >= 0xD800 && r <= 0xDBFF:
+			rest := raw[i+6:]
+			if len(rest) < 6 || rest[0] != '\\' || rest[1] != 'u' {
+				return false
+			}
+			lo, ok := hex4(rest[2:])
+			if !ok || lo < 0xDC00 || lo > 0xDFFF {
+				return false
+			}
+			i += 11
+		default:
+			i += 5
+		}
+	}
+	return true
+}
+
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(string(b[:4]), 16, 16)
+	return rune(n), err == nil
 }
 
 func jsonErrorText(err error) string {
 	var syn *json.SyntaxError
 	if errors.As(err, &syn) {
 		return fmt.Sprintf("%s (at byte %d)", syn.Error(), syn.Offset)
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return "unexpected end of JSON input"
 	}
 	return strings.TrimPrefix(err.Error(), "json: ")
 }
@@ -65,13 +222,16 @@ func (f fields) only(allowed ...string) error {
 	var unknown []string
 	for k := range f {
 		if !contains(allowed, k) {
-			unknown = append(unknown, strconv.Quote(k))
+			unknown = append(unknown, strconv.Quote(shorten(k)))
 		}
 	}
 	if len(unknown) == 0 {
 		return nil
 	}
 	sort.Strings(unknown)
+	if len(unknown) > 5 {
+		unknown = append(unknown[:5], fmt.Sprintf("and %d more", len(unknown)-5))
+	}
 	return simulator.Errorf(simulator.EINVALID, "Unknown field %s: the fields are %s",
 		strings.Join(unknown, ", "), strings.Join(allowed, ", "))
 }
@@ -105,18 +265,43 @@ func (f fields) str(name string) (string, error) {
 	if err := json.Unmarshal(f[name], &v); err != nil {
 		return "", simulator.Errorf(simulator.EINVALID, "%s must be a string", name)
 	}
+	if hasControl(v) {
+		return "", simulator.Errorf(simulator.EINVALID, "%s must not contain control characters", name)
+	}
 	return v, nil
 }
 
-// integer decodes a JSON integer: 5 is one, 5.0, "5" and 5e0 are not.
+// hasControl reports whether s holds a C0 or C1 control character or DEL.
+// ASSUMPTION (spec §2.1 shows no character set): every string field is one
+// line of text, so a NUL, a tab or a line break in it is a client's bug.
+func hasControl(s string) bool {
+	for _, r := range s {
+		if r < 0x20 || (r >= 0x7F && r <= 0x9F) {
+			return true
+		}
+	}
+	return false
+}
+
+var integerRE = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
+
+// integer decodes a JSON integer: 5 is one, 5.0, "5" and 5e0 are not. One
+// beyond int64 is still an integer: it saturates, so that the caller's range
+// check answers it like any other out-of-range value.
 func (f fields) integer(name string) (v int64, ok bool, err error) {
 	if !f.present(name) {
 		return 0, false, nil
 	}
 	raw := string(f[name])
-	v, perr := strconv.ParseInt(raw, 10, 64)
-	if perr != nil {
+	if !integerRE.MatchString(raw) {
 		return 0, false, simulator.Errorf(simulator.EINVALID, "%s must be an integer", name)
+	}
+	v, perr := strconv.ParseInt(raw, 10, 64)
+	if perr != nil { // only a range error is left
+		if raw[0] == '-' {
+			return math.MinInt64, true, nil
+		}
+		return math.MaxInt64, true, nil
 	}
 	return v, true, nil
 }
@@ -126,8 +311,28 @@ func (f fields) strings(name string) ([]string, error) {
 		return nil, nil
 	}
 	var v []string
-	if err := json.Unmarshal(f[name], &v); err != nil {
+	if err := json.Unmarshal(f[name], &v); err != nil || hasNull(f[name]) {
 		return nil, simulator.Errorf(simulator.EINVALID, "%s must be an array of strings", name)
 	}
+	for _, s := range v {
+		if hasControl(s) {
+			return nil, simulator.Errorf(simulator.EINVALID, "%s names must not contain control characters", name)
+		}
+	}
 	return v, nil
+}
+
+// hasNull reports whether a JSON array holds a null element (which
+// encoding/json would read as "").
+func hasNull(raw json.RawMessage) bool {
+	var elems []json.RawMessage
+	if json.Unmarshal(raw, &elems) != nil {
+		return false
+	}
+	for _, e := range elems {
+		if string(e) == "null" {
+			return true
+		}
+	}
+	return false
 }

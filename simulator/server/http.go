@@ -25,7 +25,19 @@ var codes = map[string]int{
 	simulator.EUNSUPPORTED:  http.StatusUnsupportedMediaType,
 	simulator.ERATELIMIT:    http.StatusTooManyRequests,
 	simulator.EINTERNAL:     http.StatusInternalServerError,
+
+	eTimeout:        http.StatusRequestTimeout,
+	eExpectation:    http.StatusExpectationFailed,
+	eHeaderTooLarge: http.StatusRequestHeaderFieldsTooLarge,
 }
+
+// Codes of the HTTP layer, which only the server meets (no store returns
+// them), beside the application's codes of package simulator.
+const (
+	eTimeout        = "timeout"            // 408: the body did not arrive in time
+	eExpectation    = "expectation_failed" // 417: an Expect other than 100-continue
+	eHeaderTooLarge = "header_too_large"   // 431: request line and headers over the cap
+)
 
 // ErrorStatusCode returns the HTTP status for an application error code.
 func ErrorStatusCode(code string) int {

@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/partner-v3/conformance-kit/simulator"
@@ -26,14 +27,26 @@ const (
 // answer 401 (missing ones included: an absent key is not the right key);
 // a matching pair with an x-account-id that is not theirs answers 403
 // (an absent one included: ASSUMPTION, the spec's "does not match").
+//
+// Any of the three headers sent more than once answers 401, whether the
+// copies agree or not (ASSUMPTION, spec §5 shows one of each): ambiguity is
+// never an authorisation, and HTTP (RFC 9110 §5.3) would read two lines as
+// one "a, a" value that is nobody's key.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		a, err := s.Accounts.Authenticate(r.Context(), r.Header.Get(headerAPIKey), r.Header.Get(headerAPISecret))
+		key, okKey := singleHeader(r, headerAPIKey)
+		secret, okSecret := singleHeader(r, headerAPISecret)
+		account, okAccount := singleHeader(r, headerAccountID)
+		if !okKey || !okSecret || !okAccount {
+			s.Error(w, r, &simulator.Error{Code: simulator.EUNAUTHORIZED, Message: simulator.MsgInvalidCredentials})
+			return
+		}
+		a, err := s.Accounts.Authenticate(r.Context(), key, secret)
 		if err != nil {
 			s.Error(w, r, &simulator.Error{Code: simulator.EUNAUTHORIZED, Message: simulator.ErrorMessage(err)})
 			return
 		}
-		if r.Header.Get(headerAccountID) != a.AccountID {
+		if account != a.AccountID {
 			s.Error(w, r, &simulator.Error{Code: simulator.EFORBIDDEN, Message: simulator.MsgUnauthorizedAccount})
 			return
 		}
@@ -113,21 +126,63 @@ func retryAfterSeconds(d time.Duration) int {
 
 // requireJSON enforces spec §1 rule 2 (bodies sent as application/json,
 // parameters such as charset allowed) and caps the body size, which the
-// spec leaves open (§8).
+// spec leaves open (§8). ASSUMPTIONS: a charset other than utf-8 (RFC 8259
+// §8.1: JSON is UTF-8), a Content-Type sent twice and a Content-Encoding
+// other than identity (the simulator decompresses nothing) answer 415.
 func (s *Server) requireJSON(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ct := r.Header.Get("Content-Type")
-		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-			if ct == "" {
-				ct = "none"
-			}
-			s.Error(w, r, simulator.Errorf(simulator.EUNSUPPORTED,
-				"Content-Type must be application/json (got %s)", ct))
+		if err := jsonMediaType(r); err != nil {
+			s.Error(w, r, err)
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, s.maxBodyBytes())
 		next.ServeHTTP(w, r)
 	})
+}
+
+// singleHeader returns a header's value and false when it is sent more than
+// once.
+func singleHeader(r *http.Request, name string) (string, bool) {
+	vv := r.Header.Values(name)
+	switch len(vv) {
+	case 0:
+		return "", true
+	case 1:
+		return vv[0], true
+	}
+	return "", false
+}
+
+func jsonMediaType(r *http.Request) error {
+	cts := r.Header.Values("Content-Type")
+	if len(cts) > 1 {
+		return simulator.Errorf(simulator.EUNSUPPORTED, "Content-Type must be sent once, as application/json (got %d)", len(cts))
+	}
+	ct := r.Header.Get("Content-Type")
+	mt, params, err := mime.ParseMediaType(ct)
+	if err != nil || mt != "application/json" {
+		if ct == "" {
+			ct = "none"
+		}
+		return simulator.Errorf(simulator.EUNSUPPORTED, "Content-Type must be application/json (got %s)", quoteHeader(ct))
+	}
+	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
+		return simulator.Errorf(simulator.EUNSUPPORTED, "Content-Type charset must be utf-8 (got %s)", quoteHeader(cs))
+	}
+	for _, ce := range r.Header.Values("Content-Encoding") {
+		if !strings.EqualFold(strings.TrimSpace(ce), "identity") {
+			return simulator.Errorf(simulator.EUNSUPPORTED, "Content-Encoding %s is not supported: send the body uncompressed", quoteHeader(ce))
+		}
+	}
+	return nil
+}
+
+// quoteHeader shows a header value in a message: at most 100 bytes of it.
+func quoteHeader(v string) string {
+	if len(v) > 100 {
+		v = strings.ToValidUTF8(v[:100], "") + "…"
+	}
+	return v
 }
 
 func (s *Server) maxBodyBytes() int64 {

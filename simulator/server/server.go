@@ -63,6 +63,9 @@ type Server struct {
 
 	// MaxBodyBytes caps request bodies. Zero means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// ReadTimeout bounds the reading of a whole request, headers and body;
+	// a body not in by then is answered 408. Zero means 30 seconds.
+	ReadTimeout time.Duration
 	// JournalSize is how many requests the journal keeps. Zero means 1000.
 	JournalSize int
 	// Info is what GET /config and /version report besides the limits.
@@ -110,14 +113,14 @@ func (s *Server) Open() error {
 		return fmt.Errorf("listen on %s: %w", s.Addr, err)
 	}
 	s.srv = s.httpServer(s.Handler())
-	go s.serve(s.srv, s.ln)
+	go s.serve(s.srv, s.listener(s.ln))
 	if s.AdminAddr != "" {
 		if s.adminLn, err = net.Listen("tcp", s.AdminAddr); err != nil {
 			s.ln.Close()
 			return fmt.Errorf("listen on admin address %s: %w", s.AdminAddr, err)
 		}
-		s.adminSrv = s.httpServer(s.AdminHandler())
-		go s.serve(s.adminSrv, s.adminLn)
+		s.adminSrv = s.httpServer(s.guard(s.AdminHandler(), maxAdminBodyBytes))
+		go s.serve(s.adminSrv, s.listener(s.adminLn))
 	}
 	return nil
 }
@@ -132,18 +135,34 @@ func (s *Server) validate() error {
 	return nil
 }
 
+// listener answers plain HTTP on a TLS port in JSON (plainHTTPListener).
+func (s *Server) listener(ln net.Listener) net.Listener {
+	if s.TLSConfig == nil {
+		return ln
+	}
+	return plainHTTPListener{ln}
+}
+
 // httpServer sets timeouts, so a slow or stalled client cannot hold a
 // connection forever.
 func (s *Server) httpServer(h http.Handler) *http.Server {
+	readTimeout := s.ReadTimeout
+	if readTimeout <= 0 {
+		readTimeout = 30 * time.Second
+	}
 	return &http.Server{
 		Handler:   h,
 		TLSConfig: s.TLSConfig.Clone(), // ServeTLS edits it for HTTP/2: one per server
 
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      MaxFaultDelay + 30*time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(s.logger().Handler(), slog.LevelWarn),
+		ReadHeaderTimeout: min(10*time.Second, readTimeout),
+		ReadTimeout:       readTimeout,
+		MaxHeaderBytes:    netHTTPMaxHeaderBytes, // above guard's own cap, so ours answers in JSON
+		// OPTIONS * reaches the handler (a JSON 404) instead of net/http's
+		// empty 200.
+		DisableGeneralOptionsHandler: true,
+		WriteTimeout:                 MaxFaultDelay + 30*time.Second,
+		IdleTimeout:                  2 * time.Minute,
+		ErrorLog:                     slog.NewLogLogger(s.logger().Handler(), slog.LevelWarn),
 	}
 }
 
@@ -256,18 +275,20 @@ func (s *Server) Handler() http.Handler {
 	add(simulator.OpCampaignStats, s.handleCampaignStats)
 
 	operation := s.authenticate(s.limitRate(s.requireJSON(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		routes[r.URL.Path].handler(w, r)
+		routes[r.URL.EscapedPath()].handler(w, r)
 	}))))
 	h := s.recoverer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/healthz" {
+		if r.URL.EscapedPath() == "/healthz" {
 			s.handleHealth(w, r)
 			return
 		}
-		rt, ok := routes[r.URL.Path]
+		// The path as sent: a percent-encoded "/" (campaign%2Flist) or any
+		// other escape is not an operation's path.
+		rt, ok := routes[r.URL.EscapedPath()]
 		switch {
 		case !ok:
 			s.Error(w, r, simulator.Errorf(simulator.ENOTFOUND, "No operation at %s: the operations are POST %s/{%s}",
-				r.URL.Path, simulator.BasePath, strings.Join(simulator.Operations, ",")))
+				quotePath(r.URL.EscapedPath()), simulator.BasePath, strings.Join(simulator.Operations, ",")))
 		case r.Method != http.MethodPost:
 			// Spec §1 rule 4: every operation is POST.
 			w.Header().Set("Allow", http.MethodPost)
@@ -283,7 +304,15 @@ func (s *Server) Handler() http.Handler {
 		// A panic in the layer itself is a 500 too.
 		h = s.recoverer(s.Wrap(h))
 	}
-	return withRequestID(s.record(h))
+	return withRequestID(s.record(s.guard(h, s.maxBodyBytes())))
+}
+
+// quotePath shows a path in a message: at most 200 bytes of it.
+func quotePath(p string) string {
+	if len(p) > 200 {
+		return p[:200] + "…"
+	}
+	return p
 }
 
 // handleHealth answers 200 when the backends are usable and 503 with the
