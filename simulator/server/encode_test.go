@@ -3,6 +3,8 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"net/http/httptest"
+	"strconv"
 	"testing"
 	"time"
 
@@ -85,6 +87,29 @@ func TestAppendStatsJSON_SameBytesAsEncodingJSON(t *testing.T) {
 		want, _ := json.Marshal(c.Stats)
 		if !bytes.Equal(got, want) {
 			t.Errorf("encoded=%v: stats = %s, want %s", encode, got, want)
+		}
+	}
+}
+
+// TestWriteContactAdded_SameBytesAsEncodingJSON holds the hand-written
+// spec §4.1 answer to json.Encoder's, for identifiers that need escaping
+// too.
+func TestWriteContactAdded_SameBytesAsEncodingJSON(t *testing.T) {
+	for _, id := range []string{newContactID(), "ct_plain-ID_09", `ct_"quoted"<&>`, "ct_ü\u2028", ""} {
+		w := httptest.NewRecorder()
+		writeContactAdded(w, id)
+		var enc bytes.Buffer
+		if err := json.NewEncoder(&enc).Encode(&contactAddResponse{Status: "success", ContactID: id}); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := w.Body.Bytes(), enc.Bytes(); !bytes.Equal(got, want) {
+			t.Errorf("id %q: body = %s, want %s", id, got, want)
+		}
+		if got, want := w.Header().Get("Content-Type"), "application/json"; got != want {
+			t.Errorf("Content-Type = %q, want %q", got, want)
+		}
+		if got, want := w.Header().Get("Content-Length"), strconv.Itoa(enc.Len()); got != want {
+			t.Errorf("Content-Length = %q, want %q", got, want)
 		}
 	}
 }

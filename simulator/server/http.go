@@ -156,11 +156,14 @@ func (r *statusRecorder) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
+// discardLogger is the logger of a server without one, made once.
+var discardLogger = slog.New(slog.DiscardHandler)
+
 func (s *Server) logger() *slog.Logger {
 	if s.Logger != nil {
 		return s.Logger
 	}
-	return slog.New(slog.DiscardHandler)
+	return discardLogger
 }
 
 // errAbort reports whether v is the sentinel panic value of a cut connection.

@@ -95,8 +95,10 @@ func (s *Server) record(next http.Handler) http.Handler {
 				defer panic(v)
 			}
 			s.journal.add(*e)
-			s.logger().LogAttrs(context.Background(), levelFor(e.Status), "request",
-				slogAttrs(e)...)
+			// Attributes are built only for a logger that will write them.
+			if l, level := s.logger(), levelFor(e.Status); l.Enabled(context.Background(), level) {
+				l.LogAttrs(context.Background(), level, "request", slogAttrs(e)...)
+			}
 		}()
 		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), entryKey{}, e)))
 	})
