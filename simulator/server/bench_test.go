@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -147,7 +146,7 @@ func BenchmarkHTTPS(b *testing.B) {
 					_, _ = io.Copy(io.Discard, resp.Body)
 					resp.Body.Close()
 					if resp.StatusCode != http.StatusOK {
-						b.Error(fmt.Sprintf("status %d", resp.StatusCode))
+						b.Errorf("status %d", resp.StatusCode)
 						return
 					}
 				}
