@@ -10,7 +10,7 @@ ARGS        ?=
 IMAGE_REPO  ?= partner-v3
 IMAGE_TAG   ?= latest
 
-.PHONY: help run build build-simulator build-conformance test check fmt vet lint fuzz bench conformance image clean
+.PHONY: help run build build-simulator build-conformance test check fmt vet lint fuzz bench load soak conformance image clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -50,8 +50,18 @@ fuzz: ## fuzz every request decoder in turn, FUZZTIME each (default 30s); crashe
 		$(GO) test -run='^$$' -fuzz="^$$t\$$" -fuzztime=$(FUZZTIME) ./simulator/server || exit 1; \
 	done
 
-bench: ## benchmarks: rate limiter, handlers
-	$(GO) test -run='^$$' -bench=. -benchmem ./simulator/...
+BENCHTIME     ?= 1s
+BENCHCOUNT    ?= 1
+SOAK_DURATION ?= 5m
+
+bench: ## benchmarks per operation with allocations (BENCHTIME=1s BENCHCOUNT=1; compare runs with benchstat)
+	$(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) -count=$(BENCHCOUNT) ./simulator/...
+
+load: ## req/s and p50/p99/p999 per operation against a bare HTTPS server (ARGS="--base-url https://... --redis-url ...")
+	$(GO) run -ldflags "$(LDFLAGS)" ./cmd/load $(ARGS)
+
+soak: ## the soak test in its long form: accounts at the limit for SOAK_DURATION (5m), the spec's 1-minute window
+	SOAK_DURATION=$(SOAK_DURATION) $(GO) test -run='^TestSoak$$' -count=1 -v -timeout 0 ./simulator/sim
 
 conformance: build-conformance ## run the normative suite against a URL: make conformance ARGS="--base-url https://... --api-key ..."
 	$(BIN)/conformance $(ARGS)

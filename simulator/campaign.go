@@ -51,6 +51,50 @@ type Campaign struct {
 	CampaignRecord
 	AccountID string        `json:"accountId,omitempty"`
 	Stats     CampaignStats `json:"stats"`
+
+	// recordJSON and statsJSON are the record and the statistics as
+	// encoding/json writes them, set once by Encode.
+	recordJSON, statsJSON []byte
+}
+
+// Encode encodes the campaign's record and statistics once, so that
+// Campaign List and Campaign Stats build their answers from bytes instead
+// of encoding the same values on every request: campaigns never change
+// once seeded. Call it before the campaign is shared, and never change the
+// campaign afterwards (the encoded form would go stale). Stores call it
+// when campaigns are seeded.
+func (c *Campaign) Encode() error {
+	record, err := json.Marshal(&c.CampaignRecord)
+	if err != nil {
+		return fmt.Errorf("encode campaign %d: %w", c.ID, err)
+	}
+	stats, err := json.Marshal(&c.Stats)
+	if err != nil {
+		return fmt.Errorf("encode campaign %d statistics: %w", c.ID, err)
+	}
+	c.recordJSON, c.statsJSON = record, stats
+	return nil
+}
+
+// AppendRecordJSON appends the campaign's spec §2.2 record as JSON, the
+// bytes json.Marshal(c.CampaignRecord) gives: the ones Encode kept, or,
+// for a campaign never encoded, encoded now.
+func (c *Campaign) AppendRecordJSON(dst []byte) ([]byte, error) {
+	if c.recordJSON != nil {
+		return append(dst, c.recordJSON...), nil
+	}
+	b, err := json.Marshal(&c.CampaignRecord)
+	return append(dst, b...), err
+}
+
+// AppendStatsJSON appends the campaign's spec §2.3 statistics as JSON, the
+// bytes json.Marshal(c.Stats) gives, as AppendRecordJSON does the record.
+func (c *Campaign) AppendStatsJSON(dst []byte) ([]byte, error) {
+	if c.statsJSON != nil {
+		return append(dst, c.statsJSON...), nil
+	}
+	b, err := json.Marshal(&c.Stats)
+	return append(dst, b...), err
 }
 
 // CampaignRecord is a campaign as Campaign List answers it: the fields of

@@ -159,6 +159,10 @@ func (s *CampaignStore) SeedCampaigns(_ context.Context, version string, campaig
 	}
 	by := make(map[string][]*simulator.Campaign)
 	for _, c := range campaigns {
+		// Encoded once here: answers are built from these bytes.
+		if err := c.Encode(); err != nil {
+			return false, err
+		}
 		by[c.AccountID] = append(by[c.AccountID], c)
 	}
 	for _, cs := range by {

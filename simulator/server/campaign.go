@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/partner-v3/conformance-kit/simulator"
 )
@@ -10,13 +11,45 @@ import (
 // MaxPageSize is spec §4.2 and §8: limit is at most 50.
 const MaxPageSize = 50
 
-type campaignListResponse struct {
-	PageNo          int                        `json:"pageNo"`
-	PageSize        int                        `json:"pageSize"`
-	TotalPages      int                        `json:"totalPages"`
-	TotalRecords    int                        `json:"totalRecords"`
-	FilteredRecords int                        `json:"filteredRecords"`
-	Campaigns       []simulator.CampaignRecord `json:"campaigns"`
+// The Campaign List answer (spec §4.2) is built from the campaigns'
+// pre-encoded records (simulator.Campaign.Encode), not encoded per request:
+// the same bytes encoding/json would write for
+//
+//	struct {
+//		PageNo          int                        `json:"pageNo"`
+//		PageSize        int                        `json:"pageSize"`
+//		TotalPages      int                        `json:"totalPages"`
+//		TotalRecords    int                        `json:"totalRecords"`
+//		FilteredRecords int                        `json:"filteredRecords"`
+//		Campaigns       []simulator.CampaignRecord `json:"campaigns"`
+//	}
+//
+// followed by a newline, as json.Encoder ends a value (the golden files of
+// simulator/sim hold those bytes).
+
+// appendCampaignList appends the Campaign List answer for page of limit.
+func appendCampaignList(dst []byte, page, limit, total int, cs []*simulator.Campaign) ([]byte, error) {
+	dst = append(dst, `{"pageNo":`...)
+	dst = strconv.AppendInt(dst, int64(page), 10)
+	dst = append(dst, `,"pageSize":`...)
+	dst = strconv.AppendInt(dst, int64(limit), 10)
+	dst = append(dst, `,"totalPages":`...)
+	dst = strconv.AppendInt(dst, int64(totalPages(total, limit)), 10)
+	dst = append(dst, `,"totalRecords":`...)
+	dst = strconv.AppendInt(dst, int64(total), 10)
+	dst = append(dst, `,"filteredRecords":`...)
+	dst = strconv.AppendInt(dst, int64(total), 10)
+	dst = append(dst, `,"campaigns":[`...)
+	for i, c := range cs {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		var err error
+		if dst, err = c.AppendRecordJSON(dst); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, "]}\n"...), nil
 }
 
 // handleCampaignList is Campaign List (spec §4.2). ASSUMPTIONS (not shown
@@ -42,18 +75,13 @@ func (s *Server) handleCampaignList(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, fmt.Errorf("find campaigns: %w", err))
 		return
 	}
-	resp := &campaignListResponse{
-		PageNo:          page,
-		PageSize:        limit,
-		TotalPages:      totalPages(total, limit),
-		TotalRecords:    total,
-		FilteredRecords: total,
-		Campaigns:       make([]simulator.CampaignRecord, 0, len(cs)),
+	buf := getBuffer()
+	defer putBuffer(buf)
+	if *buf, err = appendCampaignList((*buf)[:0], page, limit, total, cs); err != nil {
+		s.Error(w, r, fmt.Errorf("encode campaign list: %w", err))
+		return
 	}
-	for _, c := range cs {
-		resp.Campaigns = append(resp.Campaigns, c.CampaignRecord)
-	}
-	writeJSON(w, http.StatusOK, resp)
+	writeBody(w, http.StatusOK, *buf)
 }
 
 // totalPages is ceil(total/limit): the last page may be partial.
@@ -120,5 +148,13 @@ func (s *Server) handleCampaignStats(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, c.Stats)
+	buf := getBuffer()
+	defer putBuffer(buf)
+	if *buf, err = c.AppendStatsJSON((*buf)[:0]); err != nil {
+		s.Error(w, r, fmt.Errorf("encode campaign statistics: %w", err))
+		return
+	}
+	// json.Encoder's newline, as every other answer ends.
+	*buf = append(*buf, '\n')
+	writeBody(w, http.StatusOK, *buf)
 }

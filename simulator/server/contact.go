@@ -59,7 +59,23 @@ func (s *Server) handleContactAdd(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, fmt.Errorf("store contact: %w", err))
 		return
 	}
-	writeJSON(w, http.StatusOK, &contactAddResponse{Status: "success", ContactID: stored.ID})
+	writeContactAdded(w, stored.ID)
+}
+
+// writeContactAdded writes the spec §4.1 success answer, the bytes
+// json.Encoder writes for contactAddResponse, without reflection when the
+// identifier needs no escaping (ours never do: see newContactID).
+func writeContactAdded(w http.ResponseWriter, id string) {
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			writeJSON(w, http.StatusOK, &contactAddResponse{Status: "success", ContactID: id})
+			return
+		}
+	}
+	buf := getBuffer()
+	defer putBuffer(buf)
+	*buf = append(append(append((*buf)[:0], `{"status":"success","contactId":"`...), id...), "\"}\n"...)
+	writeBody(w, http.StatusOK, *buf)
 }
 
 // decodeContact turns an Add Contact body into a Contact, checking every

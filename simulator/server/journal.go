@@ -103,7 +103,10 @@ func (s *Server) record(next http.Handler) http.Handler {
 			if e.FaultID != "" {
 				level = slog.LevelInfo // the failure was asked for
 			}
-			s.logger().LogAttrs(context.Background(), level, "request", slogAttrs(e)...)
+			// Attributes are built only for a logger that will write them.
+			if l := s.logger(); l.Enabled(context.Background(), level) {
+				l.LogAttrs(context.Background(), level, "request", slogAttrs(e)...)
+			}
 		}()
 		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), entryKey{}, e)))
 	})
