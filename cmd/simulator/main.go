@@ -110,8 +110,7 @@ func (l *stringList) Set(v string) error {
 func (m *Main) ParseFlags(_ context.Context, args []string) error {
 	c := &m.Config
 	fs := flag.NewFlagSet("simulator", flag.ContinueOnError)
-	fs.SetOutput(m.stderr)
-	flagenv.Usage(fs, "simulator")
+	flagenv.Quiet(fs)
 	fs.BoolVar(&m.showVersion, "version", false, "print the version and exit")
 	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8443", "partner API listen address")
 	fs.StringVar(&c.AdminAddr, "admin-addr", "127.0.0.1:8444", "control API listen address (empty: none)")

@@ -107,12 +107,11 @@ func WriteHelp(w io.Writer, fs *flag.FlagSet, h Help) {
 	io.WriteString(w, b.String())
 }
 
-// Usage sets fs.Usage for flag.ContinueOnError: after a parse error (which
-// the flag package has just printed) it prints only where to find help, to
-// fs.Output(); for -h, -help and --help (Parse returns flag.ErrHelp) the
-// caller prints WriteHelp to stdout itself and exits 0.
-func Usage(fs *flag.FlagSet, command string) {
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Run '%s --help' for the flags.\n", command)
-	}
+// Quiet makes the flag package print nothing: neither its own usage on
+// -h, -help and --help (Parse returns flag.ErrHelp, and the caller prints
+// WriteHelp to stdout and exits 0), nor a parse error, which Parse returns
+// and the caller prints once, with its own prefix.
+func Quiet(fs *flag.FlagSet) {
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 }
