@@ -69,5 +69,5 @@ conformance: build-conformance ## run the normative suite against a URL: make co
 image: ## build the simulator and runner images FROM scratch (needs a Docker engine; pulls nothing)
 	$(GO) run ./cmd/image -repo $(IMAGE_REPO) -tag $(IMAGE_TAG) -version $(VERSION)
 
-clean: ## remove build output, reports and the generated certificate
-	rm -rf $(BIN) reports .simdata
+clean: ## remove what the kit writes: binaries, reports (conformance-report/ is --report-dir's default), the generated certificate
+	rm -rf $(BIN) reports conformance-report .simdata

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/partner-v3/conformance-kit/cmd/internal/flagenv"
 	"github.com/partner-v3/conformance-kit/steps/suite"
 )
 
@@ -35,14 +36,20 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 // when either does not hold, 2 for a usage error.
 func verify(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("conformance verify", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	flagenv.Quiet(fs)
 	pubFile := fs.String("public-key", "", "Ed25519 public key (PEM) of the signer (required)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: conformance verify certificate.json --public-key FILE\n\nChecks the certificate's Ed25519 signature and that its scenarios and step library\nare, by SHA-256, those of this binary. Exit status: 0 verified, 1 not verified, 2 usage.")
-		fs.PrintDefaults()
-	}
 	rest, err := parseInterspersed(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
+		flagenv.WriteHelp(stdout, fs, flagenv.Help{
+			Usage: "usage: conformance verify certificate.json --public-key FILE",
+			Intro: "Checks the certificate's Ed25519 signature and that its scenarios and step library\n" +
+				"are, by SHA-256, those of this binary. Its flags have no variables.",
+			ExitCodes: []flagenv.ExitCode{
+				{Code: exitPass, Meaning: "verified (also --help); the verdict it certifies is printed"},
+				{Code: exitFail, Meaning: "not verified: bad signature, or not this suite's scenarios and steps"},
+				{Code: exitUsage, Meaning: "usage error: missing or unreadable certificate or key"},
+			},
+		})
 		return exitPass
 	}
 	if err == nil && (len(rest) != 1 || *pubFile == "") {
@@ -86,13 +93,23 @@ func verify(args []string, stdout, stderr io.Writer) int {
 // keygen writes a new Ed25519 key pair for --sign-key and verify.
 func keygen(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("conformance keygen", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	flagenv.Quiet(fs)
 	priv := fs.String("private", "conformance-signing-key.pem", "where to write the private key (mode 0600; never overwritten)")
 	pub := fs.String("public", "conformance-signing-key.pub.pem", "where to write the public key")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			flagenv.WriteHelp(stdout, fs, flagenv.Help{
+				Usage: "usage: conformance keygen [--private FILE] [--public FILE]",
+				Intro: "Writes a new Ed25519 key pair: the private key for --sign-key, the public one\n" +
+					"for verify --public-key. Its flags have no variables.",
+				ExitCodes: []flagenv.ExitCode{
+					{Code: exitPass, Meaning: "both keys written (also --help)"},
+					{Code: exitUsage, Meaning: "usage error, or a key file exists already or cannot be written"},
+				},
+			})
 			return exitPass
 		}
+		fmt.Fprintf(stderr, "conformance keygen: usage error: %v\n", err)
 		return exitUsage
 	}
 	if fs.NArg() > 0 {

@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -24,6 +23,7 @@ import (
 	tclog "github.com/testcontainers/testcontainers-go/log"
 	"github.com/testcontainers/testcontainers-go/wait"
 
+	"github.com/partner-v3/conformance-kit/simulator/container"
 	"github.com/partner-v3/conformance-kit/steps/suite"
 )
 
@@ -99,11 +99,8 @@ func (im *imageOptions) start(ctx context.Context, log io.Writer) (*testcontaine
 	// its container itself (also on SIGINT), so it goes without unless
 	// asked for. With host networking the target is on this machine's
 	// loopback, whatever address testcontainers would guess for the engine.
-	for k, v := range map[string]string{"TESTCONTAINERS_RYUK_DISABLED": "true", "TESTCONTAINERS_HOST_OVERRIDE": "127.0.0.1"} {
-		if _, ok := os.LookupEnv(k); !ok {
-			os.Setenv(k, v)
-		}
-	}
+	// The same defaults as the simulator's container.Run.
+	container.SetTestcontainersDefaults()
 	logger := prefixLogger{w: log}
 	tclog.SetDefault(logger)
 	started := time.Now()

@@ -15,7 +15,7 @@ func TestImageFlagsParse(t *testing.T) {
 		"CONFORMANCE_IMAGE":     "vendor/api:1",
 		"CONFORMANCE_IMAGE_ENV": "A=1\nB=x=y\n",
 	}
-	o, err := parseFlags([]string{"--image-port", "9443"}, &bytes.Buffer{}, func(k string) string { return env[k] })
+	o, err := parseFlags([]string{"--image-port", "9443"}, func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func TestImageFlagsParse(t *testing.T) {
 		t.Errorf("default base URL=%q, want %q", got, want)
 	}
 
-	o, err = parseFlags([]string{"--image", "x", "--base-url", "https://localhost:9443/v3/partner/webhook"}, &bytes.Buffer{}, func(string) string { return "" })
+	o, err = parseFlags([]string{"--image", "x", "--base-url", "https://localhost:9443/v3/partner/webhook"}, func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}

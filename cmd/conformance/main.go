@@ -22,13 +22,20 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/cmd/internal/buildinfo"
 	"github.com/partner-v3/conformance-kit/cmd/internal/flagenv"
 	"github.com/partner-v3/conformance-kit/steps"
 	"github.com/partner-v3/conformance-kit/steps/suite"
 )
 
-// version is set at build time: -ldflags "-X main.version=v1.2.3".
+// version is set at build time: -ldflags "-X main.version=v1.2.3"; left
+// as it is, buildinfo finds what the toolchain recorded (suiteVersion).
 var version = "dev"
+
+// suiteVersion is the version of this build, for --version, the reports
+// and the certificate: only a released one (vX.Y.Z, from the linker flag
+// or `go install ...@vX.Y.Z`) can certify.
+func suiteVersion() string { return buildinfo.Version(version) }
 
 // Exit statuses (godog's: 0 pass, 1 fail, 2 usage).
 const (
@@ -36,6 +43,24 @@ const (
 	exitFail  = 1
 	exitUsage = 2
 )
+
+// help is what --help says besides the flags.
+var help = flagenv.Help{
+	Usage: "usage: conformance [flags]\n" +
+		"       conformance verify certificate.json --public-key FILE\n" +
+		"       conformance keygen [--private FILE] [--public FILE]",
+	Intro: "Runs the Partner API v3 conformance suite against a deployment (--base-url) or\n" +
+		"a container image (--image), and writes the verdict and reports to --report-dir.\n" +
+		"verify checks a signed certificate.json; keygen makes a signing key pair\n" +
+		"(conformance verify --help, conformance keygen --help). Flags win over their variables.",
+	Prefix:  envPrefix,
+	EnvNote: "An empty variable counts as unset. CONFORMANCE_IMAGE_ENV holds one K=V per line.",
+	ExitCodes: []flagenv.ExitCode{
+		{Code: exitPass, Meaning: "every selected scenario passed (also --help, --version)"},
+		{Code: exitFail, Meaning: "a scenario failed: the target does not conform"},
+		{Code: exitUsage, Meaning: "not run: a usage, configuration or connection error (the message says which)"},
+	},
+}
 
 // envPrefix prefixes the environment fallback of every flag: --base-url is
 // CONFORMANCE_BASE_URL.
@@ -99,14 +124,16 @@ type options struct {
 	formats                                []string          // --format, checked
 	flags                                  map[string]string // as given, credentials masked, for the certificate
 	image                                  imageOptions      // image.go
+	fs                                     *flag.FlagSet     // for --help
 }
 
 // parseFlags reads args, then the CONFORMANCE_* environment for every flag
 // not given (flag > environment > default).
-func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (*options, error) {
+func parseFlags(args []string, getenv func(string) string) (*options, error) {
 	o := &options{}
 	fs := flag.NewFlagSet("conformance", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	flagenv.Quiet(fs)
+	o.fs = fs
 	fs.StringVar(&o.baseURL, "base-url", "", "target base address, ending in /v3/partner/webhook (required)")
 	fs.StringVar(&o.apiKey, "api-key", "", "x-api-key of the primary account (required)")
 	fs.StringVar(&o.apiSecret, "api-secret", "", "x-api-secret of the primary account (required)")
@@ -132,7 +159,9 @@ func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (*o
 	fs.StringVar(&o.signKey, "sign-key", "", "Ed25519 private key (PEM, PKCS #8) to sign certificate.json with (see: conformance keygen)")
 	fs.Int64Var(&o.random, "random", 0, "scenario order: 0 file order (rate limit last), -1 a random seed (printed by the formatter), N that seed")
 	o.image.register(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		return o, err
+	} else if err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
@@ -186,7 +215,7 @@ func (o *options) config(stdout, stderr io.Writer) (suite.Config, error) {
 		NoColors:     o.noColors || !isTerminal(stdout),
 		Randomize:    o.random,
 		EmailDomain:  o.emailDomain,
-		SuiteVersion: version,
+		SuiteVersion: suiteVersion(),
 		Flags:        o.flags,
 	}
 	if o.baseURL == "" {
@@ -252,8 +281,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return keygen(args[1:], stdout, stderr)
 		}
 	}
-	o, err := parseFlags(args, stderr, os.Getenv)
+	o, err := parseFlags(args, os.Getenv)
 	if errors.Is(err, flag.ErrHelp) {
+		flagenv.WriteHelp(stdout, o.fs, help)
 		return exitPass
 	}
 	if err != nil {
@@ -261,7 +291,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if o.showVersion {
-		fmt.Fprintf(stdout, "conformance %s (Partner API v%s)\n", version, suite.SpecVersion)
+		fmt.Fprintf(stdout, "%s, Partner API v%s\n", buildinfo.String("conformance", version), suite.SpecVersion)
 		return exitPass
 	}
 	o.image.setBaseURL(&o.baseURL)

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"encoding/xml"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -377,7 +376,7 @@ func TestFlagsOverrideEnvironment(t *testing.T) {
 		"CONFORMANCE_READ_ONLY":  "true",
 		"CONFORMANCE_RATE_LIMIT": "7",
 	}
-	o, err := parseFlags([]string{"--api-key", "flag-key"}, io.Discard, func(k string) string { return env[k] })
+	o, err := parseFlags([]string{"--api-key", "flag-key"}, func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -393,7 +392,7 @@ func TestFlagsOverrideEnvironment(t *testing.T) {
 	if got, want := o.tags, "@normative"; got != want {
 		t.Errorf("tags %q, want the default %q", got, want)
 	}
-	if _, err := parseFlags(nil, io.Discard, func(k string) string {
+	if _, err := parseFlags(nil, func(k string) string {
 		if k == "CONFORMANCE_RATE_WINDOW" {
 			return "soon"
 		}

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/cmd/internal/buildinfo"
 	"github.com/partner-v3/conformance-kit/cmd/internal/flagenv"
 	"github.com/partner-v3/conformance-kit/simulator/seed"
 	"github.com/partner-v3/conformance-kit/simulator/server"
@@ -24,8 +25,23 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
+// version is set at build time with -ldflags "-X main.version=..."; left
+// as it is, buildinfo finds what the toolchain recorded.
 var version = "dev"
+
+// help is what --help says besides the flags.
+var help = flagenv.Help{
+	Usage: "usage: simulator [flags]",
+	Intro: "Runs the Partner Contact and Campaign Service, API v3, simulator: the three\n" +
+		"operations over HTTPS and the control API. Flags win over their variables.",
+	Prefix:  "SIM_",
+	EnvNote: "A variable set to the empty string counts: SIM_ADMIN_ADDR= turns the control API off.",
+	ExitCodes: []flagenv.ExitCode{
+		{Code: 0, Meaning: "clean shutdown after SIGINT or SIGTERM (also --help, --version, --list-violations)"},
+		{Code: 1, Meaning: "the simulator failed to start, or to shut down cleanly"},
+		{Code: 2, Meaning: "usage error: a flag or variable is wrong"},
+	},
+}
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -36,6 +52,10 @@ func main() {
 	} else if err != nil {
 		fmt.Fprintln(os.Stderr, "simulator:", err)
 		os.Exit(2)
+	}
+	if m.showVersion {
+		m.printVersion()
+		return
 	}
 	if m.listViolations {
 		m.printViolations()
@@ -63,6 +83,7 @@ type Main struct {
 	Simulator *sim.Simulator
 
 	listViolations bool
+	showVersion    bool
 	stdout, stderr io.Writer
 }
 
@@ -89,7 +110,8 @@ func (l *stringList) Set(v string) error {
 func (m *Main) ParseFlags(_ context.Context, args []string) error {
 	c := &m.Config
 	fs := flag.NewFlagSet("simulator", flag.ContinueOnError)
-	fs.SetOutput(m.stderr)
+	flagenv.Quiet(fs)
+	fs.BoolVar(&m.showVersion, "version", false, "print the version and exit")
 	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8443", "partner API listen address")
 	fs.StringVar(&c.AdminAddr, "admin-addr", "127.0.0.1:8444", "control API listen address (empty: none)")
 	fs.BoolVar(&c.Insecure, "insecure", false, "serve plain HTTP instead of HTTPS (not what the spec says; for debugging)")
@@ -112,6 +134,9 @@ func (m *Main) ParseFlags(_ context.Context, args []string) error {
 	fs.Var(&violations, "violate", "break one normative rule on purpose, to test a test suite (repeatable; see --list-violations)")
 	fs.BoolVar(&m.listViolations, "list-violations", false, "list the --violate names and exit")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			flagenv.WriteHelp(m.stdout, fs, help)
+		}
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -147,6 +172,7 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	m.Config.Logger = logger
+	m.Config.Version = buildinfo.Version(version)
 	// go-redis logs its reconnection attempts with the standard logger;
 	// give them the simulator's format and level instead.
 	redis.SetLogger(redisLogger{logger})
@@ -188,7 +214,7 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 func (m *Main) printBanner() {
 	s, w := m.Simulator, m.stdout
 	a := s.Accounts[0]
-	fmt.Fprintf(w, "Partner API v3 simulator %s\n\n", version)
+	fmt.Fprintf(w, "Partner API v3 simulator %s\n\n", buildinfo.Version(version))
 	fmt.Fprintf(w, "  Base URL:     %s\n", s.URL())
 	if s.AdminURL() != "" {
 		fmt.Fprintf(w, "  Control API:  %s  (Authorization: Bearer %s)\n", s.AdminURL(), s.AdminToken)
@@ -239,6 +265,11 @@ func redactURL(raw string) string {
 		return "(unparsable URL)"
 	}
 	return u.Redacted()
+}
+
+// printVersion prints the --version line.
+func (m *Main) printVersion() {
+	fmt.Fprintln(m.stdout, buildinfo.String("simulator", version))
 }
 
 // printViolations lists the catalogue: each name and the rule it breaks.

@@ -14,10 +14,9 @@
 // The image must exist on the Docker engine (`make image` builds it as
 // DefaultImage); Run never pulls, so a registry's image of the same name
 // cannot stand in for it. The engine must be local, so that its host
-// network is this machine's loopback. On machines that are themselves
-// containers, set TESTCONTAINERS_HOST_OVERRIDE=127.0.0.1; where the Ryuk
-// image cannot be pulled, set TESTCONTAINERS_RYUK_DISABLED=true and
-// terminate the container yourself.
+// network is this machine's loopback. Run sets TESTCONTAINERS_RYUK_DISABLED
+// and TESTCONTAINERS_HOST_OVERRIDE itself when they are unset (see
+// TestcontainersDefaults): terminate the container yourself, as above.
 package container
 
 import (
@@ -39,6 +38,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -199,6 +199,7 @@ func WithEnv(env map[string]string) testcontainers.CustomizeRequestOption {
 // become ready, Run returns it with the error, so it can be terminated
 // (testcontainers.TerminateContainer accepts a nil *Container).
 func Run(ctx context.Context, opts ...testcontainers.ContainerCustomizer) (*Container, error) {
+	SetTestcontainersDefaults() // before testcontainers reads its configuration
 	s := settings{image: DefaultImage, startupTimeout: DefaultStartupTimeout}
 	for _, opt := range opts {
 		if o, ok := opt.(Option); ok {
@@ -340,11 +341,29 @@ func (l *launch) start(ctx context.Context) (*Container, error) {
 	}
 	if err != nil {
 		if c.DockerContainer == nil {
-			return nil, fmt.Errorf("run simulator %s: %w", l.image, err)
+			return nil, fmt.Errorf("run simulator %s: %w", l.image, startError(ctx, l.image, err, ""))
 		}
-		return c, fmt.Errorf("run simulator %s: %w", l.image, err)
+		return c, fmt.Errorf("run simulator %s: %w", l.image, startError(ctx, l.image, err, c.logTail(ctx, 10)))
 	}
 	return c, nil
+}
+
+// logTail returns the last n lines of the container's output, indented.
+func (c *Container) logTail(ctx context.Context, n int) string {
+	rc, err := c.Logs(context.WithoutCancel(ctx))
+	if err != nil {
+		return ""
+	}
+	defer rc.Close()
+	out, _ := io.ReadAll(io.LimitReader(rc, 1<<20))
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	if len(lines) == 1 && lines[0] == "" {
+		return ""
+	}
+	return "    | " + strings.Join(lines, "\n    | ")
 }
 
 // portTaken reports whether the simulator exited because a port it was

@@ -40,15 +40,10 @@ func TestMain(m *testing.M) {
 }
 
 func testMain(m *testing.M) int {
-	// Before any testcontainers call: its configuration is read once.
-	// Ryuk would need an image pull (we remove what we start ourselves);
-	// this machine may itself be a container, where testcontainers would
-	// otherwise look for the engine's ports on the default gateway.
-	for k, v := range map[string]string{"TESTCONTAINERS_RYUK_DISABLED": "true", "TESTCONTAINERS_HOST_OVERRIDE": "127.0.0.1"} {
-		if _, ok := os.LookupEnv(k); !ok {
-			os.Setenv(k, v)
-		}
-	}
+	// Before any testcontainers call (probeDocker's is the first): its
+	// configuration is read once. container.Run would set the same, too
+	// late for a process that called testcontainers before it.
+	container.SetTestcontainersDefaults()
 	if dockerErr = probeDocker(); dockerErr != nil {
 		return m.Run()
 	}

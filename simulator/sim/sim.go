@@ -7,6 +7,7 @@ package sim
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -73,6 +74,9 @@ type Config struct {
 	AdminToken string
 	// MaxBodyBytes caps request bodies; zero means server.DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// Version is the build's version, shown by GET /version; empty means
+	// "dev".
+	Version string
 	// Violations name deliberate breaches of the spec, from
 	// violation.Catalogue. Empty means a faithful simulator.
 	Violations []string
@@ -133,7 +137,7 @@ func New(ctx context.Context, cfg Config) (*Simulator, error) {
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		Logger:       cfg.Logger,
 		Now:          cfg.Now,
-		Info:         map[string]any{"violations": violations.Names()},
+		Info:         map[string]any{"violations": violations.Names(), "version": cmp.Or(cfg.Version, "dev")},
 	}
 	if err := sim.openState(ctx, cfg, limit, window); err != nil {
 		return nil, err

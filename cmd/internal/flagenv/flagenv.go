@@ -5,6 +5,7 @@ package flagenv
 import (
 	"flag"
 	"fmt"
+	"io"
 	"strings"
 )
 
@@ -14,15 +15,21 @@ func Name(prefix, flagName string) string {
 	return prefix + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
 
+// CommandLineOnly is the flag that has no variable: --version. SIM_VERSION
+// and the like are common names for an image's own version, which must not
+// turn a server into a command that prints its version and exits.
+const CommandLineOnly = "version"
+
 // Fill sets, after fs.Parse, every flag not given on the command line whose
-// variable lookup finds. A value the flag refuses is an error naming the
-// variable, so a user knows which of its settings is wrong.
+// variable lookup finds (all but CommandLineOnly). A value the flag refuses
+// is an error naming the variable, so a user knows which of its settings is
+// wrong.
 func Fill(fs *flag.FlagSet, prefix string, lookup func(string) (string, bool)) error {
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	var err error
 	fs.VisitAll(func(f *flag.Flag) {
-		if given[f.Name] || err != nil {
+		if given[f.Name] || err != nil || f.Name == CommandLineOnly {
 			return
 		}
 		name := Name(prefix, f.Name)
@@ -33,4 +40,78 @@ func Fill(fs *flag.FlagSet, prefix string, lookup func(string) (string, bool)) e
 		}
 	})
 	return err
+}
+
+// ExitCode is one exit status of a command and what it means.
+type ExitCode struct {
+	Code    int
+	Meaning string
+}
+
+// Help describes a command for WriteHelp beyond its flags.
+type Help struct {
+	// Usage is the synopsis line(s), e.g. "usage: simulator [flags]".
+	Usage string
+	// Intro, if set, is a paragraph after the synopsis.
+	Intro string
+	// Prefix is the environment prefix Fill uses (SIM_); empty means the
+	// flags have no variables.
+	Prefix string
+	// EnvNote, if set, follows the flags: how the variables are read.
+	EnvNote string
+	// ExitCodes are listed last.
+	ExitCodes []ExitCode
+}
+
+// WriteHelp writes the help of a command built from fs itself, so it
+// lists every flag there is: its meaning, its variable and its default,
+// then the exit statuses.
+func WriteHelp(w io.Writer, fs *flag.FlagSet, h Help) {
+	var b strings.Builder
+	b.WriteString(h.Usage)
+	b.WriteString("\n")
+	if h.Intro != "" {
+		b.WriteString("\n" + h.Intro + "\n")
+	}
+	b.WriteString("\nFlags:\n")
+	fs.VisitAll(func(f *flag.Flag) {
+		typ, usage := flag.UnquoteUsage(f)
+		fmt.Fprintf(&b, "  --%s", f.Name)
+		if typ != "" {
+			b.WriteString(" " + typ)
+		}
+		b.WriteString("\n")
+		for line := range strings.SplitSeq(usage, "\n") {
+			b.WriteString("      " + line + "\n")
+		}
+		var facts []string
+		if h.Prefix != "" && f.Name != CommandLineOnly {
+			facts = append(facts, "env "+Name(h.Prefix, f.Name))
+		}
+		if d := f.DefValue; d != "" {
+			facts = append(facts, "default "+d)
+		}
+		if len(facts) > 0 {
+			b.WriteString("      (" + strings.Join(facts, ", ") + ")\n")
+		}
+	})
+	if h.EnvNote != "" {
+		b.WriteString("\n" + h.EnvNote + "\n")
+	}
+	if len(h.ExitCodes) > 0 {
+		b.WriteString("\nExit status:\n")
+		for _, c := range h.ExitCodes {
+			fmt.Fprintf(&b, "  %d  %s\n", c.Code, c.Meaning)
+		}
+	}
+	io.WriteString(w, b.String())
+}
+
+// Quiet makes the flag package print nothing: neither its own usage on
+// -h, -help and --help (Parse returns flag.ErrHelp, and the caller prints
+// WriteHelp to stdout and exits 0), nor a parse error, which Parse returns
+// and the caller prints once, with its own prefix.
+func Quiet(fs *flag.FlagSet) {
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 }

@@ -1,6 +1,7 @@
 package flagenv
 
 import (
+	"errors"
 	"flag"
 	"io"
 	"strings"
@@ -37,5 +38,73 @@ func TestFill(t *testing.T) {
 func TestName(t *testing.T) {
 	if got := Name("SIM_", "redis-url"); got != "SIM_REDIS_URL" {
 		t.Fatalf("Name = %s", got)
+	}
+}
+
+func TestWriteHelpListsEveryFlagWithItsVariableAndDefault(t *testing.T) {
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fs.String("redis-url", "", "keep state in this `URL`")
+	fs.Int("rate-limit", 100, "requests per window")
+	fs.Bool("insecure", false, "plain HTTP")
+	fs.Bool("version", false, "print the version and exit")
+	var b strings.Builder
+	WriteHelp(&b, fs, Help{
+		Usage:     "usage: t [flags]",
+		Prefix:    "T_",
+		ExitCodes: []ExitCode{{0, "clean shutdown"}, {2, "usage error"}},
+	})
+	got := b.String()
+	for _, want := range []string{
+		"usage: t [flags]\n",
+		"  --redis-url URL\n      keep state in this URL\n      (env T_REDIS_URL)\n",
+		"  --rate-limit int\n      requests per window\n      (env T_RATE_LIMIT, default 100)\n",
+		"  --insecure\n      plain HTTP\n      (env T_INSECURE, default false)\n",
+		"  --version\n      print the version and exit\n      (default false)\n",
+		"Exit status:\n  0  clean shutdown\n  2  usage error\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("help lacks %q\nhelp:\n%s", want, got)
+		}
+	}
+	// Built from the FlagSet: a flag added later is listed with no other change.
+	fs.String("contacts", "", "contacts file")
+	b.Reset()
+	WriteHelp(&b, fs, Help{Usage: "usage: t", Prefix: "T_"})
+	if want := "  --contacts string\n      contacts file\n      (env T_CONTACTS)\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("help lacks %q\nhelp:\n%s", want, b.String())
+	}
+}
+
+func TestFillLeavesVersionToTheCommandLine(t *testing.T) {
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	version := fs.Bool("version", false, "")
+	if err := fs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	// An image's own T_VERSION=1.2 must neither fail the start nor print
+	// the version instead of serving.
+	lookup := func(k string) (string, bool) { return "1.2", k == "T_VERSION" }
+	if err := Fill(fs, "T_", lookup); err != nil || *version {
+		t.Fatalf("Fill=%v, version=%v; want nil, false", err, *version)
+	}
+}
+
+func TestQuietLeavesErrorsAndHelpToTheCaller(t *testing.T) {
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	var out strings.Builder
+	fs.SetOutput(&out)
+	fs.String("addr", "", "")
+	Quiet(fs)
+	for _, args := range [][]string{{"--nope"}, {"--help"}, {"-h"}, {"--addr"}} {
+		if err := fs.Parse(args); err == nil {
+			t.Errorf("Parse(%v) succeeded", args)
+		}
+	}
+	if out.String() != "" {
+		t.Fatalf("the flag package printed %q", out.String())
+	}
+	if err := fs.Parse([]string{"-h"}); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("Parse(-h)=%v, want flag.ErrHelp", err)
 	}
 }

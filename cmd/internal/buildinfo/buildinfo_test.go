@@ -1,0 +1,52 @@
+package buildinfo
+
+import (
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"testing"
+)
+
+func TestVersion(t *testing.T) {
+	settings := func(kv ...string) []debug.BuildSetting {
+		var out []debug.BuildSetting
+		for i := 0; i < len(kv); i += 2 {
+			out = append(out, debug.BuildSetting{Key: kv[i], Value: kv[i+1]})
+		}
+		return out
+	}
+	tests := []struct {
+		name   string
+		linked string
+		info   *debug.BuildInfo // nil: no build information
+		want   string
+	}{
+		{"the linker flag wins over everything", "v1.2.3", &debug.BuildInfo{Main: debug.Module{Version: "v9.9.9"}}, "v1.2.3"},
+		{"a linked dev counts as unset", "dev", &debug.BuildInfo{Main: debug.Module{Version: "v1.4.0"}}, "v1.4.0"},
+		{"go install at a version gives the module version", "", &debug.BuildInfo{Main: debug.Module{Version: "v1.4.0"}}, "v1.4.0"},
+		{"a pseudo-version is kept whole", "", &debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261122100000-0123456789ab"}}, "v0.0.0-20261122100000-0123456789ab"},
+		{"a checkout build gives the short revision", "", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: settings("vcs.revision", "0123456789abcdef0123", "vcs.modified", "false")}, "0123456789ab"},
+		{"local changes mark the revision dirty", "", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: settings("vcs.revision", "0123456789abcdef0123", "vcs.modified", "true")}, "0123456789ab-dirty"},
+		{"devel without VCS stamping is dev", "", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, Dev},
+		{"no build information is dev", "", nil, Dev},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			defer func(f func() (*debug.BuildInfo, bool)) { readBuildInfo = f }(readBuildInfo)
+			readBuildInfo = func() (*debug.BuildInfo, bool) { return tt.info, tt.info != nil }
+			if got := Version(tt.linked); got != tt.want {
+				t.Fatalf("Version(%q)=%q, want %q", tt.linked, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestStringNamesCommandVersionAndToolchain(t *testing.T) {
+	got := String("simulator", "v1.2.3")
+	if want := "simulator v1.2.3 (" + runtime.Version() + ")"; got != want {
+		t.Fatalf("String=%q, want %q", got, want)
+	}
+	if strings.Contains(got, "\n") {
+		t.Fatalf("String=%q is more than one line", got)
+	}
+}
