@@ -122,6 +122,10 @@ func New(ctx context.Context, cfg Config) (*Simulator, error) {
 		_, _ = rand.Read(b[:])
 		token = hex.EncodeToString(b[:])
 	}
+	doc, err := server.NewDocument(fixtures.OpenAPI)
+	if err != nil {
+		return nil, err
+	}
 	sim := &Simulator{Accounts: accounts, basePath: violations.BasePath()}
 	sim.Server = &server.Server{
 		Addr:         cfg.Addr,
@@ -134,6 +138,7 @@ func New(ctx context.Context, cfg Config) (*Simulator, error) {
 		Logger:       cfg.Logger,
 		Now:          cfg.Now,
 		Info:         map[string]any{"violations": violations.Names()},
+		OpenAPI:      doc,
 	}
 	if err := sim.openState(ctx, cfg, limit, window); err != nil {
 		return nil, err
