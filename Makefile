@@ -5,12 +5,14 @@ GO          ?= go
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS     := -X main.version=$(VERSION)
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+# The OpenAPI linter (npm; Node.js 20 or later), as fixtures/openapi_test.go pins it.
+REDOCLY     := @redocly/cli@2.77.0
 BIN         := bin
 ARGS        ?=
 IMAGE_REPO  ?= partner-v3
 IMAGE_TAG   ?= latest
 
-.PHONY: help run build build-simulator build-conformance test check fmt vet lint fuzz bench load soak conformance image clean
+.PHONY: help run build build-simulator build-conformance test check fmt vet lint lint-openapi fuzz bench load soak conformance image clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -38,8 +40,11 @@ fmt: ## fail if gofmt would change a file
 vet: ## go vet
 	$(GO) vet ./...
 
-lint: ## staticcheck (fetched through the module proxy, pinned)
+lint: lint-openapi ## staticcheck (fetched through the module proxy, pinned) and lint-openapi
 	$(GO) run $(STATICCHECK) ./...
+
+lint-openapi: ## lint fixtures/openapi.yaml with Redocly CLI's strictest rules (npx, pinned)
+	npx --yes $(REDOCLY) lint --extends=recommended-strict fixtures/openapi.yaml
 
 FUZZTIME    ?= 30s
 FUZZ_TARGETS := FuzzDecodeContact FuzzDecodeCampaignList FuzzPartnerRequest FuzzAdminBody

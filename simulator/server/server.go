@@ -70,6 +70,9 @@ type Server struct {
 	JournalSize int
 	// Info is what GET /config and /version report besides the limits.
 	Info map[string]any
+	// OpenAPI is served at /openapi.yaml and /openapi.json, outside the
+	// base path. May be nil: then those are unknown paths (404).
+	OpenAPI *Document
 
 	// Wrap is a layer around the partner API's routes and handlers, inside
 	// the request ID and the journal (which records what Wrap answers) and
@@ -263,7 +266,7 @@ type route struct {
 }
 
 // Handler returns the partner API: the three operations of spec §4 under
-// BasePath, and /healthz outside it.
+// BasePath, and /healthz and the OpenAPI document outside it.
 func (s *Server) Handler() http.Handler {
 	s.init()
 	routes := map[string]route{}
@@ -280,6 +283,9 @@ func (s *Server) Handler() http.Handler {
 	h := s.recoverer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.EscapedPath() == "/healthz" {
 			s.handleHealth(w, r)
+			return
+		}
+		if s.serveDocument(w, r) {
 			return
 		}
 		// The path as sent: a percent-encoded "/" (campaign%2Flist) or any

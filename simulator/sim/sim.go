@@ -126,6 +126,10 @@ func New(ctx context.Context, cfg Config) (*Simulator, error) {
 		_, _ = rand.Read(b[:])
 		token = hex.EncodeToString(b[:])
 	}
+	doc, err := server.NewDocument(fixtures.OpenAPI)
+	if err != nil {
+		return nil, err
+	}
 	sim := &Simulator{Accounts: accounts, basePath: violations.BasePath()}
 	sim.Server = &server.Server{
 		Addr:         cfg.Addr,
@@ -138,6 +142,7 @@ func New(ctx context.Context, cfg Config) (*Simulator, error) {
 		Logger:       cfg.Logger,
 		Now:          cfg.Now,
 		Info:         map[string]any{"violations": violations.Names(), "version": cmp.Or(cfg.Version, "dev")},
+		OpenAPI:      doc,
 	}
 	if err := sim.openState(ctx, cfg, limit, window); err != nil {
 		return nil, err
