@@ -56,3 +56,15 @@ func (s *CampaignStore) FindCampaignByID(ctx context.Context, accountID string, 
 func (s *CampaignStore) SeedCampaigns(ctx context.Context, version string, cs []*simulator.Campaign) (bool, error) {
 	return s.SeedCampaignsFn(ctx, version, cs)
 }
+
+var _ simulator.Gate = (*Gate)(nil)
+
+// Gate calls AdmitFn.
+type Gate struct {
+	AdmitFn func(ctx context.Context, a simulator.Arrival) (simulator.Admission, error)
+}
+
+// Admit calls AdmitFn.
+func (g *Gate) Admit(ctx context.Context, a simulator.Arrival) (simulator.Admission, error) {
+	return g.AdmitFn(ctx, a)
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -16,6 +17,9 @@ import (
 	"github.com/gavv/httpexpect/v2"
 
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/inmem"
+	"github.com/partner-v3/conformance-kit/simulator/mock"
+	"github.com/partner-v3/conformance-kit/simulator/server"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 )
 
@@ -360,4 +364,53 @@ func TestPprof(t *testing.T) {
 		t.Errorf("heap profile is not gzipped protobuf: %.20q", b)
 	}
 	h.expect(strings.TrimSuffix(h.sim.URL(), simulator.BasePath)).GET("/debug/pprof/").Expect().Status(http.StatusNotFound)
+}
+
+// TestGate_Fails: when the gate's backend fails, the request answers the
+// spec §7 500, after authentication, and the gate was asked about the
+// authenticated account and the operation.
+func TestGate_Fails(t *testing.T) {
+	accounts := []*simulator.Account{{APIKey: "k", APISecret: "s", AccountID: "a"}}
+	var asked simulator.Arrival
+	s := &server.Server{
+		Accounts: inmem.NewAccountStore(accounts), Contacts: inmem.NewContactStore(), Campaigns: inmem.NewCampaignStore(),
+		Counter: inmem.NewRateCounter(100, time.Minute), Control: inmem.NewControlStore(),
+		Gate: &mock.Gate{AdmitFn: func(_ context.Context, a simulator.Arrival) (simulator.Admission, error) {
+			asked = a
+			return simulator.Admission{}, errors.New("redis: connection refused")
+		}},
+	}
+	h := s.Handler()
+	for _, tt := range []struct {
+		name   string
+		secret string
+		status int
+	}{
+		{"a request refused at authentication never reaches the gate", "wrong", http.StatusUnauthorized},
+		{"an authenticated request answers 500 when the gate fails", "s", http.StatusInternalServerError},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			asked = simulator.Arrival{}
+			req := httptest.NewRequest(http.MethodPost, simulator.BasePath+"/campaign/stats", strings.NewReader(`{"campaignId":1}`))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("x-api-key", "k")
+			req.Header.Set("x-api-secret", tt.secret)
+			req.Header.Set("x-account-id", "a")
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, req)
+			if w.Code != tt.status {
+				t.Fatalf("status %d, want %d: %s", w.Code, tt.status, w.Body)
+			}
+			wantAsked := simulator.Arrival{}
+			if tt.status == http.StatusInternalServerError {
+				wantAsked = simulator.Arrival{AccountID: "a", Operation: simulator.OpCampaignStats}
+				if got := strings.TrimSpace(w.Body.String()); got != `{"error":"Internal server error"}` {
+					t.Errorf("body %s", got)
+				}
+			}
+			if asked.AccountID != wantAsked.AccountID || asked.Operation != wantAsked.Operation {
+				t.Errorf("gate asked about %+v, want account %q and operation %q", asked, wantAsked.AccountID, wantAsked.Operation)
+			}
+		})
+	}
 }
