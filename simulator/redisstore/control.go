@@ -32,16 +32,26 @@ func NewControlStore(db *DB) *ControlStore {
 // The operation, account and probability are copies of the JSON's, so the
 // scripts match without decoding JSON.
 
+// The scripts that change faults keep their reply under the call's reply
+// key (KEYS[7]) and a re-sent call returns it (see DB.Open): a retried add
+// does not restore occurrences taken since, or move the fault behind
+// younger ones; a retried take does not take a second occurrence; a
+// retried delete answers the fault it deleted, not "No fault".
+
 // addFaultScript appends a fault (replacing one with the same id).
 //
-// KEYS: the fault keys. ARGV: id, JSON, operation, remaining, account,
-// probability.
+// KEYS: the fault keys, the call's reply key. ARGV: id, JSON, operation,
+// remaining, account, probability, the reply key's lifetime in ms.
 var addFaultScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[7]) == 1 then
+  return 1
+end
 redis.call('LREM', KEYS[1], 0, ARGV[1])
 redis.call('RPUSH', KEYS[1], ARGV[1])
 for i = 2, 6 do
   redis.call('HSET', KEYS[i], ARGV[1], ARGV[i])
 end
+redis.call('SET', KEYS[7], 1, 'PX', ARGV[7])
 return 1
 `)
 
@@ -79,19 +89,30 @@ end
 // takeFaultScript consumes one occurrence of a fault, atomically, so
 // concurrent requests on several replicas consume each occurrence once.
 //
-// KEYS: the fault keys. ARGV: operation, account, draw.
+// KEYS: the fault keys, the call's reply key. ARGV: operation, account,
+// draw, the reply key's lifetime in ms.
 // Returns {JSON, remaining after this one}, or nil when none applies.
 var takeFaultScript = redis.NewScript(luaTakeFault + `
+local done = redis.call('GET', KEYS[7])
+if done then
+  return cjson.decode(done)
+end
 local taken = take_fault(1, ARGV[1], ARGV[2], tonumber(ARGV[3]))
 if taken == nil then
   return false
 end
+redis.call('SET', KEYS[7], cjson.encode(taken), 'PX', ARGV[4])
 return taken
 `)
 
-// deleteFaultScript removes one fault. KEYS: the fault keys. ARGV: id.
+// deleteFaultScript removes one fault. KEYS: the fault keys, the call's
+// reply key. ARGV: id, the reply key's lifetime in ms.
 // Returns {JSON, remaining}, or nil when there is no such fault.
 var deleteFaultScript = redis.NewScript(`
+local done = redis.call('GET', KEYS[7])
+if done then
+  return cjson.decode(done)
+end
 if redis.call('LREM', KEYS[1], 0, ARGV[1]) == 0 then
   return false
 end
@@ -99,6 +120,7 @@ local out = {redis.call('HGET', KEYS[2], ARGV[1]), tonumber(redis.call('HGET', K
 for i = 2, 6 do
   redis.call('HDEL', KEYS[i], ARGV[1])
 end
+redis.call('SET', KEYS[7], cjson.encode(out), 'PX', ARGV[2])
 return out
 `)
 
@@ -119,6 +141,10 @@ func faultKeys(db *DB) []string {
 }
 
 func (s *ControlStore) faultKeys() []string { return faultKeys(s.db) }
+
+// callKeys is the fault keys followed by the reply key of a call with the
+// unique id.
+func (s *ControlStore) callKeys(id string) []string { return append(s.faultKeys(), s.db.replyKey(id)) }
 
 // The clock is a hash Lua can compute with: Redis's Lua has only doubles,
 // exact to 2^53, and nanoseconds since 1970 pass that, so each instant and
@@ -202,12 +228,19 @@ func (s *ControlStore) SetClock(ctx context.Context, c simulator.Clock) error {
 
 // AddFault implements simulator.ControlStore.
 func (s *ControlStore) AddFault(ctx context.Context, f simulator.Fault) error {
+	return s.addFault(ctx, f, s.db.uniqueMember())
+}
+
+// addFault, takeFault and deleteFault are the methods with the call's
+// unique id given, so that a test can re-send a call as go-redis's retry
+// does.
+func (s *ControlStore) addFault(ctx context.Context, f simulator.Fault, id string) error {
 	b, err := json.Marshal(f)
 	if err != nil {
 		return fmt.Errorf("add fault: %w", err)
 	}
-	if err := addFaultScript.Run(ctx, s.db.client, s.faultKeys(), f.ID, b, f.Operation, f.Remaining,
-		f.AccountID, formatFloat(f.Probability)).Err(); err != nil {
+	if err := addFaultScript.Run(ctx, s.db.client, s.callKeys(id), f.ID, b, f.Operation, f.Remaining,
+		f.AccountID, formatFloat(f.Probability), s.db.replyTTL.Milliseconds()).Err(); err != nil {
 		return fmt.Errorf("add fault: %w", err)
 	}
 	return nil
@@ -218,7 +251,12 @@ func formatFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) 
 
 // TakeFault implements simulator.ControlStore.
 func (s *ControlStore) TakeFault(ctx context.Context, q simulator.FaultQuery) (*simulator.Fault, error) {
-	res, err := takeFaultScript.Run(ctx, s.db.client, s.faultKeys(), q.Operation, q.AccountID, formatFloat(q.Draw)).Slice()
+	return s.takeFault(ctx, q, s.db.uniqueMember())
+}
+
+func (s *ControlStore) takeFault(ctx context.Context, q simulator.FaultQuery, id string) (*simulator.Fault, error) {
+	res, err := takeFaultScript.Run(ctx, s.db.client, s.callKeys(id), q.Operation, q.AccountID, formatFloat(q.Draw),
+		s.db.replyTTL.Milliseconds()).Slice()
 	if errors.Is(err, redis.Nil) {
 		return nil, nil
 	} else if err != nil {
@@ -236,7 +274,11 @@ func (s *ControlStore) TakeFault(ctx context.Context, q simulator.FaultQuery) (*
 
 // DeleteFault implements simulator.ControlStore.
 func (s *ControlStore) DeleteFault(ctx context.Context, id string) (*simulator.Fault, error) {
-	res, err := deleteFaultScript.Run(ctx, s.db.client, s.faultKeys(), id).Slice()
+	return s.deleteFault(ctx, id, s.db.uniqueMember())
+}
+
+func (s *ControlStore) deleteFault(ctx context.Context, id, call string) (*simulator.Fault, error) {
+	res, err := deleteFaultScript.Run(ctx, s.db.client, s.callKeys(call), id, s.db.replyTTL.Milliseconds()).Slice()
 	if errors.Is(err, redis.Nil) {
 		return nil, simulator.Errorf(simulator.ENOTFOUND, "No fault %s", id)
 	} else if err != nil {

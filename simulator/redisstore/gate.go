@@ -42,12 +42,23 @@ func NewGate(db *DB, limit int, window time.Duration) *Gate {
 // add() keeps that form, enc() writes it as encodeTime does (2^63 plus the
 // nanoseconds, in 20 digits), with no number past 2^53.
 //
-// KEYS: clock, the account's rate zset, the set of rate keys, then the six
-// fault keys. ARGV: real time (sec, nsec), minus the window plus 1ns (sec,
-// nsec), limit, the member's unique suffix, operation, account, draw.
+// An allowed call stores its whole reply (the count, the instant, the fault
+// taken) as JSON under its reply key, and a re-sent call returns it (see
+// DB.Open): the request is counted once and the fault occurrence taken
+// once, whatever happened to the clock meanwhile. A refused call changes
+// nothing but the trim, so its retry just decides again.
+//
+// KEYS: clock, the account's rate zset, the set of rate keys, the six fault
+// keys, the call's reply key. ARGV: real time (sec, nsec), minus the window
+// plus 1ns (sec, nsec), limit, the call's unique id (the member's suffix),
+// operation, account, draw, the reply key's lifetime in milliseconds.
 // Returns {allowed, count, oldest member or "", now sec, now nsec, fault
 // JSON or "", fault remaining}.
 var admitScript = redis.NewScript(luaTakeFault + `
+local done = redis.call('GET', KEYS[10])
+if done then
+  return cjson.decode(done)
+end
 local function add(s1, n1, s2, n2)
   local s, n = s1 + s2, n1 + n2
   if n >= 1e9 then
@@ -77,21 +88,30 @@ if count >= tonumber(ARGV[5]) then
 end
 redis.call('ZADD', KEYS[2], 0, enc(s, n) .. ':' .. ARGV[6])
 redis.call('SADD', KEYS[3], KEYS[2])
+local reply = {1, count + 1, '', s, n, '', 0}
 local f = take_fault(4, ARGV[7], ARGV[8], tonumber(ARGV[9]))
-if f == nil then
-  return {1, count + 1, '', s, n, '', 0}
+if f ~= nil then
+  reply[6], reply[7] = f[1], f[2]
 end
-return {1, count + 1, '', s, n, f[1], f[2]}
+redis.call('SET', KEYS[10], cjson.encode(reply), 'PX', ARGV[10])
+return reply
 `)
 
 // Admit implements simulator.Gate.
 func (g *Gate) Admit(ctx context.Context, a simulator.Arrival) (simulator.Admission, error) {
+	return g.admit(ctx, a, g.db.uniqueMember())
+}
+
+// admit is Admit with the call's unique id given, so that a test can
+// re-send a call as go-redis's retry does.
+func (g *Gate) admit(ctx context.Context, a simulator.Arrival, id string) (simulator.Admission, error) {
 	db := g.db
 	keys := append([]string{db.key("clock"), db.key("rate", a.AccountID), db.key("rate-keys")}, faultKeys(db)...)
+	keys = append(keys, db.replyKey(id))
 	cutSec, cutNsec := splitDuration(-g.window + time.Nanosecond)
 	res, err := admitScript.Run(ctx, db.client, keys,
-		a.Real.Unix(), a.Real.Nanosecond(), cutSec, cutNsec, g.limit, db.uniqueMember(),
-		a.Operation, a.AccountID, formatFloat(a.Draw),
+		a.Real.Unix(), a.Real.Nanosecond(), cutSec, cutNsec, g.limit, id,
+		a.Operation, a.AccountID, formatFloat(a.Draw), db.replyTTL.Milliseconds(),
 	).Slice()
 	if err != nil {
 		return simulator.Admission{}, fmt.Errorf("admit: %w", err)
@@ -136,6 +156,10 @@ func (g *Gate) decode(a simulator.Arrival, res []any) (simulator.Admission, erro
 	}
 	return ad, nil
 }
+
+// replyKey is the key under which the state-changing script called with
+// the unique id keeps its reply for a re-sent copy (see DB.Open).
+func (db *DB) replyKey(id string) string { return db.key("reply", id) }
 
 // AddHook adds h to the connection pool's hooks, after Open: for tracing,
 // or for a test that counts round trips.

@@ -47,15 +47,26 @@ func NewRateCounter(db *DB, limit int, window time.Duration) *RateCounter {
 // Like inmem, members after now (the control API set the clock back) still
 // count: the counter never lets more through than a monotonic clock would.
 //
-// KEYS: the key's zset, the set of rate keys. ARGV: the first time inside
-// the window (now-window+1ns, encoded), limit, the new member.
+// A re-sent call (go-redis retries once when a reply is lost) is answered
+// from the reply key that an allowed call leaves (see DB.Open), so a request
+// is counted once. A refused call changes nothing but the trim, so its
+// retry just decides again.
+//
+// KEYS: the key's zset, the set of rate keys, the call's reply key. ARGV:
+// the first time inside the window (now-window+1ns, encoded), limit, the
+// new member, the reply key's lifetime in milliseconds.
 // Returns {1, count, ""} when allowed, {0, count, oldest member} when not.
 var takeScript = redis.NewScript(`
+local done = redis.call('GET', KEYS[3])
+if done then
+  return {1, tonumber(done), ''}
+end
 redis.call('ZREMRANGEBYLEX', KEYS[1], '-', '(' .. ARGV[1])
 local count = redis.call('ZCARD', KEYS[1])
 if count < tonumber(ARGV[2]) then
   redis.call('ZADD', KEYS[1], 0, ARGV[3])
   redis.call('SADD', KEYS[2], KEYS[1])
+  redis.call('SET', KEYS[3], count + 1, 'PX', ARGV[4])
   return {1, count + 1, ''}
 end
 return {0, count, redis.call('ZRANGE', KEYS[1], 0, 0)[1]}
@@ -87,12 +98,18 @@ func decodeTime(s string) (int64, error) {
 
 // Take implements simulator.RateCounter.
 func (r *RateCounter) Take(ctx context.Context, key string, now time.Time) (simulator.RateDecision, error) {
+	return r.take(ctx, key, now, r.db.uniqueMember())
+}
+
+// take is Take with the call's unique id given, so that a test can re-send
+// a call as go-redis's retry does.
+func (r *RateCounter) take(ctx context.Context, key string, now time.Time, id string) (simulator.RateDecision, error) {
 	db := r.db
 	ns := now.UnixNano()
-	keys := []string{db.key("rate", key), db.key("rate-keys")}
+	keys := []string{db.key("rate", key), db.key("rate-keys"), db.replyKey(id)}
 	res, err := takeScript.Run(ctx, db.client, keys,
 		encodeTime(ns-int64(r.window)+1), r.limit,
-		encodeTime(ns)+":"+db.uniqueMember(),
+		encodeTime(ns)+":"+id, db.replyTTL.Milliseconds(),
 	).Slice()
 	if err != nil {
 		return simulator.RateDecision{}, fmt.Errorf("take rate: %w", err)

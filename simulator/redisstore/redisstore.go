@@ -24,6 +24,7 @@
 //	P campaign-accounts           set     accounts that hold campaigns
 //	P rate:<key>                  zset    "<20-digit time>:<unique>" of each counted request
 //	P rate-keys                   set     the rate zsets, for ResetAll
+//	P reply:<unique>              string  a state-changing script's reply, for a re-sent script (DB.Open)
 //	P clock                       hash    the Clock in whole seconds and nanoseconds; absent means real time
 //	P faults                      list    fault ids, oldest first
 //	P fault-data                  hash    fault id -> Fault JSON
@@ -74,7 +75,13 @@ type DB struct {
 	// every other process's, even for requests at the same nanosecond.
 	unique string
 	seq    atomic.Uint64
+	// replyTTL is how long a state-changing script keeps its reply for a
+	// re-sent copy of itself (see Open).
+	replyTTL time.Duration
 }
+
+// minReplyTTL is the least time a script's reply is kept for its retry.
+const minReplyTTL = 10 * time.Second
 
 // NewDB returns a DB for the Redis at url. Call Open before use.
 func NewDB(url string) *DB {
@@ -113,6 +120,17 @@ func (db *DB) Open() error {
 		// restart) without making a caller wait through several timeouts.
 		opts.MaxRetries = 1
 	}
+	// A retry re-sends a script whose reply was lost (a read timeout, a
+	// dropped connection) although Redis may have run it. So every script
+	// that changes state takes a unique call id (uniqueMember), stores its
+	// reply under "reply:<id>" and, when that key exists, returns it instead
+	// of applying again: a request is counted once, a fault occurrence
+	// taken once (spec §8: exactly 100). The key outlives any gap between a
+	// call and its retry: an attempt is bounded by the dial, write and read
+	// timeouts plus the backoff, and both copies wait in Redis's queue
+	// together when Redis is slow.
+	attempt := max(opts.DialTimeout, 0) + max(opts.WriteTimeout, 0) + max(opts.ReadTimeout, 0) + max(opts.MaxRetryBackoff, 0)
+	db.replyTTL = max(minReplyTTL, 4*attempt)
 	// One dial attempt per command: go-redis's default of five, 100 ms
 	// apart, would hold a request well past the timeout when Redis is down.
 	opts.DialerRetries = 1
