@@ -36,6 +36,7 @@ type ContactStore struct {
 	byAccount  [][]uint32        // account number -> positions, oldest first
 
 	arena arena
+	dict  dict     // words records share
 	loc   []uint64 // position -> record location in the arena
 	// phoneNext and phonePrev link the contacts that share a phoneNo, oldest
 	// first: positions + 1, 0 for none. The head's prev is the tail.
@@ -146,7 +147,7 @@ func (s *ContactStore) upsert(c *simulator.Contact) (*simulator.Contact, bool) {
 	}
 	old := s.record(pos)
 	old = old[:recordSize(old)]
-	stored := decodeRecord(old, s.accounts)
+	stored := decodeRecord(old, &s.dict, s.accounts)
 	phoneBefore := stored.PhoneNo
 	stored.Merge(c)
 	stored.UpdatedAt = c.UpdatedAt
@@ -156,7 +157,7 @@ func (s *ContactStore) upsert(c *simulator.Contact) (*simulator.Contact, bool) {
 	if phoneChanged && phoneBefore != "" {
 		s.unlinkPhone(acct, phoneBefore, pos)
 	}
-	s.scratch = appendRecord(s.scratch[:0], acct, stored)
+	s.scratch = appendRecord(s.scratch[:0], &s.dict, acct, stored)
 	if len(s.scratch) <= len(old) {
 		copy(old, s.scratch) // in place: the leftover bytes are never read
 		s.arena.waste += len(old) - len(s.scratch)
@@ -176,7 +177,7 @@ func (s *ContactStore) upsert(c *simulator.Contact) (*simulator.Contact, bool) {
 // add stores c as the newest contact; the caller has checked that it
 // matches none.
 func (s *ContactStore) add(acct uint32, c *simulator.Contact) {
-	s.scratch = appendRecord(s.scratch[:0], acct, c)
+	s.scratch = appendRecord(s.scratch[:0], &s.dict, acct, c)
 	s.addRecord(acct, s.scratch, c.Email, c.PhoneNo)
 }
 
@@ -265,7 +266,7 @@ func (s *ContactStore) FindContacts(_ context.Context, f simulator.ContactFilter
 	if f.AccountID == "" {
 		lo, hi := bounds(len(s.loc), f.Offset, f.Limit)
 		for pos := lo; pos < hi; pos++ {
-			out = append(out, decodeRecord(s.record(uint32(pos)), s.accounts))
+			out = append(out, decodeRecord(s.record(uint32(pos)), &s.dict, s.accounts))
 		}
 		return out, len(s.loc), nil
 	}
@@ -275,7 +276,7 @@ func (s *ContactStore) FindContacts(_ context.Context, f simulator.ContactFilter
 	}
 	all := s.byAccount[n]
 	for _, pos := range window(all, f.Offset, f.Limit) {
-		out = append(out, decodeRecord(s.record(pos), s.accounts))
+		out = append(out, decodeRecord(s.record(pos), &s.dict, s.accounts))
 	}
 	return out, len(all), nil
 }

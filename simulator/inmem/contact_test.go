@@ -121,6 +121,7 @@ func TestRecord_RoundTrip(t *testing.T) {
 	one, zero := 1, -3
 	for _, c := range []*simulator.Contact{
 		{ID: "x", AccountID: "a"},
+		{ID: "y", AccountID: "a", FirstName: strings.Repeat("long", 20), Tag: []string{strings.Repeat("t", 64)}},
 		{ID: "ct_0123456789abcdef01234567", AccountID: "b", Email: "Ä@example.com", PhoneNo: "+1 (555) 0100",
 			FirstName: "Ada", LastName: "L", AddrOne: "1", AddrTwo: "2", City: "C", Country: "UK", State: "S",
 			ZipCode: "Z", Gender: "female", DateOfBirth: "1815-12-10", EmailOptStatus: &one, SMSOptStatus: &zero,
@@ -128,11 +129,13 @@ func TestRecord_RoundTrip(t *testing.T) {
 			CreatedAt: time.Date(1815, 12, 10, 1, 2, 3, 4, time.UTC), UpdatedAt: time.Date(3000, 1, 1, 0, 0, 0, 999999999, time.UTC)},
 		{ID: "ct_0123456789ABCDEF01234567", AccountID: "a"}, // upper-case hex is kept as given
 	} {
-		rec := appendRecord(nil, map[string]uint32{"a": 0, "b": 1}[c.AccountID], c)
+		var d dict
+		d.appendWord(nil, "female") // a word known before
+		rec := appendRecord(nil, &d, map[string]uint32{"a": 0, "b": 1}[c.AccountID], c)
 		if got := recordSize(append(rec, 0xff, 0xff)); got != len(rec) {
 			t.Errorf("recordSize = %d, want %d", got, len(rec))
 		}
-		if got := decodeRecord(rec, []string{"a", "b"}); !reflect.DeepEqual(got, c) {
+		if got := decodeRecord(rec, &d, []string{"a", "b"}); !reflect.DeepEqual(got, c) {
 			t.Errorf("decoded %+v, want %+v", got, c)
 		}
 	}

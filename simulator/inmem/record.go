@@ -15,11 +15,18 @@ import (
 //	string  email, phoneNo            (the index keys, first, so a hit is verified quickly)
 //	id      0 + string, or 1 + 12 bytes for the server's "ct_" + 24 hex digits
 //	time    createdAt, updatedAt      (varint Unix seconds, uvarint nanoseconds; read back in UTC)
-//	string  firstName, lastName, addrOne, addrTwo, city, country, state, zipCode, gender, dateOfBirth
+//	word    firstName, lastName
+//	string  addrOne
+//	word    addrTwo, city, country, state
+//	string  zipCode
+//	word    gender, dateOfBirth
 //	opt     emailOptStatus, smsOptStatus (uvarint 0 for absent, else zigzag value + 1)
-//	list    tag, playerType           (uvarint count, then strings; an empty list reads back absent)
+//	list    tag, playerType           (uvarint count, then words; an empty list reads back absent)
 //
-// where a string is a uvarint length and its bytes. A record is
+// where a string is a uvarint length and its bytes, and a word is a string
+// that is likely to repeat: uvarint 2·length and its bytes, or 2·n+1 for
+// the store's n-th dictionary word (names, cities, dates, tags: a few
+// bytes each instead of ten or more, for a million contacts). A record is
 // self-delimiting, so the arena stores no lengths.
 
 func appendString(b []byte, s string) []byte {
@@ -63,30 +70,66 @@ func appendOpt(b []byte, v *int) []byte {
 
 func zigzag(v int64) uint64 { return uint64(v<<1) ^ uint64(v>>63) }
 
-func appendList(b []byte, l []string) []byte {
+// dict numbers the words records share. It only grows, up to dictMax
+// words, so it stays small whatever the contacts; later words are stored
+// in full.
+type dict struct {
+	ids   map[string]uint32
+	words []string
+}
+
+const (
+	dictMax     = 1 << 16
+	dictWordMax = 32 // longer strings are seldom shared
+)
+
+func (d *dict) appendWord(b []byte, s string) []byte {
+	id, ok := d.ids[s]
+	if !ok && s != "" && len(s) <= dictWordMax && len(d.words) < dictMax {
+		if d.ids == nil {
+			d.ids = map[string]uint32{}
+		}
+		s = strings.Clone(s) // not a part of the caller's larger string
+		id, ok = uint32(len(d.words)), true
+		d.words = append(d.words, s)
+		d.ids[s] = id
+	}
+	if ok {
+		return binary.AppendUvarint(b, uint64(id)<<1|1)
+	}
+	b = binary.AppendUvarint(b, uint64(len(s))<<1)
+	return append(b, s...)
+}
+
+func (d *dict) appendList(b []byte, l []string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(l)))
 	for _, s := range l {
-		b = appendString(b, s)
+		b = d.appendWord(b, s)
 	}
 	return b
 }
 
 // appendRecord appends the record of c, for account number acct, to b.
-func appendRecord(b []byte, acct uint32, c *simulator.Contact) []byte {
+func appendRecord(b []byte, d *dict, acct uint32, c *simulator.Contact) []byte {
 	b = binary.AppendUvarint(b, uint64(acct))
 	b = appendString(b, c.Email)
 	b = appendString(b, c.PhoneNo)
 	b = appendID(b, c.ID)
 	b = appendTime(b, c.CreatedAt)
 	b = appendTime(b, c.UpdatedAt)
-	for _, s := range [...]string{c.FirstName, c.LastName, c.AddrOne, c.AddrTwo, c.City,
-		c.Country, c.State, c.ZipCode, c.Gender, c.DateOfBirth} {
-		b = appendString(b, s)
+	b = d.appendWord(b, c.FirstName)
+	b = d.appendWord(b, c.LastName)
+	b = appendString(b, c.AddrOne)
+	for _, s := range [...]string{c.AddrTwo, c.City, c.Country, c.State} {
+		b = d.appendWord(b, s)
 	}
+	b = appendString(b, c.ZipCode)
+	b = d.appendWord(b, c.Gender)
+	b = d.appendWord(b, c.DateOfBirth)
 	b = appendOpt(b, c.EmailOptStatus)
 	b = appendOpt(b, c.SMSOptStatus)
-	b = appendList(b, c.Tag)
-	return appendList(b, c.PlayerType)
+	b = d.appendList(b, c.Tag)
+	return d.appendList(b, c.PlayerType)
 }
 
 // reader decodes a record. Records are written only by appendRecord, so a
@@ -120,6 +163,12 @@ func (r *reader) bytes() []byte {
 	s := r.b[r.off : r.off+n]
 	r.off += n
 	return s
+}
+
+func (r *reader) skipWord() {
+	if x := r.uvarint(); x&1 == 0 {
+		r.off += int(x >> 1)
+	}
 }
 
 func (r *reader) skipID() {
@@ -158,14 +207,20 @@ func recordSize(b []byte) int {
 		r.varint()
 		r.uvarint()
 	}
-	for range 10 {
-		r.bytes()
+	r.skipWord()
+	r.skipWord()
+	r.bytes()
+	for range 4 {
+		r.skipWord()
 	}
+	r.bytes()
+	r.skipWord()
+	r.skipWord()
 	r.uvarint()
 	r.uvarint()
 	for range 2 {
 		for n := r.uvarint(); n > 0; n-- {
-			r.bytes()
+			r.skipWord()
 		}
 	}
 	return r.off
@@ -173,12 +228,22 @@ func recordSize(b []byte) int {
 
 // decodeRecord returns a fresh Contact from the record at the start of rec.
 // Its strings share one allocation.
-func decodeRecord(rec []byte, accounts []string) *simulator.Contact {
+func decodeRecord(rec []byte, d *dict, accounts []string) *simulator.Contact {
 	rec = rec[:recordSize(rec)]
 	all := string(rec)
 	r := reader{b: rec}
 	str := func() string {
 		n := int(r.uvarint())
+		s := all[r.off : r.off+n]
+		r.off += n
+		return s
+	}
+	word := func() string {
+		x := r.uvarint()
+		if x&1 == 1 {
+			return d.words[x>>1]
+		}
+		n := int(x >> 1)
 		s := all[r.off : r.off+n]
 		r.off += n
 		return s
@@ -198,10 +263,15 @@ func decodeRecord(rec []byte, accounts []string) *simulator.Contact {
 		sec := r.varint()
 		*t = time.Unix(sec, int64(r.uvarint())).UTC()
 	}
-	for _, p := range [...]*string{&c.FirstName, &c.LastName, &c.AddrOne, &c.AddrTwo, &c.City,
-		&c.Country, &c.State, &c.ZipCode, &c.Gender, &c.DateOfBirth} {
-		*p = str()
+	c.FirstName = word()
+	c.LastName = word()
+	c.AddrOne = str()
+	for _, p := range [...]*string{&c.AddrTwo, &c.City, &c.Country, &c.State} {
+		*p = word()
 	}
+	c.ZipCode = str()
+	c.Gender = word()
+	c.DateOfBirth = word()
 	for _, p := range []**int{&c.EmailOptStatus, &c.SMSOptStatus} {
 		if v := r.uvarint(); v > 0 {
 			v--
@@ -213,7 +283,7 @@ func decodeRecord(rec []byte, accounts []string) *simulator.Contact {
 		if n := int(r.uvarint()); n > 0 {
 			l := make([]string, n)
 			for i := range l {
-				l[i] = str()
+				l[i] = word()
 			}
 			*p = l
 		}
