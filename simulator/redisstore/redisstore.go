@@ -6,8 +6,10 @@
 // their version, which every replica checks at start (DB.AgreeCampaigns).
 //
 // Every operation that reads and then writes runs as one Lua script, so it
-// is atomic across processes; the one exception, merging an upsert into an
-// existing contact, is an optimistic compare-and-set that retries. Scripts
+// is atomic across processes; the exceptions: merging an upsert into an
+// existing contact is an optimistic compare-and-set that retries, and
+// seeding contacts (ContactStore.SeedContacts) writes pipelined batches
+// under a lock key instead. Scripts
 // derive some key names from the prefix, so the store needs a standalone
 // Redis (or a single-shard setup), not Redis Cluster.
 //

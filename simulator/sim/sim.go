@@ -293,6 +293,8 @@ func (r *reseeding) DeleteContacts(ctx context.Context, accountID string) error 
 	if err := r.contactSeeder.DeleteContacts(ctx, accountID); err != nil || accountID != "" {
 		return err
 	}
+	freeSeedGarbage() // the deleted contacts, before the new ones come
+	defer debug.SetGCPercent(debug.SetGCPercent(25))
 	if _, err := r.SeedContacts(ctx, r.version, r.contacts); err != nil {
 		return fmt.Errorf("reseed contacts: %w", err)
 	}
