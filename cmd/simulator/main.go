@@ -74,6 +74,10 @@ func main() {
 	}
 }
 
+// maxContacts bounds --contacts: positions and record numbers are 32-bit,
+// and ten million per account is far past what fits in memory anyway.
+const maxContacts = 10_000_000
+
 // Main is the program, separated from main so tests can run it.
 type Main struct {
 	Config    sim.Config
@@ -122,6 +126,7 @@ func (m *Main) ParseFlags(_ context.Context, args []string) error {
 	fs.StringVar(&c.CampaignsFile, "campaigns-file", "", "campaigns JSON file replacing the generated campaigns")
 	fs.Int64Var(&c.Seed, "seed", seed.DefaultSeed, "seed of the campaign generator (not 0)")
 	fs.IntVar(&c.CampaignsPerAccount, "campaigns", sim.DefaultCampaigns, "generated campaigns per account")
+	fs.IntVar(&c.ContactsPerAccount, "contacts", 0, "fake contacts seeded per account at start and by every reset")
 	fs.IntVar(&c.RateLimit, "rate-limit", 100, "requests allowed per account per window (spec §8: 100)")
 	fs.DurationVar(&c.RateWindow, "rate-window", time.Minute, "rate-limit window (spec §8: 1m)")
 	fs.StringVar(&c.RedisURL, "redis-url", "", "keep state in this Redis (redis://127.0.0.1:6379/0), shared by replicas (default: in memory)")
@@ -155,6 +160,8 @@ func (m *Main) ParseFlags(_ context.Context, args []string) error {
 		return errors.New("--rate-window must be positive")
 	case c.CampaignsPerAccount < 0 || c.CampaignsPerAccount > 10000:
 		return errors.New("--campaigns must be between 0 and 10000")
+	case c.ContactsPerAccount < 0 || c.ContactsPerAccount > maxContacts:
+		return fmt.Errorf("--contacts must be between 0 and %d", maxContacts)
 	case c.MaxBodyBytes < 1024:
 		return errors.New("--max-body-bytes must be at least 1024")
 	}

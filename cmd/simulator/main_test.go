@@ -45,6 +45,33 @@ func TestParseFlags_Precedence(t *testing.T) {
 	}
 }
 
+func TestParseFlags_Contacts(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want int
+	}{
+		{"none by default", nil, nil, 0},
+		{"from the environment", nil, map[string]string{"SIM_CONTACTS": "500000"}, 500000},
+		{"the flag beats the environment", []string{"--contacts", "7"}, map[string]string{"SIM_CONTACTS": "9"}, 7},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			m := NewMain(&bytes.Buffer{}, &bytes.Buffer{})
+			if err := m.ParseFlags(context.Background(), tt.args); err != nil {
+				t.Fatal(err)
+			}
+			if got := m.Config.ContactsPerAccount; got != tt.want {
+				t.Fatalf("ContactsPerAccount = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
 func TestParseFlags_Refused(t *testing.T) {
 	tests := []struct {
 		name string
@@ -56,6 +83,8 @@ func TestParseFlags_Refused(t *testing.T) {
 		{"zero limit", []string{"--rate-limit", "0"}, nil, "--rate-limit"},
 		{"negative window", []string{"--rate-window", "-1s"}, nil, "--rate-window"},
 		{"bad env value", nil, map[string]string{"SIM_RATE_LIMIT": "lots"}, "SIM_RATE_LIMIT"},
+		{"negative contacts", []string{"--contacts", "-1"}, nil, "--contacts"},
+		{"too many contacts", nil, map[string]string{"SIM_CONTACTS": "10000001"}, "--contacts"},
 		{"stray argument", []string{"serve"}, nil, "unexpected argument"},
 		{"unknown flag", []string{"--colour"}, nil, "colour"},
 	}

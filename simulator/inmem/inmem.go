@@ -6,7 +6,6 @@ import (
 	"context"
 	"crypto/subtle"
 	"sort"
-	"strings"
 	"sync"
 
 	"github.com/partner-v3/conformance-kit/simulator"
@@ -49,94 +48,6 @@ func (s *AccountStore) Authenticate(_ context.Context, apiKey, apiSecret string)
 // Accounts implements simulator.AccountStore.
 func (s *AccountStore) Accounts(context.Context) ([]*simulator.Account, error) {
 	return s.accounts, nil
-}
-
-// ContactStore keeps contacts in memory.
-type ContactStore struct {
-	mu       sync.Mutex
-	contacts []*simulator.Contact // in creation order
-}
-
-// NewContactStore returns an empty store.
-func NewContactStore() *ContactStore { return &ContactStore{} }
-
-// UpsertContact implements simulator.ContactStore.
-func (s *ContactStore) UpsertContact(_ context.Context, c *simulator.Contact) (*simulator.Contact, bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if old := s.match(c); old != nil {
-		old.Merge(c)
-		old.UpdatedAt = c.UpdatedAt
-		return clone(old), false, nil
-	}
-	stored := clone(c)
-	s.contacts = append(s.contacts, stored)
-	return clone(stored), true, nil
-}
-
-// match finds the contact c duplicates: same account and same email, or,
-// when c has no email, same phoneNo.
-func (s *ContactStore) match(c *simulator.Contact) *simulator.Contact {
-	if c.Email == "" && c.PhoneNo == "" {
-		return nil // nothing to be the same contact by
-	}
-	for _, old := range s.contacts {
-		if old.AccountID != c.AccountID {
-			continue
-		}
-		if c.Email != "" {
-			if strings.EqualFold(old.Email, c.Email) {
-				return old
-			}
-		} else if old.PhoneNo == c.PhoneNo {
-			return old
-		}
-	}
-	return nil
-}
-
-// FindContacts implements simulator.ContactStore.
-func (s *ContactStore) FindContacts(_ context.Context, f simulator.ContactFilter) ([]*simulator.Contact, int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var all []*simulator.Contact
-	for _, c := range s.contacts {
-		if f.AccountID == "" || c.AccountID == f.AccountID {
-			all = append(all, c)
-		}
-	}
-	page := window(all, f.Offset, f.Limit)
-	out := make([]*simulator.Contact, len(page))
-	for i, c := range page {
-		out[i] = clone(c)
-	}
-	return out, len(all), nil
-}
-
-// DeleteContacts implements simulator.ContactStore.
-func (s *ContactStore) DeleteContacts(_ context.Context, accountID string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	kept := s.contacts[:0]
-	for _, c := range s.contacts {
-		if accountID != "" && c.AccountID != accountID {
-			kept = append(kept, c)
-		}
-	}
-	clear(s.contacts[len(kept):])
-	s.contacts = kept
-	return nil
-}
-
-// clone copies c deeply enough that callers cannot change stored state.
-func clone(c *simulator.Contact) *simulator.Contact {
-	out := *c
-	out.EmailOptStatus, out.SMSOptStatus, out.Tag, out.PlayerType = nil, nil, nil, nil
-	out.Merge(&simulator.Contact{
-		EmailOptStatus: c.EmailOptStatus, SMSOptStatus: c.SMSOptStatus,
-		Tag: c.Tag, PlayerType: c.PlayerType,
-	})
-	return &out
 }
 
 // CampaignStore keeps campaigns in memory. Campaigns are read-only once

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -103,13 +104,9 @@ return 1
 // pageScript reads a page of an ordered set and the records it names, in
 // one atomic step, so a page never mixes two states.
 //
-// KEYS: order zset, data hash, and optionally a key that must exist (the
-// campaign version). ARGV: offset, limit (0: no limit).
-// Returns {total, json...}, or {-1} when the third key is missing.
+// KEYS: order zset, data hash. ARGV: offset, limit (0: no limit).
+// Returns {total, json...}.
 var pageScript = redis.NewScript(`
-if KEYS[3] and redis.call('EXISTS', KEYS[3]) == 0 then
-  return {-1}
-end
 local total = redis.call('ZCARD', KEYS[1])
 local offset, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
 local stop = -1
@@ -140,24 +137,33 @@ return out
 `)
 
 // deleteContactsScript removes one account's contacts and indexes, or every
-// account's when the account is empty.
+// account's and the seed version when the account is empty. It refuses (0)
+// while a replica other than the caller holds the seed lock, so a reset
+// never cuts a seeding in half.
 //
-// KEYS: global order zset, accounts set. ARGV: prefix, account.
+// KEYS: global order zset, accounts set, contact version, seed lock.
+// ARGV: prefix, account, the caller's lock token or "".
 var deleteContactsScript = redis.NewScript(`
+local holder = redis.call('GET', KEYS[4])
+if holder and holder ~= ARGV[3] then
+  return 0
+end
 local p = ARGV[1]
-local function drop(acct)
+local function drop(acct, all)
   local order = p .. 'contact-order:' .. acct
-  for _, id in ipairs(redis.call('ZRANGE', order, 0, -1)) do
-    redis.call('ZREM', KEYS[1], acct .. '\n' .. id)
+  if not all then
+    for _, id in ipairs(redis.call('ZRANGE', order, 0, -1)) do
+      redis.call('ZREM', KEYS[1], acct .. '\n' .. id)
+    end
   end
-  redis.call('DEL', order, p .. 'contact-data:' .. acct, p .. 'contact-email:' .. acct, p .. 'contact-phone:' .. acct)
+  redis.call('UNLINK', order, p .. 'contact-data:' .. acct, p .. 'contact-email:' .. acct, p .. 'contact-phone:' .. acct)
   redis.call('SREM', KEYS[2], acct)
 end
 if ARGV[2] == '' then
-  for _, acct in ipairs(redis.call('SMEMBERS', KEYS[2])) do drop(acct) end
-  redis.call('DEL', KEYS[1], KEYS[2])
+  for _, acct in ipairs(redis.call('SMEMBERS', KEYS[2])) do drop(acct, true) end
+  redis.call('UNLINK', KEYS[1], KEYS[2], KEYS[3])
 else
-  drop(ARGV[2])
+  drop(ARGV[2], false)
 end
 return 1
 `)
@@ -175,7 +181,7 @@ func (s *ContactStore) UpsertContact(ctx context.Context, c *simulator.Contact) 
 	case c.PhoneNo != "":
 		kind = "phone"
 	}
-	email := strings.ToLower(c.Email)
+	email := lower(c.Email)
 	newJSON, err := json.Marshal(c)
 	if err != nil {
 		return nil, false, fmt.Errorf("upsert contact: %w", err)
@@ -246,14 +252,46 @@ func (s *ContactStore) FindContacts(ctx context.Context, filter simulator.Contac
 	return contacts, total, nil
 }
 
-// DeleteContacts implements simulator.ContactStore.
+// DeleteContacts implements simulator.ContactStore. Deleting every
+// account's contacts also forgets the seed version, so SeedContacts seeds
+// again. While another replica seeds, it waits (up to seedWait).
 func (s *ContactStore) DeleteContacts(ctx context.Context, accountID string) error {
-	db := s.db
-	keys := []string{db.key("contact-order"), db.key("contact-accounts")}
-	if err := deleteContactsScript.Run(ctx, db.client, keys, db.Prefix, accountID).Err(); err != nil {
+	if err := s.deleteContacts(ctx, accountID, ""); err != nil {
 		return fmt.Errorf("delete contacts: %w", err)
 	}
 	return nil
+}
+
+func (s *ContactStore) deleteContacts(ctx context.Context, accountID, token string) error {
+	db := s.db
+	keys := []string{db.key("contact-order"), db.key("contact-accounts"), db.key("contact-version"), db.key("contact-seed-lock")}
+	deadline := time.Now().Add(seedWait)
+	for {
+		done, err := deleteContactsScript.Run(ctx, db.client.WithTimeout(seedTimeout), keys, db.Prefix, accountID, token).Int()
+		if err != nil {
+			return err
+		}
+		if done == 1 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("another replica has been seeding contacts for %v", seedWait)
+		}
+		if err := sleep(ctx, 100*time.Millisecond); err != nil {
+			return err
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // hexPhone encodes a phoneNo for the phone index: hex digits never hold
@@ -293,3 +331,6 @@ func page(cmd *redis.Cmd) (int, []string, error) {
 	}
 	return int(total), records, nil
 }
+
+// lower is the email index key: the lower-cased email, as inmem compares.
+func lower(email string) string { return strings.ToLower(email) }

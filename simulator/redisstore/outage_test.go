@@ -34,7 +34,6 @@ type storeCall struct {
 
 func storeCalls(db *redisstore.DB) []storeCall {
 	contacts := redisstore.NewContactStore(db)
-	campaigns := redisstore.NewCampaignStore(db)
 	counter := redisstore.NewRateCounter(db, simulator.DefaultRateLimit, simulator.DefaultRateWindow)
 	control := redisstore.NewControlStore(db)
 	gate := redisstore.NewGate(db, simulator.DefaultRateLimit, simulator.DefaultRateWindow)
@@ -55,10 +54,6 @@ func storeCalls(db *redisstore.DB) []storeCall {
 			if err == nil && !created {
 				return fmt.Errorf("contact %s not created", c.ID)
 			}
-			return err
-		}},
-		{"FindCampaigns", func(ctx context.Context) error {
-			_, _, err := campaigns.FindCampaigns(ctx, simulator.CampaignFilter{AccountID: "acc"})
 			return err
 		}},
 		{"TakeFault", func(ctx context.Context) error {
@@ -219,21 +214,12 @@ func TestOutage_RedisServer(t *testing.T) {
 			t.Fatalf("%s before the outage: %v", c.name, err)
 		}
 	}
-	campaigns := redisstore.NewCampaignStore(db)
-	if _, err := campaigns.SeedCampaigns(context.Background(), "v1", []*simulator.Campaign{testCampaign("acc", 1)}); err != nil {
-		t.Fatal(err)
-	}
-
 	srv.stop(t)
 	checkFailsFast(t, calls)
 
 	// Without persistence the new redis-server starts empty.
 	startRedisServer(t, bin, port)
 	checkRecovers(t, calls)
-	cs, total, err := campaigns.FindCampaigns(context.Background(), simulator.CampaignFilter{AccountID: "acc"})
-	if err != nil || total != 1 || len(cs) != 1 {
-		t.Errorf("campaigns after the restart = %d, total %d, %v; want the seeded one back", len(cs), total, err)
-	}
 }
 
 // redisServerBinary finds redis-server on PATH: a skip locally, a failure

@@ -1,11 +1,15 @@
-// Package redisstore keeps the simulator's state in Redis, so that several
-// simulator processes (replicas) pointed at one Redis share it: the contacts,
-// the seeded campaigns, the per-account rate counter of spec §8 ("one shared
-// counter per account") and the control API's clock and faults.
+// Package redisstore keeps the simulator's shared state in Redis, so that
+// several simulator processes (replicas) pointed at one Redis share it: the
+// contacts, the per-account rate counter of spec §8 ("one shared counter per
+// account") and the control API's clock and faults. Campaigns never change
+// after seeding, so each replica keeps its own in memory; Redis holds only
+// their version, which every replica checks at start (DB.AgreeCampaigns).
 //
 // Every operation that reads and then writes runs as one Lua script, so it
-// is atomic across processes; the one exception, merging an upsert into an
-// existing contact, is an optimistic compare-and-set that retries. Scripts
+// is atomic across processes; the exceptions: merging an upsert into an
+// existing contact is an optimistic compare-and-set that retries, and
+// seeding contacts (ContactStore.SeedContacts) writes pipelined batches
+// under a lock key instead. Scripts
 // derive some key names from the prefix, so the store needs a standalone
 // Redis (or a single-shard setup), not Redis Cluster.
 //
@@ -18,10 +22,9 @@
 //	P contact-email:<account>     hash    lower-cased email -> contact id
 //	P contact-phone:<account>     zset    "<hex phoneNo>:<sequence>:<id>", lexical order
 //	P contact-accounts            set     accounts that hold contacts
-//	P campaign-version            string  version of the seeded campaigns
-//	P campaign-order:<account>    zset    zero-padded campaign ids (lexical = numeric order)
-//	P campaign-data:<account>     hash    zero-padded campaign id -> campaign JSON
-//	P campaign-accounts           set     accounts that hold campaigns
+//	P contact-version             string  version of the seeded contacts; absent: seed them
+//	P contact-seed-lock           string  held by the replica seeding contacts (expires)
+//	P campaign-version            string  version of every replica's campaigns (kept in memory)
 //	P rate:<key>                  zset    "<20-digit time>:<unique>" of each counted request
 //	P rate-keys                   set     the rate zsets, for ResetAll
 //	P reply:<unique>              string  a state-changing script's reply, for a re-sent script (DB.Open)

@@ -117,9 +117,8 @@ var globEscaper = strings.NewReplacer(`\`, `\\`, "*", `\*`, "?", `\?`, "[", `\[`
 
 func backend(db *redisstore.DB) storetest.Backend {
 	return storetest.Backend{
-		Contacts:  redisstore.NewContactStore(db),
-		Campaigns: redisstore.NewCampaignStore(db),
-		Control:   redisstore.NewControlStore(db),
+		Contacts: redisstore.NewContactStore(db),
+		Control:  redisstore.NewControlStore(db),
 		NewRateCounter: func(limit int, window time.Duration) simulator.RateCounter {
 			return redisstore.NewRateCounter(db, limit, window)
 		},
@@ -184,93 +183,6 @@ func TestDB_Open(t *testing.T) {
 				t.Errorf("Open(%q) = %v, want an open redis error", tt.url, err)
 			}
 		})
-	}
-}
-
-func testCampaign(account string, id int64) *simulator.Campaign {
-	at := simulator.Timestamp{Time: time.Date(2026, 1, 2, 3, 4, 5, 6e6, time.UTC)}
-	return &simulator.Campaign{AccountID: account, CampaignRecord: simulator.CampaignRecord{
-		ID: id, CampaignName: "c", CampaignChannel: simulator.ChannelEmail, Status: "Sent",
-		StatusColor: "#000000", Active: 1, ScheduledOn: at, ScheduledTimeZone: "UTC", Offset: "+00:00",
-		BroadcastOn: at, CreatedAt: at, UpdatedAt: at,
-	}}
-}
-
-// A Redis that comes back empty (restarted without persistence) gets the
-// campaigns back on the next read: the simulator recovers without a
-// restart.
-func TestCampaignStore_ReseedsAfterDataLoss(t *testing.T) {
-	ctx := context.Background()
-	m := miniredis.RunT(t)
-	url := "redis://" + m.Addr() + "/0"
-	db := MustOpenDB(t, url)
-	s := redisstore.NewCampaignStore(db)
-	if stored, err := s.SeedCampaigns(ctx, "v1", []*simulator.Campaign{testCampaign("acc", 1), testCampaign("acc", 2)}); err != nil || !stored {
-		t.Fatalf("SeedCampaigns = %v, %v, want stored", stored, err)
-	}
-
-	m.FlushAll()
-	cs, total, err := s.FindCampaigns(ctx, simulator.CampaignFilter{AccountID: "acc"})
-	if err != nil || total != 2 || len(cs) != 2 || cs[0].ID != 1 || cs[1].ID != 2 {
-		t.Fatalf("FindCampaigns after the flush = %d campaigns, total %d, %v; want 1 and 2", len(cs), total, err)
-	}
-
-	m.FlushAll()
-	if c, err := s.FindCampaignByID(ctx, "acc", 2); err != nil || c.ID != 2 {
-		t.Fatalf("FindCampaignByID after the flush = %+v, %v; want campaign 2", c, err)
-	}
-	if _, err := s.FindCampaignByID(ctx, "acc", 3); simulator.ErrorCode(err) != simulator.ENOTFOUND {
-		t.Errorf("FindCampaignByID(3) = %v, want ENOTFOUND", err)
-	}
-
-	// A replica (same prefix) that never seeded has nothing to restore.
-	replica := redisstore.NewDB(url)
-	replica.Prefix = db.Prefix
-	if err := replica.Open(); err != nil {
-		t.Fatal(err)
-	}
-	defer replica.Close()
-	other := redisstore.NewCampaignStore(replica)
-	m.FlushAll()
-	if cs, total, err := other.FindCampaigns(ctx, simulator.CampaignFilter{AccountID: "acc"}); err != nil || total != 0 || len(cs) != 0 {
-		t.Errorf("FindCampaigns on a store that never seeded = %d, %d, %v; want none", len(cs), total, err)
-	}
-	if _, err := other.FindCampaignByID(ctx, "acc", 1); simulator.ErrorCode(err) != simulator.ENOTFOUND {
-		t.Errorf("FindCampaignByID on a store that never seeded = %v, want ENOTFOUND", err)
-	}
-
-	// A newer seed by another replica is not undone by the first one's
-	// memory: only a missing version triggers a reseed.
-	if stored, err := other.SeedCampaigns(ctx, "v2", []*simulator.Campaign{testCampaign("acc", 7)}); err != nil || !stored {
-		t.Fatalf("SeedCampaigns v2 = %v, %v, want stored", stored, err)
-	}
-	if cs, total, err := s.FindCampaigns(ctx, simulator.CampaignFilter{AccountID: "acc"}); err != nil || total != 1 || cs[0].ID != 7 {
-		t.Errorf("FindCampaigns after another replica's v2 = %d campaigns, total %d, %v; want campaign 7", len(cs), total, err)
-	}
-}
-
-// Seeding many campaigns may take longer than the short timeout that keeps
-// requests from hanging; it has its own.
-func TestCampaignStore_SeedOutlastsTheRequestTimeout(t *testing.T) {
-	m := miniredis.RunT(t)
-	db := redisstore.NewDB("redis://" + m.Addr() + "/0")
-	db.Timeout = 200 * time.Millisecond
-	if err := db.Open(); err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	var cs []*simulator.Campaign
-	for id := range int64(6000) {
-		cs = append(cs, testCampaign([]string{"a", "b"}[id%2], id+1))
-	}
-	s := redisstore.NewCampaignStore(db)
-	start := time.Now()
-	if _, err := s.SeedCampaigns(context.Background(), "v1", cs); err != nil {
-		t.Fatalf("SeedCampaigns: %v after %v", err, time.Since(start))
-	}
-	t.Logf("seeded %d campaigns in %v", len(cs), time.Since(start))
-	if _, total, err := s.FindCampaigns(context.Background(), simulator.CampaignFilter{AccountID: "a", Limit: 1}); err != nil || total != 3000 {
-		t.Errorf("FindCampaigns: total %d, %v, want 3000", total, err)
 	}
 }
 

@@ -62,7 +62,7 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 // startReplica runs the simulator over HTTPS on free loopback ports against
 // redisURL, with the certificate it generates in (or reuses from) dataDir,
 // and waits until its /healthz answers 200.
-func startReplica(t *testing.T, bin, name, redisURL, dataDir string) *replica {
+func startReplica(t *testing.T, bin, name, redisURL, dataDir string, extra ...string) *replica {
 	t.Helper()
 	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
 	admin := "127.0.0.1:" + strconv.Itoa(freePort(t))
@@ -75,6 +75,7 @@ func startReplica(t *testing.T, bin, name, redisURL, dataDir string) *replica {
 		"--redis-url", redisURL, "--seed", "4242", "--admin-token", r.token,
 		"--data-dir", dataDir,
 	}
+	args = append(args, extra...)
 	r.cmd = exec.Command(bin, args...)
 	r.cmd.Env = os.Environ()
 	w := lockedWriter{mu: r.logMu, w: r.log}
@@ -473,7 +474,8 @@ func TestReplicaOutage(t *testing.T) {
 		t.Errorf("/healthz during the outage = %d %+v, want 503 naming redis", code, health)
 	}
 
-	// The new redis-server starts empty: the simulator seeds again by itself.
+	// The new redis-server starts empty; the campaigns are in the
+	// simulator's memory, so they are served as before.
 	startRedisServer(t, redisBin, port)
 	start := time.Now()
 	var after []byte
@@ -497,4 +499,86 @@ func TestReplicaOutage(t *testing.T) {
 	if code := r.admin(t, http.MethodGet, "/healthz", nil, &health); code != http.StatusOK || health.Status != "ok" {
 		t.Errorf("/healthz after the restart = %d %+v, want 200 ok", code, health)
 	}
+}
+
+// TestReplicaSeeds starts replicas with --contacts on one redis-server:
+// alike ones share one copy of the seeded contacts; one started with
+// another seed or another count refuses to start, naming both versions; a
+// reset through either brings the seeded contacts back.
+func TestReplicaSeeds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the simulator binary")
+	}
+	redisBin := redisServerBinary(t)
+	port := freePort(t)
+	startRedisServer(t, redisBin, port)
+	redisURL := "redis://127.0.0.1:" + strconv.Itoa(port) + "/0"
+	accounts, err := simulator.ReadAccounts(bytes.NewReader(fixtures.Accounts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := buildSimulator(t)
+	dataDir := t.TempDir()
+	const n = 40
+	one := startReplica(t, bin, "replica one", redisURL, dataDir, "--contacts", strconv.Itoa(n))
+	two := startReplica(t, bin, "replica two", redisURL, dataDir, "--contacts", strconv.Itoa(n))
+
+	type list struct {
+		Contacts []simulator.Contact `json:"contacts"`
+		Total    int                 `json:"total"`
+	}
+	want := n * len(accounts)
+	var before list
+	for _, r := range []*replica{one, two} {
+		var l list
+		if code := r.admin(t, http.MethodGet, "/contacts?limit=1000", nil, &l); code != http.StatusOK || l.Total != want {
+			t.Fatalf("%s: GET /contacts = %d, total %d; want %d (seeded once, shared)", r.name, code, l.Total, want)
+		}
+		if r == one {
+			before = l
+		} else if !sameJSON(l, before) {
+			t.Errorf("the replicas list different contacts")
+		}
+	}
+
+	for _, tt := range []struct {
+		name string
+		args []string
+		what string
+	}{
+		{"another seed", []string{"--seed", "4243", "--contacts", strconv.Itoa(n)}, "campaigns"},
+		{"another contact count", []string{"--contacts", strconv.Itoa(n + 1)}, "contacts"},
+	} {
+		t.Run("a replica with "+tt.name+" refuses to start", func(t *testing.T) {
+			args := []string{"--addr", "127.0.0.1:0", "--admin-addr", "", "--redis-url", redisURL,
+				"--data-dir", dataDir, "--seed", "4242"}
+			cmd := exec.Command(bin, append(args, tt.args...)...)
+			out, err := cmd.CombinedOutput()
+			if err == nil {
+				t.Fatalf("started:\n%s", out)
+			}
+			if !strings.Contains(string(out), "replicas disagree") || !strings.Contains(string(out), tt.what+" version") {
+				t.Errorf("output does not explain the refusal (%v):\n%s", err, out)
+			}
+		})
+	}
+
+	bravo := accounts[1]
+	if status, _, body := one.call(t, bravo, simulator.OpContactAdd, map[string]any{"email": "after.seed@example.com"}); status != http.StatusOK {
+		t.Fatalf("contact/add: %d %s", status, body)
+	}
+	if code := two.admin(t, http.MethodPost, "/reset", nil, nil); code != http.StatusOK {
+		t.Fatalf("POST /reset on two: status %d", code)
+	}
+	var after list
+	if code := one.admin(t, http.MethodGet, "/contacts?limit=1000", nil, &after); code != http.StatusOK || !sameJSON(after, before) {
+		t.Errorf("after a reset through two, one lists %d contacts (status %d), want the %d seeded ones", after.Total, code, want)
+	}
+}
+
+// sameJSON compares by encoding: the contacts hold pointers.
+func sameJSON(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return bytes.Equal(x, y)
 }

@@ -12,8 +12,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"iter"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -57,14 +59,20 @@ type Config struct {
 	// seed.DefaultSeed and DefaultCampaigns; a negative count means none.
 	Seed                int64
 	CampaignsPerAccount int
+	// ContactsPerAccount fake contacts are seeded for each account at start
+	// and again by every reset (seed.Contacts, from Seed and the account).
+	// Zero means none.
+	ContactsPerAccount int
 
 	// RateLimit and RateWindow; zero means the spec's 100 per minute (§8).
 	RateLimit  int
 	RateWindow time.Duration
 
-	// RedisURL, if set, keeps contacts, campaigns, rate counters, clock and
-	// faults in that Redis, so that replicas pointed at it share them (spec
-	// §8: one shared counter per account). Empty means in memory.
+	// RedisURL, if set, keeps contacts, rate counters, clock and faults in
+	// that Redis, so that replicas pointed at it share them (spec §8: one
+	// shared counter per account), and checks there that every replica
+	// serves the same campaigns; each keeps its campaigns in memory. Empty
+	// means all in memory.
 	RedisURL string
 	// RedisPrefix namespaces the keys; replicas that share state use the
 	// same one. Empty means redisstore.DefaultPrefix.
@@ -93,12 +101,14 @@ type Simulator struct {
 	Cert *server.Certificate
 	// Accounts are the accounts it serves.
 	Accounts []*simulator.Account
-	// Seeded reports whether this start generated and stored the campaigns
-	// (false when a shared store already held them).
+	// Seeded reports whether this start recorded the seed in the shared
+	// store (false when another replica had already: then its campaigns
+	// and seeded contacts are this one's). Always true in memory.
 	Seeded bool
 
 	basePath string
 	closers  []func() error
+	redis    *redisstore.DB // nil in memory
 }
 
 // New builds a simulator from cfg. Call Open to listen, or use Handler and
@@ -151,6 +161,10 @@ func New(ctx context.Context, cfg Config) (*Simulator, error) {
 		sim.Close()
 		return nil, err
 	}
+	if err := sim.seedContacts(ctx, cfg, accounts); err != nil {
+		sim.Close()
+		return nil, err
+	}
 	sim.violate(violations)
 	if !cfg.Insecure {
 		if sim.Cert, err = certificate(cfg); err != nil {
@@ -181,7 +195,9 @@ func (sim *Simulator) openState(ctx context.Context, cfg Config, limit int, wind
 		return fmt.Errorf("redis at start: %w", err)
 	}
 	sim.closers = append(sim.closers, db.Close)
-	s.Contacts, s.Campaigns, s.Control = redisstore.NewContactStore(db), redisstore.NewCampaignStore(db), redisstore.NewControlStore(db)
+	sim.redis = db
+	// Campaigns never change after seeding: each replica keeps its own.
+	s.Contacts, s.Campaigns, s.Control = redisstore.NewContactStore(db), inmem.NewCampaignStore(), redisstore.NewControlStore(db)
 	s.Counter = redisstore.NewRateCounter(db, limit, window)
 	// Clock, rate decision and fault in one round trip, on the Counter's
 	// and the Control's keys. In memory the server composes the stores.
@@ -223,8 +239,86 @@ func (sim *Simulator) seed(ctx context.Context, cfg Config, accounts []*simulato
 		return fmt.Errorf("seed campaigns: %w", err)
 	}
 	sim.Seeded = stored
+	if sim.redis != nil {
+		// Replicas that would answer campaign/list differently must not
+		// share a Redis unnoticed: refuse to start (see VersionError).
+		if sim.Seeded, err = sim.redis.AgreeCampaigns(ctx, version); err != nil {
+			return err
+		}
+	}
 	return nil
 }
+
+// contactSeeder is a contact store that seeds once per version
+// (inmem.ContactStore, redisstore.ContactStore).
+type contactSeeder interface {
+	simulator.ContactStore
+	SeedContacts(ctx context.Context, version string, contacts iter.Seq[*simulator.Contact]) (bool, error)
+}
+
+// seedContacts stores the ContactsPerAccount fake contacts of each account
+// and makes a reset store them again.
+func (sim *Simulator) seedContacts(ctx context.Context, cfg Config, accounts []*simulator.Account) error {
+	n := max(cfg.ContactsPerAccount, 0)
+	s := cfg.Seed
+	if s == 0 {
+		s = seed.DefaultSeed
+	}
+	ids := make([]string, len(accounts))
+	for i, a := range accounts {
+		ids[i] = a.AccountID
+	}
+	store, ok := sim.Contacts.(contactSeeder)
+	if !ok {
+		return fmt.Errorf("seed contacts: %T cannot seed", sim.Contacts)
+	}
+	sim.Info["contactsPerAccount"] = n
+	version := seed.ContactsVersion(s, ids, n)
+	contacts := seed.Contacts(s, ids, n)
+	if n > 0 {
+		// Collect the generator's garbage often: the peak stays near what
+		// the contacts keep.
+		defer debug.SetGCPercent(debug.SetGCPercent(25))
+	}
+	if _, err := store.SeedContacts(ctx, version, contacts); err != nil {
+		return err
+	}
+	if n > 0 {
+		freeSeedGarbage()
+		sim.Contacts = &reseeding{contactSeeder: store, version: version, contacts: contacts}
+	}
+	return nil
+}
+
+// reseeding puts the seeded contacts back after the control API's reset
+// deletes every contact (POST /reset: the state as at start). That costs
+// what seeding cost at start.
+type reseeding struct {
+	contactSeeder
+	version  string
+	contacts iter.Seq[*simulator.Contact]
+}
+
+// DeleteContacts implements simulator.ContactStore: deleting every
+// account's contacts seeds them again; one account's stay deleted.
+func (r *reseeding) DeleteContacts(ctx context.Context, accountID string) error {
+	if err := r.contactSeeder.DeleteContacts(ctx, accountID); err != nil || accountID != "" {
+		return err
+	}
+	freeSeedGarbage() // the deleted contacts, before the new ones come
+	defer debug.SetGCPercent(debug.SetGCPercent(25))
+	if _, err := r.SeedContacts(ctx, r.version, r.contacts); err != nil {
+		return fmt.Errorf("reseed contacts: %w", err)
+	}
+	freeSeedGarbage()
+	return nil
+}
+
+// freeSeedGarbage hands the memory seeding went through back to the
+// system at once: generating a million contacts makes several times their
+// stored size in garbage, which the runtime would otherwise keep resident
+// for minutes.
+func freeSeedGarbage() { debug.FreeOSMemory() }
 
 func loadAccounts(cfg Config) ([]*simulator.Account, error) {
 	if cfg.Accounts != nil {

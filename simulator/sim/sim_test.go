@@ -191,3 +191,83 @@ func TestViolations(t *testing.T) {
 		})
 	}
 }
+
+// admin sends one control API request in-process.
+func admin(t *testing.T, s *sim.Simulator, method, target string) *httptest.ResponseRecorder {
+	t.Helper()
+	req := httptest.NewRequest(method, target, nil)
+	req.Header.Set("Authorization", "Bearer tok")
+	w := httptest.NewRecorder()
+	s.AdminHandler().ServeHTTP(w, req)
+	return w
+}
+
+type contactList struct {
+	Contacts []*simulator.Contact `json:"contacts"`
+	Total    int                  `json:"total"`
+}
+
+func listContacts(t *testing.T, s *sim.Simulator, query string) contactList {
+	t.Helper()
+	w := admin(t, s, http.MethodGet, "/contacts?"+query)
+	var l contactList
+	if err := json.Unmarshal(w.Body.Bytes(), &l); err != nil || w.Code != http.StatusOK {
+		t.Fatalf("GET /contacts?%s = %d %s (%v)", query, w.Code, w.Body, err)
+	}
+	return l
+}
+
+// --contacts N seeds N contacts per account, visible through the control
+// API, each one an Add Contact the server accepts (spec §4.1: re-adding
+// one merges into it, so the count stays); the same seed gives the same
+// contacts; a reset brings them back as seeded.
+func TestContactsPerAccount(t *testing.T) {
+	const n = 150
+	cfg := sim.Config{Insecure: true, AdminToken: "tok", ContactsPerAccount: n, RateLimit: 1000}
+	s, err := sim.New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := listContacts(t, s, "limit=1000")
+	if got, want := all.Total, n*len(s.Accounts); got != want {
+		t.Fatalf("total = %d, want %d", got, want)
+	}
+	mine := listContacts(t, s, "limit=1000&accountId="+s.Accounts[0].AccountID)
+	if mine.Total != n || len(mine.Contacts) != n {
+		t.Fatalf("first account: total %d, %d listed, want %d", mine.Total, len(mine.Contacts), n)
+	}
+	for _, c := range mine.Contacts {
+		body, _ := json.Marshal(map[string]any{
+			"email": c.Email, "phoneNo": c.PhoneNo, "firstName": c.FirstName, "lastName": c.LastName,
+			"addrOne": c.AddrOne, "addrTwo": c.AddrTwo, "city": c.City, "country": c.Country, "state": c.State,
+			"zipCode": c.ZipCode, "gender": c.Gender, "dateOfBirth": c.DateOfBirth,
+			"emailOptStatus": c.EmailOptStatus, "smsOptStatus": c.SMSOptStatus, "tag": c.Tag, "playerType": c.PlayerType,
+		})
+		w := call(t, s, simulator.OpContactAdd, string(body))
+		if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"contactId":"`+c.ID+`"`) {
+			t.Fatalf("Add Contact of seeded %s = %d %s, want 200 naming it", c.ID, w.Code, w.Body)
+		}
+	}
+	if got := listContacts(t, s, "limit=1").Total; got != n*len(s.Accounts) {
+		t.Errorf("total after re-adding every seeded contact = %d, want %d", got, n*len(s.Accounts))
+	}
+
+	again, err := sim.New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _ := json.Marshal(all)
+	if got, _ := json.Marshal(listContacts(t, again, "limit=1000")); !bytes.Equal(got, first) {
+		t.Errorf("a second simulator with the same seed lists other contacts")
+	}
+
+	if w := call(t, s, simulator.OpContactAdd, `{"email":"new.one@example.com","city":"Oslo"}`); w.Code != http.StatusOK {
+		t.Fatalf("Add Contact: %d %s", w.Code, w.Body)
+	}
+	if w := admin(t, s, http.MethodPost, "/reset"); w.Code != http.StatusOK {
+		t.Fatalf("POST /reset: %d %s", w.Code, w.Body)
+	}
+	if got, _ := json.Marshal(listContacts(t, s, "limit=1000")); !bytes.Equal(got, first) {
+		t.Errorf("after a reset the contacts are not the seeded ones")
+	}
+}

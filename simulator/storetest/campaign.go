@@ -93,6 +93,9 @@ func equalCampaign(t *testing.T, got, want *simulator.Campaign) {
 }
 
 func testCampaigns(t *testing.T, open func(t *testing.T) Backend) {
+	if open(t).Campaigns == nil {
+		t.Skip("the backend keeps no campaigns (redisstore: each replica keeps its own in memory)")
+	}
 	ctx := context.Background()
 
 	t.Run("a campaign round-trips every field", func(t *testing.T) {
