@@ -40,11 +40,19 @@ const maxUpsertAttempts = 100
 // is the oldest contact that has that phoneNo now (as inmem scans), and a
 // merge that replaces a phoneNo moves the contact's member.
 //
+// Its first line makes go-redis's retry safe: a script re-sent after Redis
+// stored the contact but its reply was lost finds its own id holding its
+// own JSON (ids are random per call) and answers "created" again, instead
+// of "matched".
+//
 // KEYS: data hash, account order, global order, email index, phone index,
 // sequence, accounts set. ARGV: match kind ("email", "phone" or ""),
 // lower-cased email, hex phoneNo, id, contact JSON, account.
 // Returns {1, id, json} when it created, {0, id, json} when it matched.
 var createContactScript = redis.NewScript(`
+if redis.call('HGET', KEYS[1], ARGV[4]) == ARGV[5] then
+  return {1, ARGV[4], ARGV[5]}
+end
 local existing
 if ARGV[1] == 'email' then
   existing = redis.call('HGET', KEYS[4], ARGV[2])

@@ -273,7 +273,23 @@ func TestGoRedisRetry_CountsOnce(t *testing.T) {
 				if ad, err := gate.Admit(ctx, a); err != nil || ad.Rate.Allowed {
 					t.Fatalf("Admit %d = %+v, %v; want refused", limit+1, ad, err)
 				}
-				if got, want := drops.dropped.Load(), int64(2*limit); got != want {
+				// Add Contact: the retried create answers "created" with
+				// the same id, and stores one contact.
+				contacts := redisstore.NewContactStore(db)
+				warm := &simulator.Contact{ID: "ct_warm", AccountID: "warm-up", Email: "warm@example.com", CreatedAt: now, UpdatedAt: now}
+				if _, _, err := contacts.UpsertContact(ctx, warm); err != nil {
+					t.Fatal(err)
+				}
+				c := &simulator.Contact{ID: "ct_retry", AccountID: "acc", Email: "ann@example.com", CreatedAt: now, UpdatedAt: now}
+				drops.armed.Store(true)
+				stored, created, err := contacts.UpsertContact(ctx, c)
+				if err != nil || !created || stored.ID != c.ID {
+					t.Fatalf("UpsertContact, reply lost once = %+v, created %v, %v; want created %s", stored, created, err, c.ID)
+				}
+				if _, total, err := contacts.FindContacts(ctx, simulator.ContactFilter{AccountID: "acc"}); err != nil || total != 1 {
+					t.Fatalf("contacts stored = %d, %v; want 1", total, err)
+				}
+				if got, want := drops.dropped.Load(), int64(2*limit+1); got != want {
 					t.Errorf("replies lost = %d, want %d: go-redis did not retry every call", got, want)
 				}
 			})
