@@ -14,12 +14,9 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/partner-v3/conformance-kit/cmd/internal/buildinfo"
 	"github.com/partner-v3/conformance-kit/cmd/internal/flagenv"
-	"github.com/partner-v3/conformance-kit/simulator/seed"
-	"github.com/partner-v3/conformance-kit/simulator/server"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 	"github.com/partner-v3/conformance-kit/simulator/violation"
 	"github.com/redis/go-redis/v9"
@@ -113,6 +110,7 @@ func (l *stringList) Set(v string) error {
 // flags not given: flag > environment > default.
 func (m *Main) ParseFlags(_ context.Context, args []string) error {
 	c := &m.Config
+	def := sim.Config{}.WithDefaults() // the flags show the defaults sim applies
 	fs := flag.NewFlagSet("simulator", flag.ContinueOnError)
 	flagenv.Quiet(fs)
 	fs.BoolVar(&m.showVersion, "version", false, "print the version and exit")
@@ -121,18 +119,18 @@ func (m *Main) ParseFlags(_ context.Context, args []string) error {
 	fs.BoolVar(&c.Insecure, "insecure", false, "serve plain HTTP instead of HTTPS (not what the spec says; for debugging)")
 	fs.StringVar(&c.TLSCert, "tls-cert", "", "PEM certificate (default: a self-signed one in --data-dir)")
 	fs.StringVar(&c.TLSKey, "tls-key", "", "PEM private key of --tls-cert")
-	fs.StringVar(&c.DataDir, "data-dir", ".simdata", "directory for the generated certificate")
+	fs.StringVar(&c.DataDir, "data-dir", def.DataDir, "directory for the generated certificate")
 	fs.StringVar(&c.AccountsFile, "accounts", "", "accounts JSON file (default: the embedded fixtures/accounts.json)")
 	fs.StringVar(&c.CampaignsFile, "campaigns-file", "", "campaigns JSON file replacing the generated campaigns")
-	fs.Int64Var(&c.Seed, "seed", seed.DefaultSeed, "seed of the campaign generator (not 0)")
-	fs.IntVar(&c.CampaignsPerAccount, "campaigns", sim.DefaultCampaigns, "generated campaigns per account")
+	fs.Int64Var(&c.Seed, "seed", def.Seed, "seed of the campaign generator (not 0)")
+	fs.IntVar(&c.CampaignsPerAccount, "campaigns", def.CampaignsPerAccount, "generated campaigns per account")
 	fs.IntVar(&c.ContactsPerAccount, "contacts", 0, "fake contacts seeded per account at start and by every reset")
-	fs.IntVar(&c.RateLimit, "rate-limit", 100, "requests allowed per account per window (spec §8: 100)")
-	fs.DurationVar(&c.RateWindow, "rate-window", time.Minute, "rate-limit window (spec §8: 1m)")
+	fs.IntVar(&c.RateLimit, "rate-limit", def.RateLimit, "requests allowed per account per window (spec §8: 100)")
+	fs.DurationVar(&c.RateWindow, "rate-window", def.RateWindow, "rate-limit window (spec §8: 1m)")
 	fs.StringVar(&c.RedisURL, "redis-url", "", "keep state in this Redis (redis://127.0.0.1:6379/0), shared by replicas (default: in memory)")
 	fs.StringVar(&c.RedisPrefix, "redis-prefix", "", "key prefix in Redis; replicas that share state use the same (default partnersim:)")
 	fs.StringVar(&c.AdminToken, "admin-token", "", "control API bearer token (default: random, printed at start)")
-	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", server.DefaultMaxBodyBytes, "largest accepted request body")
+	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", def.MaxBodyBytes, "largest accepted request body")
 	fs.StringVar(&m.LogFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&m.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
 	var violations stringList

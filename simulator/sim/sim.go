@@ -45,7 +45,7 @@ type Config struct {
 	// TLSCert and TLSKey are the user's own PEM files. If empty, a
 	// self-signed certificate is created in (and reused from) DataDir.
 	TLSCert, TLSKey string
-	// DataDir holds the generated certificate. If empty, ".simdata".
+	// DataDir holds the generated certificate. If empty, DefaultDataDir.
 	DataDir string
 
 	// Accounts may be nil. If nil, AccountsFile is read, or, if that is
@@ -56,7 +56,8 @@ type Config struct {
 	// CampaignsFile, if set, replaces the generated campaigns.
 	CampaignsFile string
 	// Seed and CampaignsPerAccount drive the generator. Zero means
-	// seed.DefaultSeed and DefaultCampaigns; a negative count means none.
+	// seed.DefaultSeed and DefaultCampaigns (WithDefaults); a negative
+	// count means none.
 	Seed                int64
 	CampaignsPerAccount int
 	// ContactsPerAccount fake contacts are seeded for each account at start
@@ -94,6 +95,35 @@ type Config struct {
 	Now    func() time.Time
 }
 
+// DefaultDataDir is where a generated certificate is kept when
+// Config.DataDir is empty.
+const DefaultDataDir = ".simdata"
+
+// WithDefaults returns a copy of c with every zero field that has a
+// default set to it: the one place the simulator's defaults are applied
+// (cmd/simulator shows them as its flags' defaults).
+func (c Config) WithDefaults() Config {
+	if c.Seed == 0 {
+		c.Seed = seed.DefaultSeed
+	}
+	if c.CampaignsPerAccount == 0 {
+		c.CampaignsPerAccount = DefaultCampaigns
+	}
+	if c.RateLimit <= 0 {
+		c.RateLimit = simulator.DefaultRateLimit // spec §8
+	}
+	if c.RateWindow <= 0 {
+		c.RateWindow = simulator.DefaultRateWindow // spec §8
+	}
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = server.DefaultMaxBodyBytes
+	}
+	if c.DataDir == "" {
+		c.DataDir = DefaultDataDir
+	}
+	return c
+}
+
 // Simulator is a configured, not yet open, server.
 type Simulator struct {
 	*server.Server
@@ -114,6 +144,7 @@ type Simulator struct {
 // New builds a simulator from cfg. Call Open to listen, or use Handler and
 // AdminHandler in-process.
 func New(ctx context.Context, cfg Config) (*Simulator, error) {
+	cfg = cfg.WithDefaults()
 	accounts, err := loadAccounts(cfg)
 	if err != nil {
 		return nil, err
@@ -122,14 +153,7 @@ func New(ctx context.Context, cfg Config) (*Simulator, error) {
 	if err != nil {
 		return nil, err
 	}
-	limit, window := cfg.RateLimit, cfg.RateWindow
-	if limit <= 0 {
-		limit = simulator.DefaultRateLimit
-	}
-	if window <= 0 {
-		window = simulator.DefaultRateWindow
-	}
-	limit, window = violations.Limits(limit, window)
+	limit, window := violations.Limits(cfg.RateLimit, cfg.RateWindow)
 	token := cfg.AdminToken
 	if token == "" {
 		var b [16]byte
@@ -219,14 +243,7 @@ func (sim *Simulator) seed(ctx context.Context, cfg Config, accounts []*simulato
 		}
 		version = "file:" + seed.Digest(data)
 	} else {
-		s, n := cfg.Seed, cfg.CampaignsPerAccount
-		if s == 0 {
-			s = seed.DefaultSeed
-		}
-		if n == 0 {
-			n = DefaultCampaigns
-		}
-		n = max(n, 0)
+		s, n := cfg.Seed, max(cfg.CampaignsPerAccount, 0)
 		ids := make([]string, len(accounts))
 		for i, a := range accounts {
 			ids[i] = a.AccountID
@@ -261,9 +278,6 @@ type contactSeeder interface {
 func (sim *Simulator) seedContacts(ctx context.Context, cfg Config, accounts []*simulator.Account) error {
 	n := max(cfg.ContactsPerAccount, 0)
 	s := cfg.Seed
-	if s == 0 {
-		s = seed.DefaultSeed
-	}
 	ids := make([]string, len(accounts))
 	for i, a := range accounts {
 		ids[i] = a.AccountID
@@ -346,11 +360,7 @@ func certificate(cfg Config) (*server.Certificate, error) {
 		}
 		return server.LoadCertificate(cfg.TLSCert, cfg.TLSKey)
 	}
-	dir := cfg.DataDir
-	if dir == "" {
-		dir = ".simdata"
-	}
-	return server.LoadOrCreateCertificate(dir)
+	return server.LoadOrCreateCertificate(cfg.DataDir)
 }
 
 // Close stops the listeners and releases the backends.
