@@ -350,7 +350,7 @@ func badInputMatrix() []row {
 	add(c, "a fault with invalid UTF-8", ctl("POST", "/faults", "{\"operation\":\"*\xff\",\"kind\":\"error\"}"), 400, "Control API: operation is not valid UTF-8", false)
 	add(c, "a fault as an array", ctl("POST", "/faults", `[{"operation":"*","kind":"error"}]`), 400, "Control API: Request body must be a JSON object", false)
 	add(c, "a fault as null", ctl("POST", "/faults", `null`), 400, "Control API: Request body must be a JSON object", false)
-	add(c, "a fault with count 0", ctl("POST", "/faults", `{"operation":"*","kind":"error","count":0}`), 400, "count must be between 1 and 1000000", false)
+	add(c, "a fault with count 0", ctl("POST", "/faults", `{"operation":"*","kind":"error","count":0}`), 400, "count must be a whole number between 1 and 1000000", false)
 	add(c, "a fault body over 1 MiB, chunked", request{admin: true, path: "/faults", noLength: true, headers: []string{"Transfer-Encoding: chunked"},
 		body: chunked(`{"operation":"` + strings.Repeat("*", 1<<20) + `"}`)}, 413, "Request body exceeds 1048576 bytes", false)
 	add(c, "a declared fault body over 1 MiB, never sent", request{admin: true, path: "/faults", noLength: true, headers: []string{"Content-Length: 2097152"}}, 413, "Request body exceeds 1048576 bytes", false)
