@@ -159,6 +159,9 @@ func jsonMediaType(r *http.Request) error {
 		return simulator.Errorf(simulator.EUNSUPPORTED, "Content-Type must be sent once, as application/json (got %d)", len(cts))
 	}
 	ct := r.Header.Get("Content-Type")
+	if ct == "application/json" && len(r.Header.Values("Content-Encoding")) == 0 {
+		return nil // what nearly every client sends: no parsing needed
+	}
 	mt, params, err := mime.ParseMediaType(ct)
 	if err != nil || mt != "application/json" {
 		if ct == "" {
