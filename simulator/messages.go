@@ -19,7 +19,7 @@ const (
 )
 
 // Messages of the simulator's own choices, where the spec says "not shown".
-// They are documented in the README and may change between versions.
+// They are documented in docs/simulator.md and may change between versions.
 const (
 	// MsgCampaignNotFound answers Campaign Stats for an Id the account does
 	// not own, whether it exists elsewhere or not (spec §4.3: not shown).

@@ -61,11 +61,11 @@ type row struct {
 	// an accepted request, "" (the body is then any JSON object).
 	msg string
 	// counted: the request was authenticated, so it spends one request of
-	// the account's rate budget (README: every authenticated request
+	// the account's rate budget (docs/simulator.md: every authenticated request
 	// counts, including those refused for their body).
 	counted bool
 	// netHTTP: net/http answers before any handler, in text/plain; msg is
-	// then its exact body. A documented limit (README).
+	// then its exact body. A documented limit (docs/simulator.md, "Known limits").
 	netHTTP bool
 	// closes: the server closes the connection after the answer.
 	closes bool
@@ -710,10 +710,10 @@ func checkAnswer(t *testing.T, tt row, got answer) {
 	}
 	if tt.netHTTP {
 		if strings.HasPrefix(got.contentType, "application/json") {
-			t.Fatalf("answered in JSON: the README's known limit is out of date; move the row out of netHTTP")
+			t.Fatalf("answered in JSON: the known limit in docs/simulator.md is out of date; move the row out of netHTTP")
 		}
 		if string(got.body) != tt.msg {
-			t.Fatalf("net/http body %q, want %q (as README documents)", got.body, tt.msg)
+			t.Fatalf("net/http body %q, want %q (as docs/simulator.md documents)", got.body, tt.msg)
 		}
 		return
 	}
@@ -778,14 +778,15 @@ func renderBadInputDoc(rows []row) string {
 
 Generated from the matrix in simulator/server/badinput_test.go (TestBadInputMatrix), which sends each
 row to a real simulator over HTTPS and checks the answer and that nothing stored changed (contacts,
-faults, clock). Rewrite with ` + "`go test ./simulator/server -run TestBadInputDoc -update`" + `.
+faults, clock). Rewrite with ` + "`go test ./simulator/server -run TestBadInputDoc -update`" + `. Section numbers (§) are those of the spec
+([spec-sections.md](spec-sections.md)); the choices behind each answer are in [simulator.md](simulator.md).
 
 Columns: the class; the request (the operation or path, and what is wrong with it); the status; the
 ` + "`error`" + ` message of the JSON body (` + "`…`" + ` before or after: the message contains this; "(accepted)": a 2xx
 answer on purpose); **budget**: whether the request spends one of the account's rate budget (spec §8:
-authenticated requests count, refused ones included; see README). Rows marked **net/http** are answered
+authenticated requests count, refused ones included; see [simulator.md](simulator.md#rate-limit)). Rows marked **net/http** are answered
 by Go's HTTP server before the simulator sees them, in text/plain: the message column is then the exact
-body (README, "Known limits").
+body ([simulator.md, "Known limits"](simulator.md#known-limits)).
 
 | # | class | request | status | answer | budget |
 |---|---|---|---|---|---|

@@ -35,7 +35,7 @@ func (s *Server) guard(next http.Handler, maxBody int64) http.Handler {
 			err = simulator.Errorf(eHeaderTooLarge, "Request headers exceed %d bytes", MaxHeaderBytes)
 		case len(expect) > 1 || len(expect) == 1 && !strings.EqualFold(expect[0], "100-continue"):
 			// Over HTTP/1.1 net/http answers this itself (a bare 417, see
-			// README); over HTTP/2 it reaches us.
+			// docs/simulator.md, "Known limits"); over HTTP/2 it reaches us.
 			err = simulator.Errorf(eExpectation, "Expect %s is not supported: the only expectation is 100-continue",
 				quoteField(strings.Join(expect, ", ")))
 		case r.ContentLength > maxBody:
