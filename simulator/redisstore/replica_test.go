@@ -210,23 +210,29 @@ func (r *replica) admin(t *testing.T, method, path string, body, v any) int {
 	return resp.StatusCode
 }
 
+// replicaSetup skips in -short mode (the replica tests build and run the
+// simulator binary), starts a redis-server of its own and returns its URL
+// and the development accounts the replicas serve.
+func replicaSetup(t *testing.T) (string, []*simulator.Account) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs the simulator binary")
+	}
+	port := freePort(t)
+	startRedisServer(t, redisServerBinary(t), port)
+	accounts, err := simulator.ReadAccounts(bytes.NewReader(fixtures.Accounts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "redis://127.0.0.1:" + strconv.Itoa(port) + "/0", accounts
+}
+
 // TestReplicas runs two simulator processes on one real redis-server and
 // checks that they behave as one service: spec §8's one shared counter per
 // account, contacts stored through one visible through the other, the same
 // campaigns, the same faults.
 func TestReplicas(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the simulator binary")
-	}
-	redisBin := redisServerBinary(t)
-	port := freePort(t)
-	startRedisServer(t, redisBin, port)
-	redisURL := "redis://127.0.0.1:" + strconv.Itoa(port) + "/0"
-
-	accounts, err := simulator.ReadAccounts(bytes.NewReader(fixtures.Accounts))
-	if err != nil {
-		t.Fatal(err)
-	}
+	redisURL, accounts := replicaSetup(t)
 	if len(accounts) < 2 {
 		t.Fatalf("fixtures/accounts.json holds %d accounts, want 2", len(accounts))
 	}
@@ -428,12 +434,13 @@ func TestReplicaOutage(t *testing.T) {
 	redisBin := redisServerBinary(t)
 	port := freePort(t)
 	srv := startRedisServer(t, redisBin, port)
+	redisURL := "redis://127.0.0.1:" + strconv.Itoa(port) + "/0"
 	accounts, err := simulator.ReadAccounts(bytes.NewReader(fixtures.Accounts))
 	if err != nil {
 		t.Fatal(err)
 	}
 	alpha := accounts[0]
-	r := startReplica(t, buildSimulator(t), "replica", "redis://127.0.0.1:"+strconv.Itoa(port)+"/0", t.TempDir())
+	r := startReplica(t, buildSimulator(t), "replica", redisURL, t.TempDir())
 	list := map[string]int{"limit": 10, "page": 1}
 	status, _, before := r.call(t, alpha, simulator.OpCampaignList, list)
 	if status != http.StatusOK {
@@ -506,17 +513,7 @@ func TestReplicaOutage(t *testing.T) {
 // another seed or another count refuses to start, naming both versions; a
 // reset through either brings the seeded contacts back.
 func TestReplicaSeeds(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the simulator binary")
-	}
-	redisBin := redisServerBinary(t)
-	port := freePort(t)
-	startRedisServer(t, redisBin, port)
-	redisURL := "redis://127.0.0.1:" + strconv.Itoa(port) + "/0"
-	accounts, err := simulator.ReadAccounts(bytes.NewReader(fixtures.Accounts))
-	if err != nil {
-		t.Fatal(err)
-	}
+	redisURL, accounts := replicaSetup(t)
 	bin := buildSimulator(t)
 	dataDir := t.TempDir()
 	const n = 40
