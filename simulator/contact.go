@@ -2,6 +2,7 @@ package simulator
 
 import (
 	"context"
+	"iter"
 	"time"
 )
 
@@ -95,4 +96,13 @@ type ContactStore interface {
 	// DeleteContacts removes every contact of accountID, or of every account
 	// when accountID is empty.
 	DeleteContacts(ctx context.Context, accountID string) error
+}
+
+// ContactSeeder is a ContactStore that also stores fake contacts in bulk at
+// start (--contacts), once per version.
+type ContactSeeder interface {
+	ContactStore
+	// SeedContacts replaces the contacts with the given ones unless they
+	// were seeded already under version, and reports whether it stored.
+	SeedContacts(ctx context.Context, version string, contacts iter.Seq[*Contact]) (bool, error)
 }

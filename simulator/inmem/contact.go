@@ -47,7 +47,7 @@ type ContactStore struct {
 	scratch []byte
 }
 
-var _ simulator.ContactStore = (*ContactStore)(nil)
+var _ simulator.ContactSeeder = (*ContactStore)(nil)
 
 // NewContactStore returns an empty store.
 func NewContactStore() *ContactStore {

@@ -14,7 +14,7 @@ import (
 	"github.com/partner-v3/conformance-kit/simulator"
 )
 
-var _ simulator.ContactStore = (*ContactStore)(nil)
+var _ simulator.ContactSeeder = (*ContactStore)(nil)
 
 // ContactStore keeps contacts in Redis (see the package doc for the keys).
 type ContactStore struct {

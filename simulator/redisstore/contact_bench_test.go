@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/partner-v3/conformance-kit/simulator"
 
 	"github.com/partner-v3/conformance-kit/simulator/redisstore"
 	"github.com/partner-v3/conformance-kit/simulator/storetest"
@@ -12,7 +13,7 @@ import (
 // benchmarkUpsertContact runs storetest's UpsertContact benchmark on the
 // Redis at url, a fresh key prefix per size.
 func benchmarkUpsertContact(b *testing.B, url string, sizes []int) {
-	storetest.BenchmarkUpsertContact(b, sizes, func(b *testing.B) storetest.ContactSeeder {
+	storetest.BenchmarkUpsertContact(b, sizes, func(b *testing.B) simulator.ContactSeeder {
 		return redisstore.NewContactStore(MustOpenDB(b, url))
 	})
 }

@@ -266,13 +266,6 @@ func (sim *Simulator) seed(ctx context.Context, cfg Config, accounts []*simulato
 	return nil
 }
 
-// contactSeeder is a contact store that seeds once per version
-// (inmem.ContactStore, redisstore.ContactStore).
-type contactSeeder interface {
-	simulator.ContactStore
-	SeedContacts(ctx context.Context, version string, contacts iter.Seq[*simulator.Contact]) (bool, error)
-}
-
 // seedContacts stores the ContactsPerAccount fake contacts of each account
 // and makes a reset store them again.
 func (sim *Simulator) seedContacts(ctx context.Context, cfg Config, accounts []*simulator.Account) error {
@@ -282,7 +275,7 @@ func (sim *Simulator) seedContacts(ctx context.Context, cfg Config, accounts []*
 	for i, a := range accounts {
 		ids[i] = a.AccountID
 	}
-	store, ok := sim.Contacts.(contactSeeder)
+	store, ok := sim.Contacts.(simulator.ContactSeeder)
 	if !ok {
 		return fmt.Errorf("seed contacts: %T cannot seed", sim.Contacts)
 	}
@@ -299,7 +292,7 @@ func (sim *Simulator) seedContacts(ctx context.Context, cfg Config, accounts []*
 	}
 	if n > 0 {
 		freeSeedGarbage()
-		sim.Contacts = &reseeding{contactSeeder: store, version: version, contacts: contacts}
+		sim.Contacts = &reseeding{ContactSeeder: store, version: version, contacts: contacts}
 	}
 	return nil
 }
@@ -308,7 +301,7 @@ func (sim *Simulator) seedContacts(ctx context.Context, cfg Config, accounts []*
 // deletes every contact (POST /reset: the state as at start). That costs
 // what seeding cost at start.
 type reseeding struct {
-	contactSeeder
+	simulator.ContactSeeder
 	version  string
 	contacts iter.Seq[*simulator.Contact]
 }
@@ -316,7 +309,7 @@ type reseeding struct {
 // DeleteContacts implements simulator.ContactStore: deleting every
 // account's contacts seeds them again; one account's stay deleted.
 func (r *reseeding) DeleteContacts(ctx context.Context, accountID string) error {
-	if err := r.contactSeeder.DeleteContacts(ctx, accountID); err != nil || accountID != "" {
+	if err := r.ContactSeeder.DeleteContacts(ctx, accountID); err != nil || accountID != "" {
 		return err
 	}
 	freeSeedGarbage() // the deleted contacts, before the new ones come

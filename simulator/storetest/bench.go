@@ -10,19 +10,12 @@ import (
 	"github.com/partner-v3/conformance-kit/simulator"
 )
 
-// ContactSeeder is a contact store that seeds in bulk (inmem and
-// redisstore ContactStore).
-type ContactSeeder interface {
-	simulator.ContactStore
-	SeedContacts(ctx context.Context, version string, contacts iter.Seq[*simulator.Contact]) (bool, error)
-}
-
 // BenchmarkUpsertContact measures an Add Contact's store call, a new
 // contact and a merge into a stored one by email, on stores that hold each
 // of sizes contacts (two accounts) before the clock starts: with indexes,
 // both cost the same whatever the size (issue 10). open returns an empty
 // store.
-func BenchmarkUpsertContact(b *testing.B, sizes []int, open func(b *testing.B) ContactSeeder) {
+func BenchmarkUpsertContact(b *testing.B, sizes []int, open func(b *testing.B) simulator.ContactSeeder) {
 	ctx := context.Background()
 	for _, stored := range sizes {
 		s := open(b)
