@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"time"
 )
 
 // Account is a partner's credentials (spec §5): the key and secret issued on
@@ -66,4 +67,41 @@ func ReadAccounts(r io.Reader) ([]*Account, error) {
 		keys[a.APIKey], ids[a.AccountID] = true, true
 	}
 	return accounts, nil
+}
+
+// AccountSpec is what the control API's POST /accounts takes to make a
+// throwaway account; every field is optional.
+type AccountSpec struct {
+	// Name is shown in the journal and the reports. Empty means none.
+	Name string `json:"name,omitempty"`
+	// Campaigns is how many campaigns are generated for the account. Nil
+	// means the simulator's own count (--campaigns); 0 means none.
+	Campaigns *int `json:"campaigns,omitempty"`
+	// Seed drives the account's generated campaigns. Zero means the
+	// simulator's own seed (--seed).
+	Seed int64 `json:"seed,omitempty"`
+}
+
+// CreatedAccount is a throwaway account: the credentials of spec §5 the
+// control API issued, and what its campaigns were generated from. The
+// secret is shown only in the answer to POST /accounts.
+type CreatedAccount struct {
+	Account
+	Seed      int64     `json:"seed"`
+	Campaigns int       `json:"campaigns"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// Budget is an account's standing against the rate limit of spec §8, as the
+// control API's GET /accounts/{accountId}/budget reports it, at the
+// simulator's clock.
+type Budget struct {
+	AccountID string `json:"accountId"`
+	Limit     int    `json:"limit"`
+	// Window is a Go duration, e.g. "1m0s".
+	Window string `json:"window"`
+	// Used is the number of requests counted in the window; Remaining is
+	// Limit-Used, never below zero.
+	Used      int `json:"used"`
+	Remaining int `json:"remaining"`
 }

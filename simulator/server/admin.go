@@ -235,7 +235,7 @@ func (s *Server) handleAdminJournalGet(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleAdminJournalClear(w http.ResponseWriter, r *http.Request) {
 	s.journal.clear()
-	writeJSON(w, http.StatusOK, map[string]any{"entries": []Entry{}})
+	writeJSON(w, http.StatusOK, map[string]any{"entries": []simulator.JournalEntry{}})
 }
 
 func (s *Server) handleAdminContacts(w http.ResponseWriter, r *http.Request) {

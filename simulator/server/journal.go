@@ -6,37 +6,21 @@ import (
 	"net/http"
 	"sync"
 	"time"
-)
 
-// Entry is one request in the journal. Credentials never appear in it: the
-// key is masked and the secret left out.
-type Entry struct {
-	Time      time.Time `json:"time"`
-	RequestID string    `json:"requestId"`
-	Method    string    `json:"method"`
-	Path      string    `json:"path"`
-	Operation string    `json:"operation,omitempty"`
-	APIKey    string    `json:"apiKey,omitempty"`
-	AccountID string    `json:"accountId,omitempty"`
-	Status    int       `json:"status"`
-	LatencyMS float64   `json:"latencyMs"`
-	// Fault is the kind of the injected fault that answered or delayed
-	// the request, and FaultID its id; empty for none.
-	Fault   string `json:"fault,omitempty"`
-	FaultID string `json:"faultId,omitempty"`
-}
+	"github.com/partner-v3/conformance-kit/simulator"
+)
 
 // journal is a ring of the latest requests.
 type journal struct {
 	mu      sync.Mutex
-	entries []Entry
+	entries []simulator.JournalEntry
 	next    int
 	full    bool
 }
 
-func newJournal(size int) *journal { return &journal{entries: make([]Entry, size)} }
+func newJournal(size int) *journal { return &journal{entries: make([]simulator.JournalEntry, size)} }
 
-func (j *journal) add(e Entry) {
+func (j *journal) add(e simulator.JournalEntry) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.entries[j.next] = e
@@ -45,7 +29,7 @@ func (j *journal) add(e Entry) {
 }
 
 // latest returns up to n entries, newest first.
-func (j *journal) latest(n int) []Entry {
+func (j *journal) latest(n int) []simulator.JournalEntry {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	size := j.next
@@ -53,7 +37,7 @@ func (j *journal) latest(n int) []Entry {
 		size = len(j.entries)
 	}
 	n = min(max(n, 0), size)
-	out := make([]Entry, 0, n)
+	out := make([]simulator.JournalEntry, 0, n)
 	for i := 1; i <= n; i++ {
 		out = append(out, j.entries[(j.next-i+len(j.entries))%len(j.entries)])
 	}
@@ -70,11 +54,11 @@ func (j *journal) clear() {
 type entryKey struct{}
 
 // entryFrom returns the request's journal entry, for middleware to fill.
-func entryFrom(r *http.Request) *Entry {
-	if e, ok := r.Context().Value(entryKey{}).(*Entry); ok {
+func entryFrom(r *http.Request) *simulator.JournalEntry {
+	if e, ok := r.Context().Value(entryKey{}).(*simulator.JournalEntry); ok {
 		return e
 	}
-	return &Entry{} // outside record: filled and dropped
+	return &simulator.JournalEntry{} // outside record: filled and dropped
 }
 
 func setOperation(r *http.Request, op string) { entryFrom(r).Operation = op }
@@ -83,7 +67,7 @@ func setOperation(r *http.Request, op string) { entryFrom(r).Operation = op }
 func (s *Server) record(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := s.now()()
-		e := &Entry{
+		e := &simulator.JournalEntry{
 			Time:      start.UTC(),
 			RequestID: w.Header().Get(requestIDHeader),
 			Method:    r.Method,

@@ -1,6 +1,10 @@
 package server
 
-import "log/slog"
+import (
+	"log/slog"
+
+	"github.com/partner-v3/conformance-kit/simulator"
+)
 
 func levelFor(status int) slog.Level {
 	if status >= 500 || status == 0 {
@@ -9,7 +13,7 @@ func levelFor(status int) slog.Level {
 	return slog.LevelInfo
 }
 
-func slogAttrs(e *Entry) []slog.Attr {
+func slogAttrs(e *simulator.JournalEntry) []slog.Attr {
 	attrs := []slog.Attr{
 		slog.String("request_id", e.RequestID),
 		slog.String("method", e.Method),

@@ -31,7 +31,7 @@ func TestJournal(t *testing.T) {
 			t.Fatalf("the journal shows a credential: %s", raw)
 		}
 	}
-	var j struct{ Entries []server.Entry }
+	var j struct{ Entries []simulator.JournalEntry }
 	if err := json.Unmarshal([]byte(raw), &j); err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestWrap(t *testing.T) {
 	req.Header.Set("Authorization", "Bearer tok")
 	w = httptest.NewRecorder()
 	s.AdminHandler().ServeHTTP(w, req)
-	var j struct{ Entries []server.Entry }
+	var j struct{ Entries []simulator.JournalEntry }
 	if err := json.Unmarshal(w.Body.Bytes(), &j); err != nil || len(j.Entries) != 1 || j.Entries[0].Status != http.StatusTeapot {
 		t.Fatalf("journal %s (%v)", w.Body, err)
 	}

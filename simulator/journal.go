@@ -1,0 +1,23 @@
+package simulator
+
+import "time"
+
+// JournalEntry is one partner request as the simulator saw it: what the
+// control API's journal lists and what the client report (ClientReport) is
+// judged from. Credentials never appear in it: the key is masked and the
+// secret left out.
+type JournalEntry struct {
+	Time      time.Time `json:"time"`
+	RequestID string    `json:"requestId"`
+	Method    string    `json:"method"`
+	Path      string    `json:"path"`
+	Operation string    `json:"operation,omitempty"`
+	APIKey    string    `json:"apiKey,omitempty"`
+	AccountID string    `json:"accountId,omitempty"`
+	Status    int       `json:"status"`
+	LatencyMS float64   `json:"latencyMs"`
+	// Fault is the kind of the injected fault that answered or delayed
+	// the request, and FaultID its id; empty for none.
+	Fault   string `json:"fault,omitempty"`
+	FaultID string `json:"faultId,omitempty"`
+}
