@@ -110,6 +110,16 @@ type ControlStore interface {
 	// ClearFaults removes every pending fault.
 	ClearFaults(ctx context.Context) error
 
-	// ResetControl clears the faults and returns the clock to real time.
+	// AccountOffset returns how far one account's clock runs ahead of the
+	// Clock: what the control API advanced for that account alone, so that
+	// runs sharing one simulator through their own accounts never move each
+	// other's rate-limit windows (spec §8: one counter per account). Zero
+	// when never set.
+	AccountOffset(ctx context.Context, accountID string) (time.Duration, error)
+	// SetAccountOffset replaces one account's offset; zero forgets it.
+	SetAccountOffset(ctx context.Context, accountID string, d time.Duration) error
+
+	// ResetControl clears the faults and returns the clock, every
+	// account's offset included, to real time.
 	ResetControl(ctx context.Context) error
 }

@@ -90,7 +90,11 @@ func (g StoreGate) Admit(ctx context.Context, a Arrival) (Admission, error) {
 	if err != nil {
 		return Admission{}, fmt.Errorf("read clock: %w", err)
 	}
-	ad := Admission{Now: c.Now(a.Real)}
+	off, err := g.Control.AccountOffset(ctx, a.AccountID)
+	if err != nil {
+		return Admission{}, fmt.Errorf("read account clock: %w", err)
+	}
+	ad := Admission{Now: c.Now(a.Real).Add(off)}
 	if ad.Rate, err = g.Counter.Take(ctx, a.AccountID, ad.Now); err != nil {
 		return Admission{}, fmt.Errorf("rate counter: %w", err)
 	}

@@ -3,6 +3,7 @@ package inmem
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/partner-v3/conformance-kit/simulator"
 )
@@ -12,8 +13,9 @@ var _ simulator.ControlStore = (*ControlStore)(nil)
 // ControlStore keeps the control API's clock and faults in memory.
 type ControlStore struct {
 	mu     sync.Mutex
-	clock  simulator.Clock
-	faults []simulator.Fault
+	clock   simulator.Clock
+	offsets map[string]time.Duration
+	faults  []simulator.Fault
 }
 
 // NewControlStore returns a store with the real clock and no faults.
@@ -98,6 +100,28 @@ func (s *ControlStore) ClearFaults(context.Context) error {
 func (s *ControlStore) ResetControl(context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.clock, s.faults = simulator.Clock{}, nil
+	s.clock, s.offsets, s.faults = simulator.Clock{}, nil, nil
+	return nil
+}
+
+// AccountOffset implements simulator.ControlStore.
+func (s *ControlStore) AccountOffset(_ context.Context, accountID string) (time.Duration, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.offsets[accountID], nil
+}
+
+// SetAccountOffset implements simulator.ControlStore.
+func (s *ControlStore) SetAccountOffset(_ context.Context, accountID string, d time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if d == 0 {
+		delete(s.offsets, accountID)
+		return nil
+	}
+	if s.offsets == nil {
+		s.offsets = map[string]time.Duration{}
+	}
+	s.offsets[accountID] = d
 	return nil
 }

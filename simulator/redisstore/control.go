@@ -325,6 +325,54 @@ func (s *ControlStore) ResetControl(ctx context.Context) error {
 	if err := s.db.client.Del(ctx, keys...).Err(); err != nil {
 		return fmt.Errorf("reset control: %w", err)
 	}
+	// The account clocks, as ResetAll forgets the rate keys.
+	if err := resetAllScript.Run(ctx, s.db.client, []string{s.db.key("clock-keys")}).Err(); err != nil {
+		return fmt.Errorf("reset account clocks: %w", err)
+	}
+	return nil
+}
+
+// accountClockKey holds one account's offset as offsetSec and offsetNsec
+// (the clock hash's first two fields), which the gate's script adds to the
+// clock it read.
+func (db *DB) accountClockKey(accountID string) string { return db.key("clock", "account", accountID) }
+
+// AccountOffset implements simulator.ControlStore.
+func (s *ControlStore) AccountOffset(ctx context.Context, accountID string) (time.Duration, error) {
+	vals, err := s.db.client.HMGet(ctx, s.db.accountClockKey(accountID), clockFields[:2]...).Result()
+	if err != nil {
+		return 0, fmt.Errorf("get account clock: %w", err)
+	}
+	var n [2]int64
+	for i, v := range vals {
+		str, ok := v.(string)
+		if !ok {
+			return 0, nil // absent: no offset
+		}
+		if n[i], err = strconv.ParseInt(str, 10, 64); err != nil {
+			return 0, fmt.Errorf("get account clock: %w", err)
+		}
+	}
+	return time.Duration(n[0]*1e9 + n[1]), nil
+}
+
+// SetAccountOffset implements simulator.ControlStore.
+func (s *ControlStore) SetAccountOffset(ctx context.Context, accountID string, d time.Duration) error {
+	db := s.db
+	k := db.accountClockKey(accountID)
+	sec, nsec := splitDuration(d)
+	if _, err := db.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		if d == 0 {
+			p.Del(ctx, k)
+			p.SRem(ctx, db.key("clock-keys"), k)
+			return nil
+		}
+		p.HSet(ctx, k, "offsetSec", sec, "offsetNsec", nsec)
+		p.SAdd(ctx, db.key("clock-keys"), k)
+		return nil
+	}); err != nil {
+		return fmt.Errorf("set account clock: %w", err)
+	}
 	return nil
 }
 

@@ -49,7 +49,7 @@ func NewGate(db *DB, limit int, window time.Duration) *Gate {
 // nothing but the trim, so its retry just decides again.
 //
 // KEYS: clock, the account's rate zset, the set of rate keys, the six fault
-// keys, the call's reply key. ARGV: real time (sec, nsec), minus the window
+// keys, the call's reply key, the account's clock offset. ARGV: real time (sec, nsec), minus the window
 // plus 1ns (sec, nsec), limit, the call's unique id (the member's suffix),
 // operation, account, draw, the reply key's lifetime in milliseconds.
 // Returns {allowed, count, oldest member or "", now sec, now nsec, fault
@@ -80,6 +80,10 @@ if c[3] == '1' then
 else
   s, n = add(tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(c[1] or '0'), tonumber(c[2] or '0'))
 end
+local ao = redis.call('HMGET', KEYS[11], 'offsetSec', 'offsetNsec')
+if ao[1] then
+  s, n = add(s, n, tonumber(ao[1]), tonumber(ao[2]))
+end
 local cs, cn = add(s, n, tonumber(ARGV[3]), tonumber(ARGV[4]))
 redis.call('ZREMRANGEBYLEX', KEYS[2], '-', '(' .. enc(cs, cn))
 local count = redis.call('ZCARD', KEYS[2])
@@ -107,7 +111,7 @@ func (g *Gate) Admit(ctx context.Context, a simulator.Arrival) (simulator.Admiss
 func (g *Gate) admit(ctx context.Context, a simulator.Arrival, id string) (simulator.Admission, error) {
 	db := g.db
 	keys := append([]string{db.key("clock"), db.key("rate", a.AccountID), db.key("rate-keys")}, faultKeys(db)...)
-	keys = append(keys, db.replyKey(id))
+	keys = append(keys, db.replyKey(id), db.accountClockKey(a.AccountID))
 	cutSec, cutNsec := splitDuration(-g.window + time.Nanosecond)
 	res, err := admitScript.Run(ctx, db.client, keys,
 		a.Real.Unix(), a.Real.Nanosecond(), cutSec, cutNsec, g.limit, id,

@@ -136,34 +136,73 @@ type clockResponse struct {
 	Now    simulator.Timestamp `json:"now"`
 	Offset string              `json:"offset"`
 	Frozen bool                `json:"frozen"`
+	// AccountID and AccountOffset are set when the clock asked for is one
+	// account's: Now then includes its offset.
+	AccountID     string `json:"accountId,omitempty"`
+	AccountOffset string `json:"accountOffset,omitempty"`
 }
 
-func (s *Server) writeClock(w http.ResponseWriter, r *http.Request) {
+// writeClock answers the simulator's clock, or one account's (the
+// simulator's plus the account's own offset) when accountID is set.
+func (s *Server) writeClock(w http.ResponseWriter, r *http.Request, accountID string) {
 	c, err := s.Control.Clock(r.Context())
 	if err != nil {
 		s.Error(w, r, fmt.Errorf("read clock: %w", err))
 		return
 	}
-	writeJSON(w, http.StatusOK, &clockResponse{
-		Now: simulator.Timestamp{Time: c.Now(s.now()())}, Offset: c.Offset.String(), Frozen: c.Frozen,
-	})
+	out := &clockResponse{Now: simulator.Timestamp{Time: c.Now(s.now()())}, Offset: c.Offset.String(), Frozen: c.Frozen}
+	if accountID != "" {
+		off, err := s.Control.AccountOffset(r.Context(), accountID)
+		if err != nil {
+			s.Error(w, r, fmt.Errorf("read account clock: %w", err))
+			return
+		}
+		out.Now.Time = out.Now.Add(off)
+		out.AccountID, out.AccountOffset = accountID, off.String()
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
-func (s *Server) handleAdminClockGet(w http.ResponseWriter, r *http.Request) { s.writeClock(w, r) }
+func (s *Server) handleAdminClockGet(w http.ResponseWriter, r *http.Request) {
+	s.writeClock(w, r, r.URL.Query().Get("accountId"))
+}
 
 // clockRequest holds one change of the clock; fields apply in the order
-// reset, set, advance, freeze.
+// reset, set, advance, freeze. With AccountID, only reset and advance
+// apply, to that account's clock alone.
 type clockRequest struct {
-	Reset   bool                 `json:"reset"`
-	Set     *simulator.Timestamp `json:"set"`
-	Advance string               `json:"advance"`
-	Freeze  *bool                `json:"freeze"`
+	AccountID string               `json:"accountId"`
+	Reset     bool                 `json:"reset"`
+	Set       *simulator.Timestamp `json:"set"`
+	Advance   string               `json:"advance"`
+	Freeze    *bool                `json:"freeze"`
+}
+
+// parseAdvance reads the advance field: a positive Go duration, or none.
+func parseAdvance(v string) (time.Duration, error) {
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, simulator.Errorf(simulator.EINVALID, "advance must be a positive Go duration such as 61s or 1m30s")
+	}
+	return d, nil
 }
 
 func (s *Server) handleAdminClockSet(w http.ResponseWriter, r *http.Request) {
 	var req clockRequest
 	if err := decodeAdmin(r, &req); err != nil {
 		s.Error(w, r, err)
+		return
+	}
+	advance, err := parseAdvance(req.Advance)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	if req.AccountID != "" {
+		s.setAccountClock(w, r, req, advance)
 		return
 	}
 	c, err := s.Control.Clock(r.Context())
@@ -179,14 +218,9 @@ func (s *Server) handleAdminClockSet(w http.ResponseWriter, r *http.Request) {
 		c.Offset = req.Set.Sub(real)
 		c.FrozenAt = req.Set.Time
 	}
-	if req.Advance != "" {
-		d, err := time.ParseDuration(req.Advance)
-		if err != nil || d < 0 {
-			s.Error(w, r, simulator.Errorf(simulator.EINVALID, "advance must be a positive Go duration such as 61s or 1m30s"))
-			return
-		}
-		c.Offset += d
-		c.FrozenAt = c.FrozenAt.Add(d)
+	if advance > 0 {
+		c.Offset += advance
+		c.FrozenAt = c.FrozenAt.Add(advance)
 	}
 	if req.Freeze != nil && *req.Freeze != c.Frozen {
 		if *req.Freeze {
@@ -200,7 +234,31 @@ func (s *Server) handleAdminClockSet(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, fmt.Errorf("set clock: %w", err))
 		return
 	}
-	s.writeClock(w, r)
+	s.writeClock(w, r, "")
+}
+
+// setAccountClock moves one account's clock alone: runs that share a
+// simulator, each with its own accounts, skip their rate-limit windows
+// (spec §8) without moving anyone else's.
+func (s *Server) setAccountClock(w http.ResponseWriter, r *http.Request, req clockRequest, advance time.Duration) {
+	if req.Set != nil || req.Freeze != nil {
+		s.Error(w, r, simulator.Errorf(simulator.EINVALID, "with accountId, only advance and reset apply: set and freeze move the whole simulator's clock"))
+		return
+	}
+	ctx := r.Context()
+	off, err := s.Control.AccountOffset(ctx, req.AccountID)
+	if err != nil {
+		s.Error(w, r, fmt.Errorf("read account clock: %w", err))
+		return
+	}
+	if req.Reset {
+		off = 0
+	}
+	if err := s.Control.SetAccountOffset(ctx, req.AccountID, off+advance); err != nil {
+		s.Error(w, r, fmt.Errorf("set account clock: %w", err))
+		return
+	}
+	s.writeClock(w, r, req.AccountID)
 }
 
 func (s *Server) handleAdminRateReset(w http.ResponseWriter, r *http.Request) {

@@ -154,3 +154,60 @@ func TestRateLimit_ControlAPI(t *testing.T) {
 		}
 	})
 }
+
+// TestRateLimit_AccountClock: POST /clock with an accountId moves that
+// account's clock alone: its window passes (spec §8, one counter per
+// account), another account's budget stays spent, and the simulator's own
+// clock does not move. A reset forgets the account's offset.
+func TestRateLimit_AccountClock(t *testing.T) {
+	h := MustOpenServer(t, sim.Config{RateLimit: 2, RateWindow: 10 * time.Second})
+	spend := func(a *simulator.Account) {
+		t.Helper()
+		for i := range 2 {
+			if got := h.list(a).StatusCode; got != http.StatusOK {
+				t.Fatalf("%s request %d: status %d", a.Name, i+1, got)
+			}
+		}
+		if got := h.list(a).StatusCode; got != http.StatusTooManyRequests {
+			t.Fatalf("%s request 3: status %d, want 429", a.Name, got)
+		}
+	}
+	spend(h.alpha)
+	spend(h.bravo)
+	before := h.admin().GET("/clock").Expect().Status(http.StatusOK).JSON().Object().Value("now").String().Raw()
+	got := h.admin().POST("/clock").WithJSON(map[string]string{"accountId": h.alpha.AccountID, "advance": "10s"}).
+		Expect().Status(http.StatusOK).JSON().Object()
+	got.HasValue("accountId", h.alpha.AccountID).HasValue("accountOffset", "10s").HasValue("offset", "0s")
+	spend(h.alpha) // its window passed: two more allowed, then refused
+	if got := h.list(h.bravo).StatusCode; got != http.StatusTooManyRequests {
+		t.Fatalf("alpha's clock freed bravo: status %d, want 429", got)
+	}
+	after := h.admin().GET("/clock").Expect().Status(http.StatusOK).JSON().Object()
+	after.HasValue("offset", "0s").NotContainsKey("accountId")
+	if now := after.Value("now").String().Raw(); now != before {
+		t.Errorf("the simulator's clock moved from %s to %s", before, now)
+	}
+	h.admin().GET("/clock").WithQuery("accountId", h.alpha.AccountID).Expect().Status(http.StatusOK).
+		JSON().Object().HasValue("accountOffset", "10s")
+
+	tests := []struct {
+		name string
+		body map[string]any
+	}{
+		{"set applies to the whole simulator only", map[string]any{"accountId": h.alpha.AccountID, "set": "2030-01-01T00:00:00.000Z"}},
+		{"freeze applies to the whole simulator only", map[string]any{"accountId": h.alpha.AccountID, "freeze": true}},
+		{"a negative advance is refused", map[string]any{"accountId": h.alpha.AccountID, "advance": "-1s"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h.admin().POST("/clock").WithJSON(tt.body).Expect().Status(http.StatusBadRequest).
+				JSON().Object().Value("error").String().NotEmpty()
+		})
+	}
+	h.admin().POST("/clock").WithJSON(map[string]any{"accountId": h.alpha.AccountID, "reset": true}).
+		Expect().Status(http.StatusOK).JSON().Object().HasValue("accountOffset", "0s")
+	h.admin().POST("/clock").WithJSON(map[string]any{"accountId": h.alpha.AccountID, "advance": "1h"}).Expect().Status(http.StatusOK)
+	h.admin().POST("/reset").Expect().Status(http.StatusOK)
+	h.admin().GET("/clock").WithQuery("accountId", h.alpha.AccountID).Expect().Status(http.StatusOK).
+		JSON().Object().HasValue("accountOffset", "0s")
+}

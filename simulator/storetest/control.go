@@ -258,6 +258,49 @@ func testControl(t *testing.T, open func(t *testing.T) Backend) {
 		}
 	})
 
+	t.Run("an account's clock offset is its own, and ResetControl forgets it", func(t *testing.T) {
+		s := open(t).Control
+		offset := func(id string) time.Duration {
+			t.Helper()
+			d, err := s.AccountOffset(ctx, id)
+			if err != nil {
+				t.Fatalf("AccountOffset(%s): %v", id, err)
+			}
+			return d
+		}
+		if got := offset("acc-a"); got != 0 {
+			t.Errorf("AccountOffset of an account never advanced = %v, want 0", got)
+		}
+		want := 61*time.Second + 7*time.Nanosecond
+		if err := s.SetAccountOffset(ctx, "acc-a", want); err != nil {
+			t.Fatalf("SetAccountOffset: %v", err)
+		}
+		if got := offset("acc-a"); got != want {
+			t.Errorf("AccountOffset = %v, want %v", got, want)
+		}
+		if got := offset("acc-b"); got != 0 {
+			t.Errorf("AccountOffset of another account = %v, want 0", got)
+		}
+		if got := mustClock(t, s); !equalClock(got, simulator.Clock{}) {
+			t.Errorf("Clock = %+v, want the zero Clock: an account's offset is not the simulator's", got)
+		}
+		if err := s.SetAccountOffset(ctx, "acc-b", time.Hour); err != nil {
+			t.Fatalf("SetAccountOffset: %v", err)
+		}
+		if err := s.SetAccountOffset(ctx, "acc-b", 0); err != nil {
+			t.Fatalf("SetAccountOffset zero: %v", err)
+		}
+		if got := offset("acc-b"); got != 0 {
+			t.Errorf("AccountOffset after setting zero = %v, want 0", got)
+		}
+		if err := s.ResetControl(ctx); err != nil {
+			t.Fatalf("ResetControl: %v", err)
+		}
+		if got := offset("acc-a"); got != 0 {
+			t.Errorf("AccountOffset after ResetControl = %v, want 0", got)
+		}
+	})
+
 	t.Run("ResetControl clears the faults and returns the clock to real time", func(t *testing.T) {
 		s := open(t).Control
 		if err := s.SetClock(ctx, simulator.Clock{Frozen: true, FrozenAt: t0, Offset: time.Hour}); err != nil {

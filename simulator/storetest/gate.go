@@ -51,6 +51,41 @@ func testGate(t *testing.T, open func(t *testing.T) Backend) {
 		})
 	})
 
+	t.Run("the gate adds an account's own clock offset to that account alone", func(t *testing.T) {
+		b := open(t)
+		g, _ := b.NewGate(2, minute)
+		real := time.Date(2026, 5, 6, 7, 8, 9, 999_999_998, time.UTC)
+		clock := simulator.Clock{Offset: time.Hour}
+		if err := b.Control.SetClock(ctx, clock); err != nil {
+			t.Fatalf("SetClock: %v", err)
+		}
+		for _, acc := range []string{"acc-a", "acc-b"} {
+			for range 2 {
+				mustAdmit(t, g, simulator.Arrival{AccountID: acc, Operation: simulator.OpCampaignList, Real: real})
+			}
+		}
+		// A full window passes for acc-a alone: its budget frees, acc-b's
+		// stays spent.
+		off := minute + 2*time.Nanosecond
+		if err := b.Control.SetAccountOffset(ctx, "acc-a", off); err != nil {
+			t.Fatalf("SetAccountOffset: %v", err)
+		}
+		a := mustAdmit(t, g, simulator.Arrival{AccountID: "acc-a", Operation: simulator.OpCampaignList, Real: real})
+		if want := clock.Now(real).Add(off); !a.Now.Equal(want) {
+			t.Errorf("acc-a Now = %v, want %v", a.Now, want)
+		}
+		if !a.Rate.Allowed {
+			t.Errorf("acc-a after its own window passed: %+v, want allowed", a.Rate)
+		}
+		bd := mustAdmit(t, g, simulator.Arrival{AccountID: "acc-b", Operation: simulator.OpCampaignList, Real: real})
+		if want := clock.Now(real); !bd.Now.Equal(want) {
+			t.Errorf("acc-b Now = %v, want %v", bd.Now, want)
+		}
+		if bd.Rate.Allowed {
+			t.Errorf("acc-b, whose window did not pass: %+v, want refused", bd.Rate)
+		}
+	})
+
 	t.Run("the gate decides at the control API's time", func(t *testing.T) {
 		// Nanoseconds that carry into the next second when the offset is
 		// added: a backend that computes in floating point loses them.
