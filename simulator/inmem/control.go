@@ -12,7 +12,7 @@ var _ simulator.ControlStore = (*ControlStore)(nil)
 
 // ControlStore keeps the control API's clock and faults in memory.
 type ControlStore struct {
-	mu     sync.Mutex
+	mu      sync.Mutex
 	clock   simulator.Clock
 	offsets map[string]time.Duration
 	faults  []simulator.Fault
