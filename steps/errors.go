@@ -33,7 +33,7 @@ func (s *scenario) simulatorWillFail(ctx context.Context, op string) error {
 			return err
 		}
 	}
-	if err := s.env.Control.Fail(ctx, operations[op], 1); err != nil {
+	if err := s.env.Control.Fail(ctx, s.env.Primary.AccountID, operations[op], 1); err != nil {
 		return fmt.Errorf("inject a fault through the control API: %w", err)
 	}
 	return nil

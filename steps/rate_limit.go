@@ -157,7 +157,7 @@ func (s *scenario) usedUpBudget(ctx context.Context) error {
 func (s *scenario) fullWindowPasses(ctx context.Context) error {
 	w := s.env.Pacer.Window()
 	if s.env.Control != nil {
-		if err := s.env.Control.Advance(ctx, w+time.Second); err != nil {
+		if err := s.env.Control.Advance(ctx, s.env.Primary.AccountID, w+time.Second); err != nil {
 			return fmt.Errorf("advance the simulator's clock: %w", err)
 		}
 		return nil

@@ -108,6 +108,7 @@ type options struct {
 	caCert                                 string
 	insecure                               bool
 	adminURL, adminToken                   string
+	ephemeral                              bool
 	tags                                   string
 	readOnly                               bool
 	format                                 string
@@ -145,6 +146,7 @@ func parseFlags(args []string, getenv func(string) string) (*options, error) {
 	fs.BoolVar(&o.insecure, "insecure", false, "skip TLS certificate verification (development targets only)")
 	fs.StringVar(&o.adminURL, "admin-url", "", "the simulator's control API (simulator runs only)")
 	fs.StringVar(&o.adminToken, "admin-token", "", "the control API's token")
+	fs.BoolVar(&o.ephemeral, "ephemeral-accounts", false, "make the primary and second accounts through the simulator's control API for this run and delete them after it (needs --admin-url; replaces the credential flags), so parallel runs against one simulator never share a budget")
 	fs.StringVar(&o.tags, "tags", suite.DefaultTags, `scenarios to run, a godog tag expression ("@normative && ~@rate-limit", "@normative,@simulator")`)
 	fs.BoolVar(&o.readOnly, "read-only", false, "skip the @writes scenarios (for production)")
 	fs.StringVar(&o.format, "format", "pretty", "reports, comma-separated: pretty, progress, cucumber, junit, html; the first is shown on stdout, each is written to --report-dir")
@@ -200,23 +202,24 @@ func maskedFlags(fs *flag.FlagSet) map[string]string {
 // config turns the options into a suite.Config.
 func (o *options) config(stdout, stderr io.Writer) (suite.Config, error) {
 	cfg := suite.Config{
-		BaseURL:      o.baseURL,
-		Primary:      suite.Account{APIKey: o.apiKey, APISecret: o.apiSecret, AccountID: o.accountID},
-		Second:       suite.Account{APIKey: o.secondKey, APISecret: o.secondSecret, AccountID: o.secondAccount},
-		AdminURL:     o.adminURL,
-		AdminToken:   o.adminToken,
-		Tags:         o.tags,
-		ReadOnly:     o.readOnly,
-		RateLimit:    o.rateLimit,
-		RateWindow:   o.rateWindow,
-		Timeout:      o.timeout,
-		Output:       stdout,
-		Log:          stderr,
-		NoColors:     o.noColors || !isTerminal(stdout),
-		Randomize:    o.random,
-		EmailDomain:  o.emailDomain,
-		SuiteVersion: suiteVersion(),
-		Flags:        o.flags,
+		BaseURL:           o.baseURL,
+		Primary:           suite.Account{APIKey: o.apiKey, APISecret: o.apiSecret, AccountID: o.accountID},
+		Second:            suite.Account{APIKey: o.secondKey, APISecret: o.secondSecret, AccountID: o.secondAccount},
+		AdminURL:          o.adminURL,
+		AdminToken:        o.adminToken,
+		EphemeralAccounts: o.ephemeral,
+		Tags:              o.tags,
+		ReadOnly:          o.readOnly,
+		RateLimit:         o.rateLimit,
+		RateWindow:        o.rateWindow,
+		Timeout:           o.timeout,
+		Output:            stdout,
+		Log:               stderr,
+		NoColors:          o.noColors || !isTerminal(stdout),
+		Randomize:         o.random,
+		EmailDomain:       o.emailDomain,
+		SuiteVersion:      suiteVersion(),
+		Flags:             o.flags,
 	}
 	if o.baseURL == "" {
 		return cfg, errors.New("--base-url (or CONFORMANCE_BASE_URL) is required")

@@ -233,6 +233,8 @@ func TestUsageAndConnectionErrorsExit2(t *testing.T) {
 		{"missing credentials", []string{"--base-url", s.URL(), "--ca-cert", s.Cert.CertFile}, "configuration error"},
 		{"tags that select nothing", append(slices.Clone(good), "--tags", "@nothing-has-this"), "selects no scenario"},
 		{"an unreachable target", append(slices.Clone(good[:0]), "--base-url", deadURL, "--api-key", "k", "--api-secret", "s", "--account-id", "a"), "connection error"},
+		{"throwaway accounts without the control API", []string{"--base-url", s.URL(), "--ca-cert", s.Cert.CertFile, "--ephemeral-accounts"}, "--admin-url, --admin-token"},
+		{"throwaway accounts with credentials given", append(slices.Clone(good), "--ephemeral-accounts"), "give no account credentials"},
 		{"an untrusted certificate", func() []string {
 			a := slices.Clone(good)
 			i := slices.Index(a, "--ca-cert")

@@ -95,6 +95,13 @@ type Config struct {
 	// need it are skipped, and rate-limit windows are waited for instead of
 	// skipped over with the simulator's clock.
 	AdminURL string
+	// EphemeralAccounts makes the run create its primary and second
+	// accounts through the simulator's control API (throwaway accounts)
+	// and delete them at the end, so runs that share one simulator never
+	// share a rate-limit budget, contacts or faults (spec §8: one counter
+	// per account). Needs the control API; Primary and Second must then be
+	// zero. The run also leaves the rest of the simulator alone: no reset.
+	EphemeralAccounts bool
 	// AdminHandler serves the control API in-process. May be nil.
 	AdminHandler http.Handler
 	// AdminToken is the control API's bearer token.
@@ -193,7 +200,12 @@ func (c Config) parse() (*url.URL, error) {
 	} else {
 		base = u
 	}
-	if !c.Primary.Complete() {
+	switch {
+	case c.EphemeralAccounts && !c.hasAdmin():
+		problems = append(problems, "throwaway accounts are made through the simulator's control API: give its address and token (--admin-url, --admin-token)")
+	case c.EphemeralAccounts && (!c.Primary.IsZero() || !c.Second.IsZero()):
+		problems = append(problems, "with throwaway accounts the run makes its own: give no account credentials (--api-key, --api-secret, --account-id and the --second-* ones)")
+	case !c.EphemeralAccounts && !c.Primary.Complete():
 		problems = append(problems, "the primary account needs an API key, an API secret and an account id")
 	}
 	if !c.Second.IsZero() && !c.Second.Complete() {

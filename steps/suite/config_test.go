@@ -70,6 +70,9 @@ func TestConfigValidation(t *testing.T) {
 		{"half a second account", Config{BaseURL: "https://x.example", Primary: primary, Second: Account{APIKey: "k2"}}, false},
 		{"the primary account twice", Config{BaseURL: "https://x.example", Primary: primary, Second: primary}, false},
 		{"a control API without token", Config{BaseURL: "https://x.example", Primary: primary, AdminURL: "https://127.0.0.1:8444"}, false},
+		{"throwaway accounts need no credentials", Config{BaseURL: "https://x.example", EphemeralAccounts: true, AdminURL: "https://127.0.0.1:8444", AdminToken: "t"}, true},
+		{"throwaway accounts need the control API", Config{BaseURL: "https://x.example", EphemeralAccounts: true}, false},
+		{"throwaway accounts exclude given credentials", Config{BaseURL: "https://x.example", EphemeralAccounts: true, Primary: primary, AdminURL: "https://127.0.0.1:8444", AdminToken: "t"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

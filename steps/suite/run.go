@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"net/url"
@@ -55,11 +56,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := newRun(ctx, cfg, base)
+	runID := randomHex(4)
+	r, err := newRun(ctx, cfg, base, runID)
 	if err != nil {
 		return nil, err
 	}
 	defer r.closeIdleConnections()
+	defer r.deleteAccounts(ctx)
+	cfg = r.cfg // with the throwaway accounts, if any
 	started := time.Now()
 	if err := r.preflight(ctx); err != nil {
 		res := r.result(started, tags, fsys)
@@ -75,7 +79,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		Control:     r.control,
 		InProcess:   cfg.Handler != nil,
 		EmailDomain: cfg.EmailDomain,
-		RunID:       randomHex(4),
+		RunID:       runID,
 		Examples:    plan.examples,
 	})
 	suite := godog.TestSuite{
@@ -190,17 +194,60 @@ func planScenarios(fsys fs.FS, tags string) (*plan, error) {
 type run struct {
 	cfg       Config
 	base      *url.URL
+	log       io.Writer
 	client    *http.Client // partner requests: paced, budget-aware, recorded
 	recorder  *record.Transport
 	pacer     *pace.Pacer
 	control   *control.Client // nil without a control API
 	adminHTTP *http.Client
+	// throwaway are the accounts the run made (Config.EphemeralAccounts),
+	// deleted at its end.
+	throwaway []string
+}
+
+// createAccounts makes the run's primary and second accounts through the
+// control API; on failure it deletes what it made.
+func (r *run) createAccounts(ctx context.Context, cfg *Config, runID string) error {
+	for _, acct := range []struct {
+		role string
+		dst  *Account
+	}{{"primary", &cfg.Primary}, {"second", &cfg.Second}} {
+		a, err := r.control.CreateAccount(ctx, "conformance run "+runID+" ("+acct.role+")")
+		if err != nil {
+			r.deleteAccounts(ctx)
+			return fmt.Errorf("%w: make the run's %s account (--ephemeral-accounts): %w", ErrConnection, acct.role, err)
+		}
+		r.throwaway = append(r.throwaway, a.AccountID)
+		*acct.dst = Account{APIKey: a.APIKey, APISecret: a.APISecret, AccountID: a.AccountID}
+		// In full: it dies with the run, and names the run's requests in
+		// the simulator's journal.
+		fmt.Fprintf(r.log, "made throwaway %s account %s\n", acct.role, a.AccountID)
+	}
+	return nil
+}
+
+// deleteAccounts deletes the throwaway accounts, even when the run was
+// interrupted. A failure is logged, not held against the target: the
+// verdict stands, and the simulator's DELETE /accounts/{id} can be called
+// again.
+func (r *run) deleteAccounts(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	for _, id := range r.throwaway {
+		if err := r.control.DeleteAccount(ctx, id); err != nil {
+			fmt.Fprintf(r.log, "could not delete throwaway account %s: %v\n", id, err)
+			continue
+		}
+		fmt.Fprintf(r.log, "deleted throwaway account %s\n", id)
+	}
+	r.throwaway = nil
 }
 
 // newRun builds the clients, learns the rate limit (from the simulator's
-// control API, when there is one, which it also resets) and the pacer.
-func newRun(ctx context.Context, cfg Config, base *url.URL) (*run, error) {
-	r := &run{cfg: cfg, base: base}
+// control API, when there is one, which it also resets, or in which it
+// makes the run's throwaway accounts) and the pacer.
+func newRun(ctx context.Context, cfg Config, base *url.URL, runID string) (*run, error) {
+	r := &run{cfg: cfg, base: base, log: cfg.Log}
 	var transport http.RoundTripper
 	if cfg.Handler != nil {
 		transport = httpexpect.Binder{Handler: cfg.Handler, TLS: &tls.ConnectionState{HandshakeComplete: true}}
@@ -237,7 +284,13 @@ func newRun(ctx context.Context, cfg Config, base *url.URL) (*run, error) {
 				cfg.RateWindow = window
 			}
 		}
-		if err := r.control.Reset(ctx); err != nil {
+		if cfg.EphemeralAccounts {
+			// Other runs may share the simulator: make our own accounts and
+			// reset nothing of theirs.
+			if err := r.createAccounts(ctx, &cfg, runID); err != nil {
+				return nil, err
+			}
+		} else if err := r.control.Reset(ctx); err != nil {
 			return nil, fmt.Errorf("%w: reset the simulator: %w", ErrConnection, err)
 		}
 	}

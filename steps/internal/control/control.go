@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 )
@@ -80,15 +81,38 @@ func (c *Client) ResetRate(ctx context.Context, accountID string) error {
 	return c.do(ctx, http.MethodPost, "/rate-limit/reset", map[string]string{"accountId": accountID}, nil)
 }
 
-// Advance moves the simulator's clock forward, so a rate-limit window
-// passes without waiting.
-func (c *Client) Advance(ctx context.Context, d time.Duration) error {
-	return c.do(ctx, http.MethodPost, "/clock", map[string]string{"advance": d.String()}, nil)
+// Advance moves one account's clock forward, so its rate-limit window
+// passes without waiting; other accounts' clocks, which other runs sharing
+// the simulator may rely on, stay where they are.
+func (c *Client) Advance(ctx context.Context, accountID string, d time.Duration) error {
+	return c.do(ctx, http.MethodPost, "/clock", map[string]string{"accountId": accountID, "advance": d.String()}, nil)
 }
 
-// Fail makes the next count requests of operation answer 500.
-func (c *Client) Fail(ctx context.Context, operation string, count int) error {
-	return c.do(ctx, http.MethodPost, "/faults", map[string]any{"operation": operation, "kind": "error", "count": count}, nil)
+// Fail makes the next count requests of operation by accountID answer
+// 500; another account's requests (another run's) are not touched.
+func (c *Client) Fail(ctx context.Context, accountID, operation string, count int) error {
+	return c.do(ctx, http.MethodPost, "/faults", map[string]any{"accountId": accountID, "operation": operation, "kind": "error", "count": count}, nil)
+}
+
+// Account is a throwaway account's credentials (spec §5).
+type Account struct {
+	APIKey    string `json:"apiKey"`
+	APISecret string `json:"apiSecret"`
+	AccountID string `json:"accountId"`
+}
+
+// CreateAccount makes a throwaway account with the simulator's own seed
+// and campaign count.
+func (c *Client) CreateAccount(ctx context.Context, name string) (Account, error) {
+	var a Account
+	err := c.do(ctx, http.MethodPost, "/accounts", map[string]string{"name": name}, &a)
+	return a, err
+}
+
+// DeleteAccount removes a throwaway account with everything it left: its
+// contacts, budget and faults.
+func (c *Client) DeleteAccount(ctx context.Context, accountID string) error {
+	return c.do(ctx, http.MethodDelete, "/accounts/"+url.PathEscape(accountID), nil, nil)
 }
 
 // Contacts lists the contacts stored for an account.
@@ -96,7 +120,7 @@ func (c *Client) Contacts(ctx context.Context, accountID string) ([]map[string]a
 	var out struct {
 		Contacts []map[string]any `json:"contacts"`
 	}
-	err := c.do(ctx, http.MethodGet, "/contacts?accountId="+accountID, nil, &out)
+	err := c.do(ctx, http.MethodGet, "/contacts?accountId="+url.QueryEscape(accountID), nil, &out)
 	return out.Contacts, err
 }
 
