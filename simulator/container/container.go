@@ -48,6 +48,7 @@ import (
 
 	"github.com/partner-v3/conformance-kit/fixtures"
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/control"
 )
 
 // DefaultImage is the image Run starts unless WithImage names another: the
@@ -122,6 +123,12 @@ func (c *Container) HTTPClient() *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.TLSClientConfig = c.TLSConfig()
 	return &http.Client{Transport: t, Timeout: 30 * time.Second}
+}
+
+// Control returns a typed client of the simulator's control API (AdminURL,
+// AdminToken), over a client that trusts its certificate.
+func (c *Container) Control() *control.Client {
+	return &control.Client{BaseURL: c.AdminURL, Token: c.AdminToken, HTTP: c.HTTPClient()}
 }
 
 // settings are what the Options set.

@@ -3,8 +3,6 @@ package openapiclient_test
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"net/http"
 	"os"
 	"os/exec"
@@ -15,33 +13,19 @@ import (
 
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/openapiclient"
-	"github.com/partner-v3/conformance-kit/simulator/sim"
+	"github.com/partner-v3/conformance-kit/simulator/simtest"
 )
 
 // mustOpenClient starts a simulator over HTTPS on 127.0.0.1 with a rate
-// limit of limit requests per window, and returns the generated client for
-// its first account, which sends the three headers of spec §5.
+// limit of limit requests per minute (zero: the spec's 100, §8), and
+// returns the generated client for its first account, which sends the
+// three headers of spec §5.
 func mustOpenClient(tb testing.TB, limit int) *openapiclient.ClientWithResponses {
 	tb.Helper()
-	s, err := sim.New(context.Background(), sim.Config{Addr: "127.0.0.1:0", DataDir: tb.TempDir(), RateLimit: limit})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := s.Open(); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { s.Close() })
-	pem, err := os.ReadFile(s.Cert.CertFile)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(pem)
-	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
-	tb.Cleanup(tr.CloseIdleConnections)
+	s := simtest.New(tb, simtest.WithRateLimit(limit, 0))
 	a := s.Accounts[0]
-	c, err := openapiclient.NewClientWithResponses(s.URL(),
-		openapiclient.WithHTTPClient(&http.Client{Transport: tr, Timeout: 10 * time.Second}),
+	c, err := openapiclient.NewClientWithResponses(s.URL,
+		openapiclient.WithHTTPClient(s.HTTPClient()),
 		openapiclient.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
 			r.Header.Set("x-api-key", a.APIKey)
 			r.Header.Set("x-api-secret", a.APISecret)

@@ -1,0 +1,167 @@
+package simtest_test
+
+// A partner imports simtest into a module of their own: this test makes
+// one outside the repository (require + replace to this checkout), runs go
+// mod tidy and go test in it, and checks that no testcontainers or Docker
+// module comes with it. go mod tidy needs the kit's dependencies in the
+// module cache or from the proxy: without either (no network), the test
+// skips, unless REQUIRE_OPENAPI_TOOLS=1 (set in CI, where the module proxy
+// must answer) or REQUIRE_MODULE_PROXY=1 asks it to fail.
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const partnerGoMod = `module example.com/partner
+
+go 1.25.0
+
+require github.com/partner-v3/conformance-kit v0.0.0
+
+replace github.com/partner-v3/conformance-kit => %ROOT%
+`
+
+// partnerTest is the partner's own test file: parallel tests, each with a
+// simulator of its own.
+const partnerTest = `package partner
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/control"
+	"github.com/partner-v3/conformance-kit/simulator/simtest"
+)
+
+func listCampaigns(t *testing.T, sim *simtest.Simulator) int {
+	t.Helper()
+	acc := sim.Accounts[0]
+	req, _ := http.NewRequest(http.MethodPost, sim.URL+"/campaign/list", strings.NewReader(` + "`" + `{"limit": 2, "page": 1}` + "`" + `))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("x-api-key", acc.APIKey)
+	req.Header.Set("x-api-secret", acc.APISecret)
+	req.Header.Set("x-account-id", acc.AccountID)
+	resp, err := sim.HTTPClient().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+func TestClient(t *testing.T) {
+	t.Parallel()
+	sim := simtest.New(t)
+	if got := listCampaigns(t, sim); got != http.StatusOK {
+		t.Fatalf("status %d", got)
+	}
+}
+
+func TestClientMeetsAFault(t *testing.T) {
+	t.Parallel()
+	sim := simtest.New(t, simtest.WithFaults(control.FaultSpec{Operation: simulator.OpCampaignList, Kind: simulator.FaultError}))
+	if got := listCampaigns(t, sim); got != http.StatusInternalServerError {
+		t.Fatalf("status %d, want the injected 500", got)
+	}
+	if _, err := sim.Control.Journal(context.Background(), control.JournalFilter{}); err != nil {
+		t.Fatal(err)
+	}
+}
+`
+
+// networkFailure reports whether go's output says a module could not be
+// fetched (no network, no proxy), rather than that the kit is broken.
+func networkFailure(out string) bool {
+	for _, s := range []string{"dial tcp", "no such host", "i/o timeout", "connection refused", "GOPROXY=off", "network is unreachable", "TLS handshake timeout"} {
+		if strings.Contains(out, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestAFreshModuleUsesSimtestWithoutDocker(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: builds a module of its own")
+	}
+	t.Parallel()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir() // outside the repository
+	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string]string{
+		"go.mod":          strings.ReplaceAll(partnerGoMod, "%ROOT%", root),
+		"go.sum":          string(sum), // the checksums are known: tidy keeps what is needed
+		"partner_test.go": partnerTest,
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The partner's environment: no workspace, no flags of this run, and
+	// modules from the cache or the proxy as configured here.
+	var env []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "GOFLAGS=") || strings.HasPrefix(kv, "GOWORK=") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	env = append(env, "GOWORK=off", "GOFLAGS=-mod=mod -buildvcs=false")
+	goCmd := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("go", args...)
+		cmd.Dir, cmd.Env = dir, env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			if networkFailure(string(out)) && os.Getenv("REQUIRE_OPENAPI_TOOLS") == "" && os.Getenv("REQUIRE_MODULE_PROXY") == "" {
+				t.Skipf("go %s cannot fetch modules (set REQUIRE_MODULE_PROXY=1 to fail instead): %v\n%s", strings.Join(args, " "), err, out)
+			}
+			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	goCmd("mod", "tidy")
+
+	// Neither the module's checksums nor its test's packages name a
+	// container module: simtest brings no Docker client along.
+	tidied, err := os.ReadFile(filepath.Join(dir, "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deps := goCmd("list", "-deps", "-test", ".")
+	if !strings.Contains(deps, "github.com/partner-v3/conformance-kit/simulator/simtest") {
+		t.Fatalf("go list -deps -test does not name simtest:\n%s", deps)
+	}
+	for _, bad := range []string{"testcontainers", "docker", "moby", "containerd"} {
+		if strings.Contains(string(tidied), bad) {
+			t.Errorf("the partner's go.sum names %s:\n%s", bad, tidied)
+		}
+		if strings.Contains(deps, bad) {
+			t.Errorf("the partner's test depends on a %s package", bad)
+		}
+	}
+	if mod, err := os.ReadFile(filepath.Join(dir, "go.mod")); err != nil || !strings.Contains(string(mod), "\ngo 1.25.0\n") {
+		t.Errorf("after go mod tidy the partner's go.mod (%v) no longer says go 1.25.0:\n%s", err, mod)
+	}
+
+	out := goCmd("test", "-count=1", "-v", ".")
+	t.Logf("go test in the fresh module:\n%s", out)
+	for _, want := range []string{"--- PASS: TestClient ", "--- PASS: TestClientMeetsAFault "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("go test in the fresh module: no %q", want)
+		}
+	}
+}
