@@ -19,9 +19,9 @@ type JournalEntry struct {
 	// known account its x-api-key (first) or x-account-id named, or the
 	// account whose key and secret a 403 matched: the account whose client
 	// report counts it, and whose journal (GET /journal?accountId=) lists it.
-	AttributedTo string `json:"attributedTo,omitempty"`
-	Status    int       `json:"status"`
-	LatencyMS float64   `json:"latencyMs"`
+	AttributedTo string  `json:"attributedTo,omitempty"`
+	Status       int     `json:"status"`
+	LatencyMS    float64 `json:"latencyMs"`
 	// Fault is the kind of the injected fault that answered or delayed
 	// the request, and FaultID its id; empty for none.
 	Fault   string `json:"fault,omitempty"`
