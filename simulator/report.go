@@ -111,6 +111,11 @@ type FindingInfo struct {
 	Advice   string
 }
 
+// FieldSections are the spec sections of the fields of Campaign List and
+// Campaign Stats: a FindingInvalidField for one of them cites it instead of
+// the catalogue's §2.1 (Add Contact's fields).
+var FieldSections = map[string]string{"limit": "§4.2", "page": "§4.2", "campaignId": "§4.3"}
+
 // FindingCatalogue holds every kind's spec section, severity, title and
 // advice: one source for the JSON report, its Markdown form and the docs.
 var FindingCatalogue = map[string]FindingInfo{

@@ -363,6 +363,9 @@ func (s *Server) clientReport(accountID string) simulator.ClientReport {
 		out.Since, out.Requests = st.since, st.requests
 		for k, t := range st.findings {
 			info := simulator.FindingCatalogue[k.kind]
+			if sec, ok := simulator.FieldSections[k.detail]; ok && k.kind == simulator.FindingInvalidField {
+				info.Section = sec
+			}
 			out.Findings = append(out.Findings, simulator.Finding{
 				Kind: k.kind, Section: info.Section, Severity: info.Severity, Title: info.Title,
 				Count: t.count, ExampleRequestID: t.example, Detail: k.detail, Advice: info.Advice,
