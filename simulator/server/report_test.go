@@ -117,7 +117,11 @@ func findingsByKey(rep simulator.ClientReport) map[string]simulator.Finding {
 // firstCampaignID is the Id of the account's first campaign.
 func (h *harness) firstCampaignID(a *simulator.Account) int64 {
 	body := h.mustDo("probe-campaign", call{path: "/campaign/list", body: `{"limit":1,"page":1}`, header: creds(a)}, http.StatusOK)
-	var page struct{ Campaigns []struct{ ID int64 `json:"Id"` } }
+	var page struct {
+		Campaigns []struct {
+			ID int64 `json:"Id"`
+		}
+	}
 	if err := json.Unmarshal([]byte(body), &page); err != nil || len(page.Campaigns) == 0 {
 		h.t.Fatalf("no campaign: %v %s", err, body)
 	}
@@ -200,27 +204,27 @@ func badClient(h *harness) map[string]int {
 		h.mustDo(s.id, s.c, s.status)
 	}
 	return map[string]int{
-		simulator.FindingMissingHeader + "/x-api-secret":      1,
-		simulator.FindingMissingHeader + "/x-account-id":      1,
-		simulator.FindingRepeatedHeader + "/x-api-key":        1,
-		simulator.FindingWrongCredentials + "/":               1,
-		simulator.FindingWrongAccountID + "/":                 1,
-		simulator.FindingWrongContentType + "/":               1,
-		simulator.FindingWrongMethod + "/":                    1,
-		simulator.FindingUnknownOperation + "/":               1,
-		simulator.FindingMalformedJSON + "/":                  2,
-		simulator.FindingInvalidField + "/email or phoneNo":   1,
-		simulator.FindingInvalidField + "/gender":             1,
-		simulator.FindingInvalidField + "/dateOfBirth":        1,
-		simulator.FindingUnknownField + "/":                   1,
-		simulator.FindingInvalidField + "/campaignId":         1,
-		simulator.FindingUnknownCampaign + "/":                1,
-		simulator.FindingInvalidField + "/limit":              1,
-		simulator.FindingInvalidField + "/page":               1,
-		simulator.FindingPageSizeOverMax + "/":                1,
-		simulator.FindingPageBelowOne + "/":                   1,
-		simulator.FindingPagePastEnd + "/":                    2,
-		simulator.FindingDuplicateContact + "/":               2,
+		simulator.FindingMissingHeader + "/x-api-secret":    1,
+		simulator.FindingMissingHeader + "/x-account-id":    1,
+		simulator.FindingRepeatedHeader + "/x-api-key":      1,
+		simulator.FindingWrongCredentials + "/":             1,
+		simulator.FindingWrongAccountID + "/":               1,
+		simulator.FindingWrongContentType + "/":             1,
+		simulator.FindingWrongMethod + "/":                  1,
+		simulator.FindingUnknownOperation + "/":             1,
+		simulator.FindingMalformedJSON + "/":                2,
+		simulator.FindingInvalidField + "/email or phoneNo": 1,
+		simulator.FindingInvalidField + "/gender":           1,
+		simulator.FindingInvalidField + "/dateOfBirth":      1,
+		simulator.FindingUnknownField + "/":                 1,
+		simulator.FindingInvalidField + "/campaignId":       1,
+		simulator.FindingUnknownCampaign + "/":              1,
+		simulator.FindingInvalidField + "/limit":            1,
+		simulator.FindingInvalidField + "/page":             1,
+		simulator.FindingPageSizeOverMax + "/":              1,
+		simulator.FindingPageBelowOne + "/":                 1,
+		simulator.FindingPagePastEnd + "/":                  2,
+		simulator.FindingDuplicateContact + "/":             2,
 	}
 }
 
@@ -316,7 +320,7 @@ func TestClientReport_RateLimit(t *testing.T) {
 	h.mustDo("limited-2", list, http.StatusTooManyRequests) // at once: hammering
 	h.clock.Advance(59 * time.Second)
 	h.mustDo("limited-3", list, http.StatusTooManyRequests) // 1 s early
-	h.clock.Advance(time.Second)                             // Retry-After (60 s) has passed
+	h.clock.Advance(time.Second)                            // Retry-After (60 s) has passed
 	h.mustDo("waited", list, http.StatusOK)
 	h.addFault(map[string]any{"operation": "*", "kind": "rate-limit", "retryAfter": 5, "accountId": h.alpha.AccountID})
 	h.mustDo("fault-429", list, http.StatusTooManyRequests)
