@@ -418,7 +418,7 @@ func (s *Server) handleAdminReport(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !known {
-		s.Error(w, r, simulator.Errorf(simulator.ENOTFOUND, "No account %s", quoteField(id)))
+		s.Error(w, r, simulator.Errorf(simulator.ENOTFOUND, "No account %s", shorten(id)))
 		return
 	}
 	rep := s.clientReport(id)
