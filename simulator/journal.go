@@ -13,9 +13,15 @@ type JournalEntry struct {
 	Path      string    `json:"path"`
 	Operation string    `json:"operation,omitempty"`
 	APIKey    string    `json:"apiKey,omitempty"`
-	AccountID string    `json:"accountId,omitempty"`
-	Status    int       `json:"status"`
-	LatencyMS float64   `json:"latencyMs"`
+	// AccountID is the account the request authenticated as (spec §5).
+	AccountID string `json:"accountId,omitempty"`
+	// AttributedTo is, for a request refused before it authenticated, the
+	// known account its x-api-key (first) or x-account-id named, or the
+	// account whose key and secret a 403 matched: the account whose client
+	// report counts it, and whose journal (GET /journal?accountId=) lists it.
+	AttributedTo string  `json:"attributedTo,omitempty"`
+	Status       int     `json:"status"`
+	LatencyMS    float64 `json:"latencyMs"`
 	// Fault is the kind of the injected fault that answered or delayed
 	// the request, and FaultID its id; empty for none.
 	Fault   string `json:"fault,omitempty"`

@@ -40,3 +40,123 @@ type Finding struct {
 	Detail string `json:"detail,omitempty"`
 	Advice string `json:"advice"`
 }
+
+// Kinds of Finding: the mistakes the client report (ClientReport) tells a
+// partner about. Each has one entry in FindingCatalogue.
+const (
+	// FindingMalformedJSON: a body that is not one JSON object in UTF-8
+	// (bad syntax, empty, a field twice, data after it).
+	FindingMalformedJSON = "malformed-json"
+	// FindingWrongMethod: an operation called with a method other than POST.
+	FindingWrongMethod = "wrong-method"
+	// FindingWrongContentType: a request body not sent as application/json.
+	FindingWrongContentType = "wrong-content-type"
+	// FindingUnknownOperation: a path that is none of the three operations
+	// under /v3/partner/webhook.
+	FindingUnknownOperation = "unknown-operation"
+	// FindingInvalidField: a body refused for one field, named in Detail.
+	FindingInvalidField = "invalid-field"
+	// FindingUnknownField: a body with a field the operation does not take.
+	FindingUnknownField = "unknown-field"
+	// FindingPageSizeOverMax: Campaign List with limit above 50.
+	FindingPageSizeOverMax = "page-size-over-max"
+	// FindingPageBelowOne: Campaign List with page below 1.
+	FindingPageBelowOne = "page-below-one"
+	// FindingPagePastEnd: Campaign List for a page past totalPages.
+	FindingPagePastEnd = "page-past-end"
+	// FindingDuplicateContact: Add Contact for a contact already added.
+	FindingDuplicateContact = "duplicate-contact"
+	// FindingUnknownCampaign: Campaign Stats for an Id the account does not
+	// own.
+	FindingUnknownCampaign = "unknown-campaign"
+	// FindingMissingHeader: one of the three headers of spec §5 missing,
+	// named in Detail.
+	FindingMissingHeader = "missing-header"
+	// FindingRepeatedHeader: one of the three headers sent more than once,
+	// named in Detail.
+	FindingRepeatedHeader = "repeated-header"
+	// FindingWrongCredentials: a key and secret that match no account.
+	FindingWrongCredentials = "wrong-credentials"
+	// FindingWrongAccountID: an x-account-id that is not the key's.
+	FindingWrongAccountID = "wrong-account-id"
+	// FindingRateLimited: a request the rate limiter refused with 429 that
+	// the spec's 100 per minute would have refused too (a 429 of a limit
+	// set stricter than the spec's is the test's own, as an injected one).
+	FindingRateLimited = "rate-limited"
+	// FindingRetryTooSoon: a request sent before the Retry-After of an
+	// earlier 429 had passed.
+	FindingRetryTooSoon = "retry-too-soon"
+	// FindingHammering: a request refused 429 by the limiter that was
+	// itself sent before an earlier 429's Retry-After had passed.
+	FindingHammering = "hammering"
+	// FindingBurst: a request that was the 101st within 60 seconds, which
+	// the spec's limit would refuse even where the simulator's is raised.
+	FindingBurst = "burst"
+	// FindingRefused: any other 4xx the simulator answered (too large a
+	// body, a body too slow, headers too large...), its status in Detail.
+	FindingRefused = "refused"
+)
+
+// Severities of a Finding.
+const (
+	SeverityError   = "error"
+	SeverityWarning = "warning"
+)
+
+// FindingInfo is what the catalogue says of one kind of Finding.
+type FindingInfo struct {
+	Section  string
+	Severity string
+	Title    string
+	Advice   string
+}
+
+// FieldSections are the spec sections of the fields of Campaign List and
+// Campaign Stats: a FindingInvalidField for one of them cites it instead of
+// the catalogue's §2.1 (Add Contact's fields).
+var FieldSections = map[string]string{"limit": "§4.2", "page": "§4.2", "campaignId": "§4.3"}
+
+// FindingCatalogue holds every kind's spec section, severity, title and
+// advice: one source for the JSON report, its Markdown form and the docs.
+var FindingCatalogue = map[string]FindingInfo{
+	FindingMalformedJSON: {"§1", SeverityError, "Body is not one JSON object",
+		"Spec §1 rule 2: every body is JSON. Serialise the body with a JSON encoder (never by string concatenation), in UTF-8 without a byte-order mark, each field once, nothing after the object."},
+	FindingWrongMethod: {"§1", SeverityError, "Operation called with a method other than POST",
+		"Spec §1 rule 4: all three operations use POST. Send POST, also for Campaign List and Campaign Stats, which only read."},
+	FindingWrongContentType: {"§1", SeverityError, "Body not sent as application/json",
+		"Spec §1 rule 2: send Content-Type: application/json (a charset of utf-8 is fine) once, with an uncompressed body."},
+	FindingUnknownOperation: {"§1", SeverityError, "Path is not one of the three operations",
+		"Spec §1 and §9: the operations are POST {base}/contact/add, /campaign/list and /campaign/stats, under the base address ending in /v3/partner/webhook. Build paths from the base address, without a trailing slash or escaped characters."},
+	FindingInvalidField: {"§2.1", SeverityError, "Body refused for a field",
+		"The 400's message names the field and what it must be (spec §2.1 for Add Contact, §4.2 and §4.3 for the others). Validate the field before sending: a 400 is never worth retrying."},
+	FindingUnknownField: {"§2.1", SeverityError, "Body has a field the operation does not take",
+		"Send only the fields of spec §2.1 (Add Contact), §4.2 (limit, page) or §4.3 (campaignId), spelt as the spec spells them (phoneNo, not phone)."},
+	FindingDuplicateContact: {"§2.1", SeverityWarning, "Add Contact sent again for a contact already added",
+		"Spec §2.1 shows no behaviour for a contact that already exists, so what a re-send does on the real service (an error, a second contact, an update) is unknown. Remember which contacts you added and send each once; retry only a request that failed (5xx, no answer)."},
+	FindingPageSizeOverMax: {"§8", SeverityError, "Campaign List with limit above 50",
+		"Spec §4.2 and §8: limit is at most 50. Ask for 50 and follow the pages."},
+	FindingPageBelowOne: {"§8", SeverityError, "Campaign List with page below 1",
+		"Spec §4.2 and §8: pages count from 1."},
+	FindingPagePastEnd: {"§4.2", SeverityWarning, "Campaign List for a page past totalPages",
+		"Spec §4.2: stop at the totalPages of the answer; a page past it holds no campaign and costs a request of the budget of §8."},
+	FindingUnknownCampaign: {"§4.3", SeverityWarning, "Campaign Stats for a campaign the account does not own",
+		"Take campaignId from the Id of a campaign Campaign List returned for the same account (spec §2.2, §4.3)."},
+	FindingMissingHeader: {"§5", SeverityError, "Authentication header missing",
+		"Spec §5: every request carries x-api-key, x-api-secret and x-account-id. Set all three on every request, also on retries."},
+	FindingRepeatedHeader: {"§5", SeverityError, "Authentication header sent more than once",
+		"Spec §5 shows one of each header: set it once (Header.Set, not Header.Add), also when a retry or a middleware adds its own."},
+	FindingWrongCredentials: {"§5", SeverityError, "Key and secret match no account",
+		"Spec §5 rule 1: the service answers 401. Check that the key and secret are the pair issued together, with no surrounding space; a 401 is never worth retrying."},
+	FindingWrongAccountID: {"§5", SeverityError, "x-account-id is not the key's account",
+		"Spec §5 rule 2: the service answers 403. Send the account identifier issued with the key, as it was issued (it is the encrypted identifier)."},
+	FindingRateLimited: {"§8", SeverityError, "Refused 429 by the rate limiter, over the spec's 100 per minute",
+		"Spec §8: at most 100 requests per minute per account, all operations together. Pace the client below the limit and, after a 429, wait the Retry-After it carries before the next request."},
+	FindingRetryTooSoon: {"§8", SeverityError, "Request sent before Retry-After had passed",
+		"Spec §7 and §8: after a 429, wait at least the Retry-After seconds it carries, counted from the answer, before any request of the account (the limit is shared by all operations)."},
+	FindingHammering: {"§8", SeverityError, "Refused 429 again while an earlier Retry-After was running",
+		"The client kept sending after a 429 without waiting. Stop every request of the account until Retry-After has passed (one shared pause, not one per goroutine), then resume paced."},
+	FindingBurst: {"§8", SeverityWarning, "101st request within 60 seconds",
+		"Spec §8: the real service refuses the 101st request within any 60 seconds. This simulator's limit let it through (it runs with a raised limit); pace the client to 100 per minute or fewer before going live."},
+	FindingRefused: {"§7", SeverityError, "Request refused for another reason",
+		"Detail holds the HTTP status; the answer's error message says why (e.g. 413 for a body over the size cap, 408 for a body that came too slowly)."},
+}

@@ -35,6 +35,7 @@ func (s *Server) AdminHandler() http.Handler {
 	mux.HandleFunc("GET /journal", s.handleAdminJournalGet)
 	mux.HandleFunc("DELETE /journal", s.handleAdminJournalClear)
 	mux.HandleFunc("GET /contacts", s.handleAdminContacts)
+	mux.HandleFunc("GET /accounts/{accountId}/report", s.handleAdminReport)
 	registerPprof(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, simulator.Errorf(simulator.ENOTFOUND, "No control call %s %s", r.Method, r.URL.Path))
@@ -129,6 +130,7 @@ func (s *Server) handleAdminReset(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.journal.clear()
+	s.reports.reset(s.now()().UTC())
 	writeJSON(w, http.StatusOK, map[string]string{"status": "reset"})
 }
 
@@ -288,9 +290,16 @@ func (s *Server) handleAdminJournalGet(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
+	if r.URL.Query().Has("accountId") {
+		writeJSON(w, http.StatusOK, map[string]any{"entries": s.journal.latestOf(r.URL.Query().Get("accountId"), n)})
+		return
+	}
 	writeJSON(w, http.StatusOK, map[string]any{"entries": s.journal.latest(n)})
 }
 
+// handleAdminJournalClear empties the journal. The client reports are kept:
+// they are independent of the journal's ring, and one CI job clearing the
+// journal must not erase another's findings (POST /reset clears both).
 func (s *Server) handleAdminJournalClear(w http.ResponseWriter, r *http.Request) {
 	s.journal.clear()
 	writeJSON(w, http.StatusOK, map[string]any{"entries": []simulator.JournalEntry{}})

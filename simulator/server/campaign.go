@@ -65,7 +65,7 @@ func (s *Server) handleCampaignList(w http.ResponseWriter, r *http.Request) {
 	}
 	limit, page, err := decodeCampaignList(f)
 	if err != nil {
-		s.Error(w, r, err)
+		s.fail(w, r, err)
 		return
 	}
 	account := simulator.AccountFromContext(r.Context())
@@ -74,6 +74,11 @@ func (s *Server) handleCampaignList(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		s.Error(w, r, fmt.Errorf("find campaigns: %w", err))
 		return
+	}
+	// Spec §4.2: pages end at totalPages. ASSUMPTION: with no campaign at
+	// all (totalPages 0), page 1 is the natural first request, not past it.
+	if page > max(totalPages(total, limit), 1) {
+		noteFinding(r, simulator.FindingPagePastEnd, "")
 	}
 	buf := getBuffer()
 	defer putBuffer(buf)
@@ -98,18 +103,21 @@ func decodeCampaignList(f fields) (limit, page int, err error) {
 	case err != nil:
 		return 0, 0, err
 	case !ok:
-		return 0, 0, simulator.Errorf(simulator.EINVALID, "limit is required")
-	case l < 1 || l > MaxPageSize:
-		return 0, 0, simulator.Errorf(simulator.EINVALID, "limit must be between 1 and %d", MaxPageSize)
+		return 0, 0, invalidField("limit", "limit is required")
+	case l > MaxPageSize:
+		return 0, 0, withFinding(simulator.FindingPageSizeOverMax, "",
+			simulator.Errorf(simulator.EINVALID, "limit must be between 1 and %d", MaxPageSize))
+	case l < 1:
+		return 0, 0, invalidField("limit", "limit must be between 1 and %d", MaxPageSize)
 	}
 	p, ok, err := f.integer("page")
 	switch {
 	case err != nil:
 		return 0, 0, err
 	case !ok:
-		return 0, 0, simulator.Errorf(simulator.EINVALID, "page is required")
+		return 0, 0, invalidField("page", "page is required")
 	case p < 1:
-		return 0, 0, simulator.Errorf(simulator.EINVALID, "page must be 1 or greater")
+		return 0, 0, withFinding(simulator.FindingPageBelowOne, "", simulator.Errorf(simulator.EINVALID, "page must be 1 or greater"))
 	case p > 1<<31:
 		p = 1 << 31 // keeps page*limit in range; such a page is empty anyway
 	}
@@ -130,21 +138,25 @@ func (s *Server) handleCampaignStats(w http.ResponseWriter, r *http.Request) {
 	// Spec §4.3 first: a body without campaignId gets the spec's message,
 	// whatever else it holds.
 	if !f.present("campaignId") {
-		s.Error(w, r, &simulator.Error{Code: simulator.EINVALID, Message: simulator.MsgCampaignIDRequired})
+		s.fail(w, r, withFinding(simulator.FindingInvalidField, "campaignId",
+			&simulator.Error{Code: simulator.EINVALID, Message: simulator.MsgCampaignIDRequired}))
 		return
 	}
 	if err := f.only("campaignId"); err != nil {
-		s.Error(w, r, err)
+		s.fail(w, r, err)
 		return
 	}
 	id, _, err := f.integer("campaignId")
 	if err != nil {
-		s.Error(w, r, err)
+		s.fail(w, r, err)
 		return
 	}
 	account := simulator.AccountFromContext(r.Context())
 	c, err := s.Campaigns.FindCampaignByID(r.Context(), account.AccountID, id)
 	if err != nil {
+		if simulator.ErrorCode(err) == simulator.ENOTFOUND {
+			noteFinding(r, simulator.FindingUnknownCampaign, "")
+		}
 		s.Error(w, r, err)
 		return
 	}

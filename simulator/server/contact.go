@@ -48,7 +48,7 @@ func (s *Server) handleContactAdd(w http.ResponseWriter, r *http.Request) {
 	}
 	c, err := decodeContact(f, now)
 	if err != nil {
-		s.Error(w, r, err)
+		s.fail(w, r, err)
 		return
 	}
 	c.ID = newContactID()
@@ -59,6 +59,9 @@ func (s *Server) handleContactAdd(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, fmt.Errorf("store contact: %w", err))
 		return
 	}
+	// For the client report's duplicate-contact rule (spec §2.1).
+	n := noteFrom(r)
+	n.added, n.email, n.phone = true, c.Email, c.PhoneNo
 	writeContactAdded(w, stored.ID)
 }
 
@@ -84,7 +87,8 @@ func decodeContact(f fields, now time.Time) (*simulator.Contact, error) {
 	// Spec §4.1 first: when the body gives neither email nor phoneNo, the
 	// spec's own message is the answer, whatever else is wrong with it.
 	if f.blank("email") && f.blank("phoneNo") {
-		return nil, &simulator.Error{Code: simulator.EINVALID, Message: simulator.MsgEmailOrPhoneRequired}
+		return nil, withFinding(simulator.FindingInvalidField, "email or phoneNo",
+			&simulator.Error{Code: simulator.EINVALID, Message: simulator.MsgEmailOrPhoneRequired})
 	}
 	if err := f.only(contactFields...); err != nil {
 		return nil, err
@@ -103,7 +107,7 @@ func decodeContact(f fields, now time.Time) (*simulator.Contact, error) {
 			return nil, err
 		}
 		if utf8.RuneCountInString(v) > maxFieldLen {
-			return nil, simulator.Errorf(simulator.EINVALID, "%s is longer than %d characters", sf.name, maxFieldLen)
+			return nil, invalidField(sf.name, "%s is longer than %d characters", sf.name, maxFieldLen)
 		}
 		*sf.dst = v
 	}
@@ -122,7 +126,7 @@ func decodeContact(f fields, now time.Time) (*simulator.Contact, error) {
 			continue
 		}
 		if v != 0 && v != 1 {
-			return nil, simulator.Errorf(simulator.EINVALID, "%s must be 0 (opt-out) or 1 (opt-in)", opt.name)
+			return nil, invalidField(opt.name, "%s must be 0 (opt-out) or 1 (opt-in)", opt.name)
 		}
 		n := int(v)
 		*opt.dst = &n
@@ -136,11 +140,11 @@ func decodeContact(f fields, now time.Time) (*simulator.Contact, error) {
 			return nil, err
 		}
 		if len(v) > maxTags {
-			return nil, simulator.Errorf(simulator.EINVALID, "%s holds more than %d names", lf.name, maxTags)
+			return nil, invalidField(lf.name, "%s holds more than %d names", lf.name, maxTags)
 		}
 		for _, name := range v {
 			if name == "" || utf8.RuneCountInString(name) > maxTagLen {
-				return nil, simulator.Errorf(simulator.EINVALID, "%s names must be 1 to %d characters", lf.name, maxTagLen)
+				return nil, invalidField(lf.name, "%s names must be 1 to %d characters", lf.name, maxTagLen)
 			}
 		}
 		*lf.dst = v
@@ -156,27 +160,27 @@ func validateContactFormats(c *simulator.Contact, now time.Time) error {
 	if c.Email != "" {
 		a, err := mail.ParseAddress(c.Email)
 		if err != nil || a.Address != c.Email || a.Name != "" {
-			return simulator.Errorf(simulator.EINVALID, "email is not a valid email address")
+			return invalidField("email", "email is not a valid email address")
 		}
 	}
 	if c.PhoneNo != "" && (!phoneRE.MatchString(c.PhoneNo) || !digitsBetween(c.PhoneNo, 7, 15)) {
-		return simulator.Errorf(simulator.EINVALID, "phoneNo must be a phone number of 7 to 15 digits, optionally with a leading +")
+		return invalidField("phoneNo", "phoneNo must be a phone number of 7 to 15 digits, optionally with a leading +")
 	}
 	if c.Country != "" && !countryRE.MatchString(c.Country) {
-		return simulator.Errorf(simulator.EINVALID, "country must be a 2- or 3-letter country code, such as US, UK, CA")
+		return invalidField("country", "country must be a 2- or 3-letter country code, such as US, UK, CA")
 	}
 	switch c.Gender {
 	case "", "male", "female", "other":
 	default:
-		return simulator.Errorf(simulator.EINVALID, "gender must be one of male, female, other")
+		return invalidField("gender", "gender must be one of male, female, other")
 	}
 	if c.DateOfBirth != "" {
 		d, err := time.Parse(time.DateOnly, c.DateOfBirth)
 		if err != nil {
-			return simulator.Errorf(simulator.EINVALID, "dateOfBirth must be a date of the form YYYY-MM-DD")
+			return invalidField("dateOfBirth", "dateOfBirth must be a date of the form YYYY-MM-DD")
 		}
 		if d.After(now) || d.Year() < 1900 {
-			return simulator.Errorf(simulator.EINVALID, "dateOfBirth must lie between 1900-01-01 and today")
+			return invalidField("dateOfBirth", "dateOfBirth must lie between 1900-01-01 and today")
 		}
 	}
 	return nil

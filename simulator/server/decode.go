@@ -24,12 +24,23 @@ type fields map[string]json.RawMessage
 
 // readFields reads a JSON object body. Bad JSON, a body that is not an
 // object and a body over the size cap are all 4xx errors that say so.
+//
+// The client report counts a body that is not one JSON object (or ends
+// before its Content-Length) as FindingMalformedJSON (spec §1 rule 2).
 func readFields(r *http.Request) (fields, error) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		return nil, bodyReadError(err)
+		err = bodyReadError(err)
+		if simulator.ErrorCode(err) == simulator.EINVALID {
+			noteFinding(r, simulator.FindingMalformedJSON, "")
+		}
+		return nil, err
 	}
-	return parseFields(body)
+	f, err := parseFields(body)
+	if err != nil {
+		noteFinding(r, simulator.FindingMalformedJSON, "")
+	}
+	return f, err
 }
 
 // bodyReadError turns a failed body read into a client error. Its message
@@ -232,8 +243,8 @@ func (f fields) only(allowed ...string) error {
 	if len(unknown) > 5 {
 		unknown = append(unknown[:5], fmt.Sprintf("and %d more", len(unknown)-5))
 	}
-	return simulator.Errorf(simulator.EINVALID, "Unknown field %s: the fields are %s",
-		strings.Join(unknown, ", "), strings.Join(allowed, ", "))
+	return withFinding(simulator.FindingUnknownField, "", simulator.Errorf(simulator.EINVALID, "Unknown field %s: the fields are %s",
+		strings.Join(unknown, ", "), strings.Join(allowed, ", ")))
 }
 
 func contains(list []string, s string) bool {
@@ -263,10 +274,10 @@ func (f fields) str(name string) (string, error) {
 	}
 	var v string
 	if err := json.Unmarshal(f[name], &v); err != nil {
-		return "", simulator.Errorf(simulator.EINVALID, "%s must be a string", name)
+		return "", invalidField(name, "%s must be a string", name)
 	}
 	if hasControl(v) {
-		return "", simulator.Errorf(simulator.EINVALID, "%s must not contain control characters", name)
+		return "", invalidField(name, "%s must not contain control characters", name)
 	}
 	return v, nil
 }
@@ -294,7 +305,7 @@ func (f fields) integer(name string) (v int64, ok bool, err error) {
 	}
 	raw := string(f[name])
 	if !integerRE.MatchString(raw) {
-		return 0, false, simulator.Errorf(simulator.EINVALID, "%s must be an integer", name)
+		return 0, false, invalidField(name, "%s must be an integer", name)
 	}
 	v, perr := strconv.ParseInt(raw, 10, 64)
 	if perr != nil { // only a range error is left
@@ -312,11 +323,11 @@ func (f fields) strings(name string) ([]string, error) {
 	}
 	var v []string
 	if err := json.Unmarshal(f[name], &v); err != nil || hasNull(f[name]) {
-		return nil, simulator.Errorf(simulator.EINVALID, "%s must be an array of strings", name)
+		return nil, invalidField(name, "%s must be an array of strings", name)
 	}
 	for _, s := range v {
 		if hasControl(s) {
-			return nil, simulator.Errorf(simulator.EINVALID, "%s names must not contain control characters", name)
+			return nil, invalidField(name, "%s names must not contain control characters", name)
 		}
 	}
 	return v, nil

@@ -44,6 +44,24 @@ func (j *journal) latest(n int) []simulator.JournalEntry {
 	return out
 }
 
+// latestOf returns up to n entries of one account, newest first: those it
+// authenticated as and those attributed to it (JournalEntry.AttributedTo).
+func (j *journal) latestOf(accountID string, n int) []simulator.JournalEntry {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	size := j.next
+	if j.full {
+		size = len(j.entries)
+	}
+	out := []simulator.JournalEntry{}
+	for i := 1; i <= size && len(out) < n; i++ {
+		if e := j.entries[(j.next-i+len(j.entries))%len(j.entries)]; e.AccountID == accountID || e.AttributedTo == accountID {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 func (j *journal) clear() {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -51,15 +69,30 @@ func (j *journal) clear() {
 	j.next, j.full = 0, false
 }
 
-type entryKey struct{}
+// requestRecord is what record keeps of one request while it is served:
+// its journal entry and what the client report notes of it. One allocation
+// per request for both.
+type requestRecord struct {
+	entry simulator.JournalEntry
+	note  note
+}
+
+type recordKey struct{}
+
+// recordFrom returns the request's record, for middleware and handlers to
+// fill.
+func recordFrom(r *http.Request) *requestRecord {
+	if rec, ok := r.Context().Value(recordKey{}).(*requestRecord); ok {
+		return rec
+	}
+	return &requestRecord{} // outside record: filled and dropped
+}
 
 // entryFrom returns the request's journal entry, for middleware to fill.
-func entryFrom(r *http.Request) *simulator.JournalEntry {
-	if e, ok := r.Context().Value(entryKey{}).(*simulator.JournalEntry); ok {
-		return e
-	}
-	return &simulator.JournalEntry{} // outside record: filled and dropped
-}
+func entryFrom(r *http.Request) *simulator.JournalEntry { return &recordFrom(r).entry }
+
+// noteFrom returns what the client report notes of the request.
+func noteFrom(r *http.Request) *note { return &recordFrom(r).note }
 
 func setOperation(r *http.Request, op string) { entryFrom(r).Operation = op }
 
@@ -67,13 +100,14 @@ func setOperation(r *http.Request, op string) { entryFrom(r).Operation = op }
 func (s *Server) record(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := s.now()()
-		e := &simulator.JournalEntry{
+		record := &requestRecord{entry: simulator.JournalEntry{
 			Time:      start.UTC(),
 			RequestID: w.Header().Get(requestIDHeader),
 			Method:    r.Method,
 			Path:      r.URL.Path,
 			APIKey:    maskKey(r.Header.Get(headerAPIKey)),
-		}
+		}}
+		e := &record.entry
 		rec := &statusRecorder{ResponseWriter: w}
 		defer func() {
 			e.LatencyMS = float64(time.Since(start).Microseconds()) / 1000
@@ -82,6 +116,9 @@ func (s *Server) record(next http.Handler) http.Handler {
 				e.Status = 0 // the connection was cut on purpose
 				defer panic(v)
 			}
+			// Before the journal: attribution may name the account of a
+			// refused request, which the journal then shows.
+			s.observe(r, record)
 			s.journal.add(*e)
 			level := levelFor(e.Status)
 			if e.FaultID != "" {
@@ -92,7 +129,7 @@ func (s *Server) record(next http.Handler) http.Handler {
 				l.LogAttrs(context.Background(), level, "request", slogAttrs(e)...)
 			}
 		}()
-		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), entryKey{}, e)))
+		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), recordKey{}, record)))
 	})
 }
 

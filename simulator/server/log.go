@@ -24,6 +24,9 @@ func slogAttrs(e *simulator.JournalEntry) []slog.Attr {
 	if e.AccountID != "" {
 		attrs = append(attrs, slog.String("account_id", e.AccountID))
 	}
+	if e.AttributedTo != "" {
+		attrs = append(attrs, slog.String("attributed_to", e.AttributedTo))
+	}
 	if e.Fault != "" {
 		attrs = append(attrs, slog.String("fault", e.Fault), slog.String("fault_id", e.FaultID))
 	}

@@ -38,21 +38,44 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		secret, okSecret := singleHeader(r, headerAPISecret)
 		account, okAccount := singleHeader(r, headerAccountID)
 		if !okKey || !okSecret || !okAccount {
+			noteFinding(r, simulator.FindingRepeatedHeader, firstOf(!okKey, headerAPIKey, !okSecret, headerAPISecret, headerAccountID))
 			s.Error(w, r, &simulator.Error{Code: simulator.EUNAUTHORIZED, Message: simulator.MsgInvalidCredentials})
 			return
 		}
 		a, err := s.Accounts.Authenticate(r.Context(), key, secret)
 		if err != nil {
+			if key == "" || secret == "" {
+				noteFinding(r, simulator.FindingMissingHeader, firstOf(key == "", headerAPIKey, secret == "", headerAPISecret, ""))
+			} else {
+				noteFinding(r, simulator.FindingWrongCredentials, "")
+			}
 			s.Error(w, r, &simulator.Error{Code: simulator.EUNAUTHORIZED, Message: simulator.ErrorMessage(err)})
 			return
 		}
 		if account != a.AccountID {
+			if account == "" {
+				noteFinding(r, simulator.FindingMissingHeader, headerAccountID)
+			} else {
+				noteFinding(r, simulator.FindingWrongAccountID, "")
+			}
+			noteFrom(r).account = a.AccountID // the key and secret proved it
 			s.Error(w, r, &simulator.Error{Code: simulator.EFORBIDDEN, Message: simulator.MsgUnauthorizedAccount})
 			return
 		}
 		entryFrom(r).AccountID = a.AccountID
 		next.ServeHTTP(w, r.WithContext(simulator.NewContextWithAccount(r.Context(), a)))
 	})
+}
+
+// firstOf returns a when ok, else b when okB, else c.
+func firstOf(ok bool, a string, okB bool, b, c string) string {
+	switch {
+	case ok:
+		return a
+	case okB:
+		return b
+	}
+	return c
 }
 
 // limitRate applies spec §8 and the control API's faults, in one step of
@@ -77,8 +100,14 @@ func (s *Server) limitRate(next http.Handler) http.Handler {
 		limit, _ := s.rateLimit()
 		w.Header().Set("X-RateLimit-Limit", strconv.Itoa(limit))
 		w.Header().Set("X-RateLimit-Remaining", strconv.Itoa(max(limit-d.Count, 0)))
+		n := noteFrom(r)
+		n.now, n.counted = ad.Now, d.Allowed
 		if !d.Allowed {
-			w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(d.RetryAfter)))
+			sec := retryAfterSeconds(d.RetryAfter)
+			// The client report judges a retry against what the client was
+			// told: the whole seconds of Retry-After.
+			n.limited, n.retryAfter = true, time.Duration(sec)*time.Second
+			w.Header().Set("Retry-After", strconv.Itoa(sec))
 			s.Error(w, r, &simulator.Error{Code: simulator.ERATELIMIT, Message: simulator.MsgRateLimit})
 			return
 		}
@@ -132,6 +161,7 @@ func retryAfterSeconds(d time.Duration) int {
 func (s *Server) requireJSON(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := jsonMediaType(r); err != nil {
+			noteFinding(r, simulator.FindingWrongContentType, "")
 			s.Error(w, r, err)
 			return
 		}
@@ -218,6 +248,7 @@ func (s *Server) injectFault(w http.ResponseWriter, r *http.Request, f *simulato
 		return true
 	case simulator.FaultRateLimit:
 		// Spec §7: the 429 body, word for word.
+		noteFrom(r).retryAfter = f.RetryAfter.Truncate(time.Second)
 		w.Header().Set("Retry-After", strconv.Itoa(int(f.RetryAfter/time.Second)))
 		writeJSON(w, http.StatusTooManyRequests, &ErrorResponse{Error: simulator.MsgRateLimit})
 		return true

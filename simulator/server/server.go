@@ -89,6 +89,7 @@ type Server struct {
 	Logger *slog.Logger
 
 	journal *journal
+	reports clientReports
 	once    sync.Once
 
 	ln, adminLn   net.Listener
@@ -102,6 +103,7 @@ func (s *Server) init() {
 			size = 1000
 		}
 		s.journal = newJournal(size)
+		s.reports.reset(s.now()().UTC())
 	})
 }
 
