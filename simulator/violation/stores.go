@@ -2,6 +2,7 @@ package violation
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -185,11 +186,11 @@ func (c *rateCounter) Take(ctx context.Context, key string, now time.Time) (simu
 }
 
 // Count implements simulator.RateReader: what the key's requests are
-// counted under holds, or zero for a counter that cannot be read.
+// counted under holds.
 func (c *rateCounter) Count(ctx context.Context, key string, now time.Time) (int, error) {
 	r, ok := c.RateCounter.(simulator.RateReader)
 	if !ok {
-		return 0, nil
+		return 0, fmt.Errorf("count rate: %T cannot be read", c.RateCounter)
 	}
 	k, _ := c.key(ctx, key)
 	return r.Count(ctx, k, now)
