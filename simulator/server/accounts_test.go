@@ -109,7 +109,7 @@ func TestAccounts_Lifecycle(t *testing.T) {
 	last := accounts.Value(len(h.sim.Accounts)).Object()
 	last.IsEqual(map[string]any{"accountId": a.AccountID, "apiKey": a.APIKey, "name": "ci job 17", "throwaway": true,
 		"seed": 99, "campaigns": 5, "createdAt": a.CreatedAt.Format("2006-01-02T15:04:05Z07:00")})
-	h.admin().GET("/accounts/" + a.AccountID).Expect().Status(http.StatusOK).JSON().Object().
+	h.admin().GET("/accounts/"+a.AccountID).Expect().Status(http.StatusOK).JSON().Object().
 		HasValue("accountId", a.AccountID).HasValue("throwaway", true).NotContainsKey("apiSecret")
 
 	// A fault scoped to it, and one of alpha's.
