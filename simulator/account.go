@@ -6,11 +6,17 @@
 package simulator
 
 import (
+	"cmp"
 	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"time"
+	"unicode/utf8"
 )
 
 // Account is a partner's credentials (spec §5): the key and secret issued on
@@ -104,4 +110,202 @@ type Budget struct {
 	// Limit-Used, never below zero.
 	Used      int `json:"used"`
 	Remaining int `json:"remaining"`
+}
+
+// ECONFLICT is the code of a control API call that the state refuses
+// (409): a configured account cannot be deleted, a throwaway account's
+// key or identifier is already used.
+const ECONFLICT = "conflict"
+
+// Throwaway credentials (issue 12): the control API's POST /accounts makes
+// them from crypto/rand, with these prefixes, so a log or a journal tells
+// a throwaway account at a glance.
+const (
+	ThrowawayIDPrefix     = "acc_tmp_"    // + 22 base64url characters (128 bits)
+	ThrowawayKeyPrefix    = "tmp-key-"    // + 24 hex digits (96 bits)
+	ThrowawaySecretPrefix = "tmp-secret-" // + 32 hex digits (128 bits)
+)
+
+// Bounds of an AccountSpec: enough for any test, small enough that a bad
+// spec cannot make a replica generate millions of campaigns.
+const (
+	MaxAccountCampaigns   = 10000
+	MaxAccountNameBytes   = 200
+	maxAccountNameMessage = "name must be valid UTF-8 of at most 200 bytes"
+)
+
+// AccountDefaults are what the configured accounts' campaigns were
+// generated from (--seed, --campaigns), and what a throwaway account gets
+// when its AccountSpec leaves Seed or Campaigns out.
+type AccountDefaults struct {
+	Seed      int64
+	Campaigns int
+}
+
+// Validate reports the first field of s out of bounds, as an EINVALID
+// naming it.
+func (s AccountSpec) Validate() error {
+	switch {
+	case len(s.Name) > MaxAccountNameBytes || !utf8.ValidString(s.Name):
+		return Errorf(EINVALID, "Control API: %s", maxAccountNameMessage)
+	case s.Campaigns != nil && (*s.Campaigns < 0 || *s.Campaigns > MaxAccountCampaigns):
+		return Errorf(EINVALID, "Control API: campaigns must be a whole number from 0 to %d", MaxAccountCampaigns)
+	}
+	return nil
+}
+
+// NewThrowawayAccount validates spec and makes a throwaway account of it,
+// with new random credentials and the defaults d for what spec leaves out,
+// created at now. Returns EINVALID for a bad spec.
+func NewThrowawayAccount(spec AccountSpec, d AccountDefaults, now time.Time) (*CreatedAccount, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	var id [16]byte
+	var key [12]byte
+	var secret [16]byte
+	for _, b := range [][]byte{id[:], key[:], secret[:]} {
+		if _, err := rand.Read(b); err != nil {
+			return nil, fmt.Errorf("new throwaway account: %w", err)
+		}
+	}
+	a := &CreatedAccount{
+		Account: Account{
+			// 16 bytes are 22 base64url characters without padding.
+			AccountID: ThrowawayIDPrefix + base64.RawURLEncoding.EncodeToString(id[:]),
+			APIKey:    ThrowawayKeyPrefix + hex.EncodeToString(key[:]),
+			APISecret: ThrowawaySecretPrefix + hex.EncodeToString(secret[:]),
+			Name:      spec.Name,
+		},
+		Seed:      cmp.Or(spec.Seed, d.Seed),
+		Campaigns: d.Campaigns,
+		CreatedAt: now.UTC(),
+	}
+	if spec.Campaigns != nil {
+		a.Campaigns = *spec.Campaigns
+	}
+	return a, nil
+}
+
+// AccountInfo is one account as the control API lists it (GET /accounts,
+// GET /accounts/{accountId}): never the secret.
+type AccountInfo struct {
+	AccountID string `json:"accountId"`
+	APIKey    string `json:"apiKey"`
+	Name      string `json:"name"`
+	// Throwaway is false for an account of the accounts file.
+	Throwaway bool `json:"throwaway"`
+	// Seed and Campaigns drive the account's generated campaigns; for a
+	// configured account they are the simulator's --seed and --campaigns
+	// (with --campaigns-file, what a throwaway account would get).
+	Seed      int64 `json:"seed"`
+	Campaigns int   `json:"campaigns"`
+	// CreatedAt is when a throwaway account was made; absent for a
+	// configured one, which every replica loads at its own start.
+	CreatedAt time.Time `json:"createdAt,omitzero"`
+}
+
+// Info returns a's listing: a throwaway account without its secret.
+func (a *CreatedAccount) Info() *AccountInfo {
+	return &AccountInfo{AccountID: a.AccountID, APIKey: a.APIKey, Name: a.Name, Throwaway: true,
+		Seed: a.Seed, Campaigns: a.Campaigns, CreatedAt: a.CreatedAt}
+}
+
+// ConfiguredInfo returns the listing of a configured account a.
+func ConfiguredInfo(a *Account, d AccountDefaults) *AccountInfo {
+	return &AccountInfo{AccountID: a.AccountID, APIKey: a.APIKey, Name: a.Name, Seed: d.Seed, Campaigns: d.Campaigns}
+}
+
+// AccountRegistry is an AccountStore that also keeps throwaway accounts
+// (issue 12), made and deleted through the control API, beside the
+// configured ones (the accounts file), which it never changes.
+// Authenticate and Accounts cover both kinds; Accounts lists the configured
+// accounts first, then the throwaway ones oldest first.
+type AccountRegistry interface {
+	AccountStore
+
+	// AccountDefaults returns the defaults the registry was made with.
+	AccountDefaults() AccountDefaults
+
+	// CreateAccount stores a throwaway account, whose every field the
+	// caller set (NewThrowawayAccount). Returns ECONFLICT when its key or
+	// identifier is already an account's.
+	CreateAccount(ctx context.Context, a *CreatedAccount) error
+
+	// FindAccount returns the account with that identifier, configured or
+	// throwaway. Returns ENOTFOUND when there is none.
+	FindAccount(ctx context.Context, accountID string) (*AccountInfo, error)
+
+	// ListAccounts returns every account as Accounts orders them.
+	ListAccounts(ctx context.Context) ([]*AccountInfo, error)
+
+	// DeleteAccount removes a throwaway account: its credentials answer
+	// EUNAUTHORIZED from then on. Returns ENOTFOUND when there is no such
+	// account and ECONFLICT (ConfiguredAccount) for a configured one.
+	DeleteAccount(ctx context.Context, accountID string) error
+}
+
+// NotFoundAccount is the ENOTFOUND of an unknown account identifier.
+func NotFoundAccount(accountID string) *Error {
+	return Errorf(ENOTFOUND, "No account %s", accountID)
+}
+
+// ConfiguredAccount is the ECONFLICT of deleting a configured account.
+func ConfiguredAccount(accountID string) *Error {
+	return Errorf(ECONFLICT, "Account %s is configured (accounts file), not throwaway: it cannot be deleted", accountID)
+}
+
+// RegistryOf returns the AccountRegistry behind s: s itself, or the store
+// a decorator's Unwrap() AccountStore returns, followed down; nil when
+// there is none.
+func RegistryOf(s AccountStore) AccountRegistry {
+	for s != nil {
+		if r, ok := s.(AccountRegistry); ok {
+			return r
+		}
+		u, ok := s.(interface{ Unwrap() AccountStore })
+		if !ok {
+			return nil
+		}
+		s = u.Unwrap()
+	}
+	return nil
+}
+
+// MatchAccount returns the account of accounts whose key and secret both
+// match, or nil. It compares with every account in constant time, so the
+// time taken tells nothing about which part was wrong or how much of it
+// matched.
+func MatchAccount(accounts []*Account, apiKey, apiSecret string) *Account {
+	var found *Account
+	for _, a := range accounts {
+		k := subtle.ConstantTimeCompare([]byte(a.APIKey), []byte(apiKey))
+		p := subtle.ConstantTimeCompare([]byte(a.APISecret), []byte(apiSecret))
+		if k&p == 1 && found == nil {
+			found = a
+		}
+	}
+	return found
+}
+
+// CampaignForgetter is a CampaignStore that caches the campaigns it
+// generates for throwaway accounts; ForgetCampaigns drops an account's.
+type CampaignForgetter interface {
+	ForgetCampaigns(accountID string)
+}
+
+// ForgetCampaigns drops accountID's cached campaigns from s, or from the
+// store a decorator's Unwrap() CampaignStore returns, followed down.
+func ForgetCampaigns(s CampaignStore, accountID string) {
+	for s != nil {
+		if f, ok := s.(CampaignForgetter); ok {
+			f.ForgetCampaigns(accountID)
+			return
+		}
+		u, ok := s.(interface{ Unwrap() CampaignStore })
+		if !ok {
+			return
+		}
+		s = u.Unwrap()
+	}
 }

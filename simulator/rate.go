@@ -42,6 +42,15 @@ type RateCounter interface {
 	ResetAll(ctx context.Context) error
 }
 
+// RateReader is a RateCounter whose standing can be read without taking:
+// what the control API's GET /accounts/{accountId}/budget reports.
+type RateReader interface {
+	// Count returns the number of requests of key counted in
+	// (now-window, now] (and any counted after now, as Take counts them),
+	// and changes nothing.
+	Count(ctx context.Context, key string, now time.Time) (int, error)
+}
+
 // Arrival is one authenticated partner request, as a Gate sees it.
 type Arrival struct {
 	AccountID string

@@ -4,7 +4,6 @@ package inmem
 
 import (
 	"context"
-	"crypto/subtle"
 	"sort"
 	"sync"
 
@@ -12,50 +11,32 @@ import (
 )
 
 var (
-	_ simulator.AccountStore  = (*AccountStore)(nil)
-	_ simulator.ContactStore  = (*ContactStore)(nil)
-	_ simulator.CampaignStore = (*CampaignStore)(nil)
+	_ simulator.AccountStore    = (*AccountStore)(nil)
+	_ simulator.AccountRegistry = (*AccountStore)(nil)
+	_ simulator.ContactStore    = (*ContactStore)(nil)
+	_ simulator.CampaignStore   = (*CampaignStore)(nil)
 )
-
-// AccountStore holds a fixed list of accounts.
-type AccountStore struct {
-	accounts []*simulator.Account
-}
-
-// NewAccountStore returns a store of the given accounts, kept in order.
-func NewAccountStore(accounts []*simulator.Account) *AccountStore {
-	return &AccountStore{accounts: accounts}
-}
-
-// Authenticate implements simulator.AccountStore. It compares key and secret
-// with every account in constant time, so the answer's timing tells nothing
-// about which part was wrong or how much of it matched.
-func (s *AccountStore) Authenticate(_ context.Context, apiKey, apiSecret string) (*simulator.Account, error) {
-	var found *simulator.Account
-	for _, a := range s.accounts {
-		k := subtle.ConstantTimeCompare([]byte(a.APIKey), []byte(apiKey))
-		p := subtle.ConstantTimeCompare([]byte(a.APISecret), []byte(apiSecret))
-		if k&p == 1 && found == nil {
-			found = a
-		}
-	}
-	if found == nil {
-		return nil, &simulator.Error{Code: simulator.EUNAUTHORIZED, Message: simulator.MsgInvalidCredentials}
-	}
-	return found, nil
-}
-
-// Accounts implements simulator.AccountStore.
-func (s *AccountStore) Accounts(context.Context) ([]*simulator.Account, error) {
-	return s.accounts, nil
-}
 
 // CampaignStore keeps campaigns in memory. Campaigns are read-only once
 // seeded, so callers share the stored values.
+//
+// An account with no seeded campaigns (a throwaway account, issue 12) gets
+// those Generate makes, cached for the CacheSize accounts used last.
 type CampaignStore struct {
+	// Generate returns the campaigns of an account that has none seeded,
+	// or nil. May be nil: then such an account has none. It is called
+	// without the store's lock held, and its result must not change for
+	// an account: two replicas generate the same.
+	Generate func(ctx context.Context, accountID string) ([]*simulator.Campaign, error)
+	// CacheSize bounds how many accounts' generated campaigns are kept.
+	// Zero means DefaultCampaignCacheSize.
+	CacheSize int
+
 	mu        sync.RWMutex
 	version   string
 	byAccount map[string][]*simulator.Campaign // sorted by ID
+
+	cache generatedCache
 }
 
 // NewCampaignStore returns an empty store.
@@ -84,18 +65,20 @@ func (s *CampaignStore) SeedCampaigns(_ context.Context, version string, campaig
 }
 
 // FindCampaigns implements simulator.CampaignStore.
-func (s *CampaignStore) FindCampaigns(_ context.Context, f simulator.CampaignFilter) ([]*simulator.Campaign, int, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	all := s.byAccount[f.AccountID]
+func (s *CampaignStore) FindCampaigns(ctx context.Context, f simulator.CampaignFilter) ([]*simulator.Campaign, int, error) {
+	all, err := s.campaigns(ctx, f.AccountID)
+	if err != nil {
+		return nil, 0, err
+	}
 	return window(all, f.Offset, f.Limit), len(all), nil
 }
 
 // FindCampaignByID implements simulator.CampaignStore.
-func (s *CampaignStore) FindCampaignByID(_ context.Context, accountID string, id int64) (*simulator.Campaign, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	cs := s.byAccount[accountID]
+func (s *CampaignStore) FindCampaignByID(ctx context.Context, accountID string, id int64) (*simulator.Campaign, error) {
+	cs, err := s.campaigns(ctx, accountID)
+	if err != nil {
+		return nil, err
+	}
 	i := sort.Search(len(cs), func(i int) bool { return cs[i].ID >= id })
 	if i == len(cs) || cs[i].ID != id {
 		return nil, &simulator.Error{Code: simulator.ENOTFOUND, Message: simulator.MsgCampaignNotFound}

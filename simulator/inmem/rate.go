@@ -68,3 +68,19 @@ func (c *RateCounter) ResetAll(context.Context) error {
 	clear(c.logs)
 	return nil
 }
+
+var _ simulator.RateReader = (*RateCounter)(nil)
+
+// Count implements simulator.RateReader.
+func (c *RateCounter) Count(_ context.Context, key string, now time.Time) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cutoff := now.Add(-c.window)
+	n := 0
+	for _, t := range c.logs[key] {
+		if t.After(cutoff) {
+			n++
+		}
+	}
+	return n, nil
+}

@@ -20,6 +20,11 @@ func TestStore(t *testing.T) {
 			NewRateCounter: func(limit int, window time.Duration) simulator.RateCounter {
 				return inmem.NewRateCounter(limit, window)
 			},
+			NewAccounts: func(configured []*simulator.Account, d simulator.AccountDefaults) simulator.AccountRegistry {
+				s := inmem.NewAccountStore(configured)
+				s.Defaults = d
+				return s
+			},
 			// In memory, the gate is the stores composed.
 			NewGate: func(limit int, window time.Duration) (simulator.Gate, simulator.RateCounter) {
 				c := inmem.NewRateCounter(limit, window)

@@ -83,3 +83,39 @@ func BenchmarkAdmit_RedisServer(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAuthenticate_RedisServer compares the authentication of a
+// configured account (in memory, no round trip) with that of a throwaway
+// account (one HGET, issue 12), from parallel goroutines.
+func BenchmarkAuthenticate_RedisServer(b *testing.B) {
+	db := MustOpenDB(b, realRedisURL(b))
+	configured := []*simulator.Account{
+		{APIKey: "key-alpha", APISecret: "secret-alpha", AccountID: "acc_alpha"},
+		{APIKey: "key-bravo", APISecret: "secret-bravo", AccountID: "acc_bravo"},
+	}
+	s := redisstore.NewAccountStore(db, configured, simulator.AccountDefaults{Seed: 1, Campaigns: 120})
+	ctx := context.Background()
+	tmp, err := simulator.NewThrowawayAccount(simulator.AccountSpec{}, s.AccountDefaults(), time.Now())
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := s.CreateAccount(ctx, tmp); err != nil {
+		b.Fatal(err)
+	}
+	for _, a := range []struct {
+		name string
+		acc  *simulator.Account
+	}{{"configured", configured[1]}, {"throwaway", &tmp.Account}} {
+		b.Run(a.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := s.Authenticate(ctx, a.acc.APIKey, a.acc.APISecret); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+}

@@ -37,6 +37,7 @@ func storeCalls(db *redisstore.DB) []storeCall {
 	counter := redisstore.NewRateCounter(db, simulator.DefaultRateLimit, simulator.DefaultRateWindow)
 	control := redisstore.NewControlStore(db)
 	gate := redisstore.NewGate(db, simulator.DefaultRateLimit, simulator.DefaultRateWindow)
+	accounts := redisstore.NewAccountStore(db, nil, simulator.AccountDefaults{Seed: 1})
 	n := 0
 	return []storeCall{
 		{"Ping", db.Ping},
@@ -58,6 +59,24 @@ func storeCalls(db *redisstore.DB) []storeCall {
 		}},
 		{"TakeFault", func(ctx context.Context) error {
 			_, err := control.TakeFault(ctx, simulator.FaultQuery{Operation: simulator.OpContactAdd, AccountID: "acc"})
+			return err
+		}},
+		{"Authenticate a throwaway key", func(ctx context.Context) error {
+			_, err := accounts.Authenticate(ctx, "tmp-key-unknown", "secret")
+			if simulator.ErrorCode(err) == simulator.EUNAUTHORIZED {
+				return nil // Redis answered: no such key
+			}
+			return err
+		}},
+		{"CreateAccount", func(ctx context.Context) error {
+			a, err := simulator.NewThrowawayAccount(simulator.AccountSpec{}, accounts.AccountDefaults(), time.Now())
+			if err != nil {
+				return err
+			}
+			return accounts.CreateAccount(ctx, a)
+		}},
+		{"Count", func(ctx context.Context) error {
+			_, err := counter.Count(ctx, "acc", time.Now())
 			return err
 		}},
 		{"Admit", func(ctx context.Context) error {

@@ -155,3 +155,17 @@ func (r *RateCounter) ResetAll(ctx context.Context) error {
 	}
 	return nil
 }
+
+var _ simulator.RateReader = (*RateCounter)(nil)
+
+// Count implements simulator.RateReader: one ZLEXCOUNT of the members from
+// the first time inside the window on, the ones Take would count, at the
+// caller's now (the simulator's clock). It trims nothing.
+func (r *RateCounter) Count(ctx context.Context, key string, now time.Time) (int, error) {
+	from := "[" + encodeTime(now.UnixNano()-int64(r.window)+1)
+	n, err := r.db.client.ZLexCount(ctx, r.db.key("rate", key), from, "+").Result()
+	if err != nil {
+		return 0, fmt.Errorf("count rate: %w", err)
+	}
+	return int(n), nil
+}

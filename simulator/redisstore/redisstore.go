@@ -1,7 +1,8 @@
 // Package redisstore keeps the simulator's shared state in Redis, so that
 // several simulator processes (replicas) pointed at one Redis share it: the
 // contacts, the per-account rate counter of spec §8 ("one shared counter per
-// account") and the control API's clock and faults. Campaigns never change
+// account"), the control API's clock and faults, and its throwaway accounts
+// (issue 12). Campaigns never change
 // after seeding, so each replica keeps its own in memory; Redis holds only
 // their version, which every replica checks at start (DB.AgreeCampaigns).
 //
@@ -27,6 +28,10 @@
 //	P campaign-version            string  version of every replica's campaigns (kept in memory)
 //	P rate:<key>                  zset    "<20-digit time>:<unique>" of each counted request
 //	P rate-keys                   set     the rate zsets, for ResetAll
+//	P account-by-key              hash    throwaway account's apiKey -> its JSON (AccountStore)
+//	P account-by-id               hash    throwaway accountId -> its JSON
+//	P account-order               zset    throwaway accountIds by creation sequence
+//	P account-seq                 string  the creation sequence
 //	P reply:<unique>              string  a state-changing script's reply, for a re-sent script (DB.Open)
 //	P clock                       hash    the Clock in whole seconds and nanoseconds; absent means real time
 //	P faults                      list    fault ids, oldest first

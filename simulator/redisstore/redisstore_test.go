@@ -125,6 +125,9 @@ func backend(db *redisstore.DB) storetest.Backend {
 		NewGate: func(limit int, window time.Duration) (simulator.Gate, simulator.RateCounter) {
 			return redisstore.NewGate(db, limit, window), redisstore.NewRateCounter(db, limit, window)
 		},
+		NewAccounts: func(configured []*simulator.Account, d simulator.AccountDefaults) simulator.AccountRegistry {
+			return redisstore.NewAccountStore(db, configured, d)
+		},
 	}
 }
 

@@ -35,6 +35,11 @@ func (s *Server) AdminHandler() http.Handler {
 	mux.HandleFunc("GET /journal", s.handleAdminJournalGet)
 	mux.HandleFunc("DELETE /journal", s.handleAdminJournalClear)
 	mux.HandleFunc("GET /contacts", s.handleAdminContacts)
+	mux.HandleFunc("POST /accounts", s.handleAccountCreate)
+	mux.HandleFunc("GET /accounts", s.handleAccountList)
+	mux.HandleFunc("GET /accounts/{accountId}", s.handleAccountGet)
+	mux.HandleFunc("DELETE /accounts/{accountId}", s.handleAccountDelete)
+	mux.HandleFunc("GET /accounts/{accountId}/budget", s.handleAccountBudget)
 	mux.HandleFunc("GET /accounts/{accountId}/report", s.handleAdminReport)
 	registerPprof(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

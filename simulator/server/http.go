@@ -23,6 +23,7 @@ var codes = map[string]int{
 	simulator.EUNAUTHORIZED: http.StatusUnauthorized,
 	simulator.EFORBIDDEN:    http.StatusForbidden,
 	simulator.ENOTFOUND:     http.StatusNotFound,
+	simulator.ECONFLICT:     http.StatusConflict,
 	simulator.ENOTALLOWED:   http.StatusMethodNotAllowed,
 	simulator.ETOOLARGE:     http.StatusRequestEntityTooLarge,
 	simulator.EUNSUPPORTED:  http.StatusUnsupportedMediaType,

@@ -1,7 +1,8 @@
 // Package storetest is the behaviour-level contract suite of the simulator's
 // state backends: every implementation of simulator.ContactStore,
-// simulator.CampaignStore, simulator.RateCounter, simulator.ControlStore
-// and simulator.Gate (inmem, redisstore) must pass Run. It follows the shape of
+// simulator.CampaignStore, simulator.RateCounter (with its
+// simulator.RateReader), simulator.ControlStore, simulator.Gate and
+// simulator.AccountRegistry (inmem, redisstore) must pass Run. It follows the shape of
 // testing/fstest.TestFS: a backend's own test calls Run with a function that
 // opens fresh, isolated state, and the suite checks the documented
 // behaviour of the interfaces' doc comments, nothing more.
@@ -34,6 +35,11 @@ type Backend struct {
 	// and window, and that counter (the gate's rate state, as the control
 	// API resets it).
 	NewGate func(limit int, window time.Duration) (simulator.Gate, simulator.RateCounter)
+
+	// NewAccounts returns an account registry (issue 12) of the given
+	// configured accounts and defaults, with no throwaway account. May be
+	// nil: then the registry tests skip.
+	NewAccounts func(configured []*simulator.Account, d simulator.AccountDefaults) simulator.AccountRegistry
 }
 
 // Run runs the contract suite. open is called once per test and must return
@@ -49,6 +55,7 @@ func Run(t *testing.T, open func(t *testing.T) Backend) {
 	})
 	t.Run("Control", func(t *testing.T) { testControl(t, open) })
 	t.Run("Gate", func(t *testing.T) { testGate(t, open) })
+	t.Run("Accounts", func(t *testing.T) { testAccounts(t, open) })
 }
 
 // t0 is the fake now of the rate counter tests: a time with nanoseconds, so

@@ -1,0 +1,141 @@
+package inmem
+
+import (
+	"context"
+	"crypto/subtle"
+	"slices"
+	"sync"
+
+	"github.com/partner-v3/conformance-kit/simulator"
+)
+
+// AccountStore holds the configured accounts, a fixed list, and the
+// throwaway accounts the control API makes (issue 12), in a map guarded by
+// a mutex.
+type AccountStore struct {
+	// Defaults are what the configured accounts' campaigns come from, and
+	// what a throwaway account gets for what its spec leaves out. Set it
+	// before use; the zero value means seed 0 and no campaigns.
+	Defaults simulator.AccountDefaults
+
+	accounts []*simulator.Account // configured, in the file's order
+	ids      map[string]*simulator.Account
+
+	mu        sync.RWMutex
+	byKey     map[string]*simulator.CreatedAccount
+	byID      map[string]*simulator.CreatedAccount
+	throwaway []*simulator.CreatedAccount // oldest first
+}
+
+// NewAccountStore returns a store of the given configured accounts, kept in
+// order, and no throwaway account.
+func NewAccountStore(accounts []*simulator.Account) *AccountStore {
+	ids := make(map[string]*simulator.Account, len(accounts))
+	for _, a := range accounts {
+		ids[a.AccountID] = a
+	}
+	return &AccountStore{accounts: accounts, ids: ids,
+		byKey: make(map[string]*simulator.CreatedAccount), byID: make(map[string]*simulator.CreatedAccount)}
+}
+
+// Authenticate implements simulator.AccountStore. The configured accounts
+// are compared in constant time, key and secret (simulator.MatchAccount);
+// only then is the key looked up among the throwaway accounts, whose
+// secret is compared in constant time. A lookup by key tells by its timing
+// at most whether a throwaway key exists: keys are 96 random bits.
+func (s *AccountStore) Authenticate(_ context.Context, apiKey, apiSecret string) (*simulator.Account, error) {
+	if a := simulator.MatchAccount(s.accounts, apiKey, apiSecret); a != nil {
+		return a, nil
+	}
+	s.mu.RLock()
+	t := s.byKey[apiKey]
+	s.mu.RUnlock()
+	if t != nil && subtle.ConstantTimeCompare([]byte(t.APISecret), []byte(apiSecret)) == 1 {
+		return &t.Account, nil
+	}
+	return nil, &simulator.Error{Code: simulator.EUNAUTHORIZED, Message: simulator.MsgInvalidCredentials}
+}
+
+// Accounts implements simulator.AccountStore: the configured accounts,
+// then the throwaway ones, oldest first.
+func (s *AccountStore) Accounts(context.Context) ([]*simulator.Account, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if len(s.throwaway) == 0 {
+		return s.accounts, nil
+	}
+	out := make([]*simulator.Account, 0, len(s.accounts)+len(s.throwaway))
+	out = append(out, s.accounts...)
+	for _, t := range s.throwaway {
+		out = append(out, &t.Account)
+	}
+	return out, nil
+}
+
+// AccountDefaults implements simulator.AccountRegistry.
+func (s *AccountStore) AccountDefaults() simulator.AccountDefaults { return s.Defaults }
+
+// CreateAccount implements simulator.AccountRegistry.
+func (s *AccountStore) CreateAccount(_ context.Context, a *simulator.CreatedAccount) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.keyUsed(a.APIKey) || s.ids[a.AccountID] != nil || s.byID[a.AccountID] != nil {
+		return simulator.Errorf(simulator.ECONFLICT, "Control API: the new account's key or identifier is already used")
+	}
+	c := *a
+	s.byKey[c.APIKey], s.byID[c.AccountID] = &c, &c
+	s.throwaway = append(s.throwaway, &c)
+	return nil
+}
+
+// keyUsed reports whether an account already has key. Called with s.mu held.
+func (s *AccountStore) keyUsed(key string) bool {
+	if s.byKey[key] != nil {
+		return true
+	}
+	return slices.ContainsFunc(s.accounts, func(a *simulator.Account) bool { return a.APIKey == key })
+}
+
+// FindAccount implements simulator.AccountRegistry.
+func (s *AccountStore) FindAccount(_ context.Context, accountID string) (*simulator.AccountInfo, error) {
+	if a := s.ids[accountID]; a != nil {
+		return simulator.ConfiguredInfo(a, s.Defaults), nil
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if t := s.byID[accountID]; t != nil {
+		return t.Info(), nil
+	}
+	return nil, simulator.NotFoundAccount(accountID)
+}
+
+// ListAccounts implements simulator.AccountRegistry.
+func (s *AccountStore) ListAccounts(context.Context) ([]*simulator.AccountInfo, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]*simulator.AccountInfo, 0, len(s.accounts)+len(s.throwaway))
+	for _, a := range s.accounts {
+		out = append(out, simulator.ConfiguredInfo(a, s.Defaults))
+	}
+	for _, t := range s.throwaway {
+		out = append(out, t.Info())
+	}
+	return out, nil
+}
+
+// DeleteAccount implements simulator.AccountRegistry.
+func (s *AccountStore) DeleteAccount(_ context.Context, accountID string) error {
+	if s.ids[accountID] != nil {
+		return simulator.ConfiguredAccount(accountID)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.byID[accountID]
+	if t == nil {
+		return simulator.NotFoundAccount(accountID)
+	}
+	delete(s.byID, accountID)
+	delete(s.byKey, t.APIKey)
+	s.throwaway = slices.DeleteFunc(s.throwaway, func(c *simulator.CreatedAccount) bool { return c == t })
+	return nil
+}

@@ -1,0 +1,110 @@
+package redisstore_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/redisstore"
+)
+
+// commandCounter counts the commands and pipelines sent: one round trip
+// each.
+type commandCounter struct{ n atomic.Int64 }
+
+func (h *commandCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *commandCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+
+func (h *commandCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.n.Add(1)
+		return next(ctx, cmds)
+	}
+}
+
+// TestAccountStore_RoundTrips: a configured account authenticates in
+// memory, without a round trip (issue 10's one round trip per request
+// stays); a throwaway or unknown key costs one lookup.
+func TestAccountStore_RoundTrips(t *testing.T) {
+	ctx := context.Background()
+	db := MustOpenDB(t, "redis://"+miniredis.RunT(t).Addr()+"/0")
+	configured := []*simulator.Account{{APIKey: "key-a", APISecret: "secret-a", AccountID: "acc_a"}}
+	s := redisstore.NewAccountStore(db, configured, simulator.AccountDefaults{Seed: 1, Campaigns: 2})
+	tmp, err := simulator.NewThrowawayAccount(simulator.AccountSpec{}, s.AccountDefaults(), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateAccount(ctx, tmp); err != nil {
+		t.Fatal(err)
+	}
+	hook := &commandCounter{}
+	db.AddHook(hook)
+
+	tests := []struct {
+		name        string
+		key, secret string
+		ok          bool
+		roundTrips  int64
+	}{
+		{"a configured account costs none", "key-a", "secret-a", true, 0},
+		{"a throwaway account costs one lookup", tmp.APIKey, tmp.APISecret, true, 1},
+		{"a throwaway key with a wrong secret costs one lookup", tmp.APIKey, "wrong", false, 1},
+		{"an unknown key costs one lookup", "nobody", "secret-a", false, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := hook.n.Load()
+			_, err := s.Authenticate(ctx, tt.key, tt.secret)
+			if got := err == nil; got != tt.ok {
+				t.Fatalf("Authenticate ok = %v (%v), want %v", got, err, tt.ok)
+			}
+			if got := hook.n.Load() - before; got != tt.roundTrips {
+				t.Fatalf("%d round trips, want %d", got, tt.roundTrips)
+			}
+		})
+	}
+}
+
+// TestAccountStore_Replicas: two stores on one Redis and prefix (two
+// replicas) share the throwaway accounts, each with its own copy of the
+// configured ones.
+func TestAccountStore_Replicas(t *testing.T) {
+	ctx := context.Background()
+	url := "redis://" + miniredis.RunT(t).Addr() + "/0"
+	db := MustOpenDB(t, url)
+	other := redisstore.NewDB(url)
+	other.Prefix = db.Prefix
+	if err := other.Open(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	d := simulator.AccountDefaults{Seed: 1, Campaigns: 2}
+	a, b := redisstore.NewAccountStore(db, nil, d), redisstore.NewAccountStore(other, nil, d)
+	tmp, err := simulator.NewThrowawayAccount(simulator.AccountSpec{Name: "shared"}, d, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.CreateAccount(ctx, tmp); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := b.Authenticate(ctx, tmp.APIKey, tmp.APISecret); err != nil || got.AccountID != tmp.AccountID {
+		t.Fatalf("the other replica: Authenticate = %v, %v", got, err)
+	}
+	if err := b.DeleteAccount(ctx, tmp.AccountID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Authenticate(ctx, tmp.APIKey, tmp.APISecret); simulator.ErrorCode(err) != simulator.EUNAUTHORIZED {
+		t.Fatalf("deleted through the other replica: Authenticate = %v, want EUNAUTHORIZED", err)
+	}
+}

@@ -1,0 +1,185 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/partner-v3/conformance-kit/simulator"
+)
+
+// Throwaway accounts (issue 12): a CI job makes its own account through the
+// control API, runs against it with credentials nobody else holds (spec §5)
+// and a rate budget of its own (spec §8), and deletes it. The calls are
+// listed in docs/control-api.md, "Throwaway accounts".
+
+// registry returns the store's account registry, through any decorator.
+func (s *Server) registry() (simulator.AccountRegistry, error) {
+	reg := simulator.RegistryOf(s.Accounts)
+	if reg == nil {
+		// ASSUMPTION: a server given a fixed account store (no registry)
+		// answers every account call as unknown rather than 500.
+		return nil, simulator.Errorf(simulator.ENOTFOUND, "This simulator keeps no throwaway accounts")
+	}
+	return reg, nil
+}
+
+// maxCreateAttempts bounds the retries of a create whose random key or
+// identifier was taken: with 96 and 128 random bits, only a configured
+// account that copied the throwaway prefixes could make one happen.
+const maxCreateAttempts = 3
+
+// handleAccountCreate makes a throwaway account. Its secret is in this
+// answer only.
+func (s *Server) handleAccountCreate(w http.ResponseWriter, r *http.Request) {
+	reg, err := s.registry()
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	var spec simulator.AccountSpec
+	if err := decodeAdmin(r, &spec); err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	var a *simulator.CreatedAccount
+	for range maxCreateAttempts {
+		if a, err = simulator.NewThrowawayAccount(spec, reg.AccountDefaults(), s.now()()); err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		if err = reg.CreateAccount(r.Context(), a); simulator.ErrorCode(err) != simulator.ECONFLICT {
+			break
+		}
+	}
+	if err != nil {
+		s.Error(w, r, fmt.Errorf("create account: %w", err))
+		return
+	}
+	w.Header().Set("Location", "/accounts/"+a.AccountID)
+	writeJSON(w, http.StatusCreated, a)
+}
+
+type accountListResponse struct {
+	Accounts []*simulator.AccountInfo `json:"accounts"`
+}
+
+func (s *Server) handleAccountList(w http.ResponseWriter, r *http.Request) {
+	reg, err := s.registry()
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	list, err := reg.ListAccounts(r.Context())
+	if err != nil {
+		s.Error(w, r, fmt.Errorf("list accounts: %w", err))
+		return
+	}
+	writeJSON(w, http.StatusOK, &accountListResponse{Accounts: list})
+}
+
+// findAccount answers the account of the path's {accountId}, or writes the
+// error (404 for an unknown one) and returns nil.
+func (s *Server) findAccount(w http.ResponseWriter, r *http.Request) (simulator.AccountRegistry, *simulator.AccountInfo) {
+	reg, err := s.registry()
+	if err != nil {
+		s.Error(w, r, err)
+		return nil, nil
+	}
+	a, err := reg.FindAccount(r.Context(), r.PathValue("accountId"))
+	if err != nil {
+		if simulator.ErrorCode(err) != simulator.ENOTFOUND {
+			err = fmt.Errorf("find account: %w", err)
+		}
+		s.Error(w, r, err)
+		return nil, nil
+	}
+	return reg, a
+}
+
+func (s *Server) handleAccountGet(w http.ResponseWriter, r *http.Request) {
+	if _, a := s.findAccount(w, r); a != nil {
+		writeJSON(w, http.StatusOK, a)
+	}
+}
+
+// handleAccountDelete removes a throwaway account and everything the
+// simulator keeps of it. The credentials go first, so the account's
+// requests answer 401 from then on (spec §5 rule 1), on every replica; then
+// its contacts, its rate budget (spec §8), the faults scoped to it and this
+// replica's cached campaigns. Other replicas may keep its campaigns cached
+// until evicted: harmless, as authentication refuses its requests first.
+// If a later step fails, the answer is a 500 and POST /reset clears what
+// is left (a second DELETE answers 404: the account is gone).
+func (s *Server) handleAccountDelete(w http.ResponseWriter, r *http.Request) {
+	reg, a := s.findAccount(w, r)
+	if a == nil {
+		return
+	}
+	ctx, id := r.Context(), a.AccountID
+	if err := reg.DeleteAccount(ctx, id); err != nil {
+		code := simulator.ErrorCode(err)
+		if code != simulator.ENOTFOUND && code != simulator.ECONFLICT {
+			err = fmt.Errorf("delete account: %w", err)
+		}
+		s.Error(w, r, err)
+		return
+	}
+	simulator.ForgetCampaigns(s.Campaigns, id)
+	// issue 12: the report forgets the account here (merge)
+	if err := errors.Join(
+		s.Contacts.DeleteContacts(ctx, id),
+		s.Counter.Reset(ctx, id),
+		s.deleteAccountFaults(r, id),
+	); err != nil {
+		s.Error(w, r, fmt.Errorf("delete account %s: %w", id, err))
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "deleted", "accountId": id})
+}
+
+// deleteAccountFaults removes the pending faults scoped to accountID.
+func (s *Server) deleteAccountFaults(r *http.Request, accountID string) error {
+	fs, err := s.Control.Faults(r.Context())
+	if err != nil {
+		return fmt.Errorf("list faults: %w", err)
+	}
+	for _, f := range fs {
+		if f.AccountID != accountID {
+			continue
+		}
+		// One taken to zero meanwhile is gone already: that is fine.
+		if _, err := s.Control.DeleteFault(r.Context(), f.ID); err != nil && simulator.ErrorCode(err) != simulator.ENOTFOUND {
+			return fmt.Errorf("delete fault: %w", err)
+		}
+	}
+	return nil
+}
+
+// handleAccountBudget reports the account's standing against spec §8's
+// limit at the simulator's clock, without counting a request.
+func (s *Server) handleAccountBudget(w http.ResponseWriter, r *http.Request) {
+	_, a := s.findAccount(w, r)
+	if a == nil {
+		return
+	}
+	reader, ok := s.Counter.(simulator.RateReader)
+	if !ok {
+		s.Error(w, r, fmt.Errorf("account budget: %T cannot be read", s.Counter))
+		return
+	}
+	now, err := s.clock(r.Context())
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	used, err := reader.Count(r.Context(), a.AccountID, now)
+	if err != nil {
+		s.Error(w, r, fmt.Errorf("account budget: %w", err))
+		return
+	}
+	limit, window := s.rateLimit()
+	writeJSON(w, http.StatusOK, &simulator.Budget{
+		AccountID: a.AccountID, Limit: limit, Window: window.String(), Used: used, Remaining: max(limit-used, 0),
+	})
+}

@@ -1,0 +1,303 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/partner-v3/conformance-kit/simulator"
+)
+
+// configuredAccounts are the accounts file of the registry tests.
+var configuredAccounts = []*simulator.Account{
+	{APIKey: "key-alpha", APISecret: "secret-alpha", AccountID: "acc_alpha", Name: "Alpha"},
+	{APIKey: "key-bravo", APISecret: "secret-bravo", AccountID: "acc_bravo"},
+}
+
+var registryDefaults = simulator.AccountDefaults{Seed: 42, Campaigns: 7}
+
+// newThrowaway makes a throwaway account with the registry defaults.
+func newThrowaway(t *testing.T, name string) *simulator.CreatedAccount {
+	t.Helper()
+	a, err := simulator.NewThrowawayAccount(simulator.AccountSpec{Name: name}, registryDefaults, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func mustCreate(t *testing.T, r simulator.AccountRegistry, a *simulator.CreatedAccount) {
+	t.Helper()
+	if err := r.CreateAccount(context.Background(), a); err != nil {
+		t.Fatalf("CreateAccount(%s): %v", a.AccountID, err)
+	}
+}
+
+func listedIDs(t *testing.T, r simulator.AccountRegistry) []string {
+	t.Helper()
+	ctx := context.Background()
+	infos, err := r.ListAccounts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	accounts, err := r.Accounts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for i, a := range infos {
+		ids = append(ids, a.AccountID)
+		if i >= len(accounts) || accounts[i].AccountID != a.AccountID {
+			t.Fatalf("ListAccounts and Accounts disagree at %d: %v", i, a.AccountID)
+		}
+	}
+	if len(accounts) != len(infos) {
+		t.Fatalf("Accounts lists %d accounts, ListAccounts %d", len(accounts), len(infos))
+	}
+	return ids
+}
+
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// testAccounts is the contract of simulator.AccountRegistry (issue 12).
+func testAccounts(t *testing.T, open func(t *testing.T) Backend) {
+	registry := func(t *testing.T) simulator.AccountRegistry {
+		b := open(t)
+		if b.NewAccounts == nil {
+			t.Skip("the backend has no account registry")
+		}
+		return b.NewAccounts(configuredAccounts, registryDefaults)
+	}
+	ctx := context.Background()
+
+	t.Run("a created account authenticates with its key and secret only", func(t *testing.T) {
+		r := registry(t)
+		a := newThrowaway(t, "job 1")
+		mustCreate(t, r, a)
+		got, err := r.Authenticate(ctx, a.APIKey, a.APISecret)
+		if err != nil {
+			t.Fatalf("Authenticate: %v", err)
+		}
+		if got.AccountID != a.AccountID || got.APIKey != a.APIKey || got.Name != "job 1" {
+			t.Fatalf("Authenticate = %+v, want %+v", got, a.Account)
+		}
+		for _, c := range []struct{ key, secret string }{
+			{a.APIKey, a.APISecret + "x"},
+			{a.APIKey, ""},
+			{a.APIKey, configuredAccounts[0].APISecret},
+			{configuredAccounts[0].APIKey, a.APISecret},
+			{a.APIKey + "x", a.APISecret},
+		} {
+			if _, err := r.Authenticate(ctx, c.key, c.secret); simulator.ErrorCode(err) != simulator.EUNAUTHORIZED ||
+				simulator.ErrorMessage(err) != simulator.MsgInvalidCredentials {
+				t.Fatalf("Authenticate(%q, %q) = %v, want EUNAUTHORIZED %q", c.key, c.secret, err, simulator.MsgInvalidCredentials)
+			}
+		}
+		// The configured accounts still authenticate.
+		for _, c := range configuredAccounts {
+			if got, err := r.Authenticate(ctx, c.APIKey, c.APISecret); err != nil || got.AccountID != c.AccountID {
+				t.Fatalf("Authenticate(configured %s) = %v, %v", c.AccountID, got, err)
+			}
+		}
+	})
+
+	t.Run("accounts list the configured ones first, then the throwaway ones oldest first", func(t *testing.T) {
+		r := registry(t)
+		if got, want := listedIDs(t, r), []string{"acc_alpha", "acc_bravo"}; !equalStrings(got, want) {
+			t.Fatalf("listed %v, want %v", got, want)
+		}
+		var want = []string{"acc_alpha", "acc_bravo"}
+		for i := range 3 {
+			a := newThrowaway(t, fmt.Sprint("job ", i))
+			mustCreate(t, r, a)
+			want = append(want, a.AccountID)
+		}
+		if got := listedIDs(t, r); !equalStrings(got, want) {
+			t.Fatalf("listed %v, want %v", got, want)
+		}
+		all, err := r.Accounts(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Accounts carries the secrets (the violation layer compares them).
+		if all[2].APISecret == "" {
+			t.Fatalf("Accounts lost a throwaway account's secret: %+v", all[2])
+		}
+	})
+
+	t.Run("find answers both kinds and ENOTFOUND for an unknown id", func(t *testing.T) {
+		r := registry(t)
+		a := newThrowaway(t, "job")
+		mustCreate(t, r, a)
+		got, err := r.FindAccount(ctx, a.AccountID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := a.Info()
+		if got.AccountID != want.AccountID || got.APIKey != want.APIKey || got.Name != want.Name || !got.Throwaway ||
+			got.Seed != want.Seed || got.Campaigns != want.Campaigns || !got.CreatedAt.Equal(want.CreatedAt) {
+			t.Fatalf("FindAccount = %+v, want %+v", got, want)
+		}
+		c, err := r.FindAccount(ctx, "acc_alpha")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Throwaway || c.Name != "Alpha" || c.Seed != registryDefaults.Seed || c.Campaigns != registryDefaults.Campaigns || !c.CreatedAt.IsZero() {
+			t.Fatalf("FindAccount(configured) = %+v", c)
+		}
+		if _, err := r.FindAccount(ctx, "acc_tmp_nobody"); simulator.ErrorCode(err) != simulator.ENOTFOUND {
+			t.Fatalf("FindAccount(unknown) = %v, want ENOTFOUND", err)
+		}
+		if got := r.AccountDefaults(); got != registryDefaults {
+			t.Fatalf("AccountDefaults = %+v, want %+v", got, registryDefaults)
+		}
+	})
+
+	t.Run("a deleted account is refused, gone from the list, and deleted once", func(t *testing.T) {
+		r := registry(t)
+		a, b := newThrowaway(t, "a"), newThrowaway(t, "b")
+		mustCreate(t, r, a)
+		mustCreate(t, r, b)
+		if err := r.DeleteAccount(ctx, a.AccountID); err != nil {
+			t.Fatalf("DeleteAccount: %v", err)
+		}
+		if _, err := r.Authenticate(ctx, a.APIKey, a.APISecret); simulator.ErrorCode(err) != simulator.EUNAUTHORIZED {
+			t.Fatalf("Authenticate after delete = %v, want EUNAUTHORIZED", err)
+		}
+		if _, err := r.FindAccount(ctx, a.AccountID); simulator.ErrorCode(err) != simulator.ENOTFOUND {
+			t.Fatalf("FindAccount after delete = %v, want ENOTFOUND", err)
+		}
+		if err := r.DeleteAccount(ctx, a.AccountID); simulator.ErrorCode(err) != simulator.ENOTFOUND {
+			t.Fatalf("second DeleteAccount = %v, want ENOTFOUND", err)
+		}
+		if got, want := listedIDs(t, r), []string{"acc_alpha", "acc_bravo", b.AccountID}; !equalStrings(got, want) {
+			t.Fatalf("listed %v, want %v", got, want)
+		}
+		// The other one is untouched.
+		if _, err := r.Authenticate(ctx, b.APIKey, b.APISecret); err != nil {
+			t.Fatalf("Authenticate(other) after delete: %v", err)
+		}
+	})
+
+	t.Run("a configured account cannot be deleted", func(t *testing.T) {
+		r := registry(t)
+		err := r.DeleteAccount(ctx, "acc_alpha")
+		if got, want := simulator.ErrorMessage(err), "Account acc_alpha is configured (accounts file), not throwaway: it cannot be deleted"; simulator.ErrorCode(err) != simulator.ECONFLICT || got != want {
+			t.Fatalf("DeleteAccount(configured) = %v, want ECONFLICT %q", err, want)
+		}
+		if _, err := r.Authenticate(ctx, "key-alpha", "secret-alpha"); err != nil {
+			t.Fatalf("the configured account stopped authenticating: %v", err)
+		}
+	})
+
+	t.Run("a taken key or id is refused and changes nothing", func(t *testing.T) {
+		r := registry(t)
+		a := newThrowaway(t, "first")
+		mustCreate(t, r, a)
+		tests := []struct {
+			name   string
+			change func(c *simulator.CreatedAccount)
+		}{
+			{"the same account again", func(*simulator.CreatedAccount) {}},
+			{"another throwaway account's key", func(c *simulator.CreatedAccount) { c.AccountID += "2" }},
+			{"another throwaway account's id", func(c *simulator.CreatedAccount) { c.APIKey += "2" }},
+			{"a configured account's key", func(c *simulator.CreatedAccount) { c.AccountID += "3"; c.APIKey = "key-bravo" }},
+			{"a configured account's id", func(c *simulator.CreatedAccount) { c.APIKey += "3"; c.AccountID = "acc_bravo" }},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				c := *a
+				c.APISecret = "another-secret"
+				tt.change(&c)
+				if err := r.CreateAccount(ctx, &c); simulator.ErrorCode(err) != simulator.ECONFLICT {
+					t.Fatalf("CreateAccount = %v, want ECONFLICT", err)
+				}
+				if got, want := listedIDs(t, r), []string{"acc_alpha", "acc_bravo", a.AccountID}; !equalStrings(got, want) {
+					t.Fatalf("listed %v, want %v", got, want)
+				}
+				if _, err := r.Authenticate(ctx, c.APIKey, "another-secret"); err == nil {
+					t.Fatal("the refused account's secret authenticates")
+				}
+			})
+		}
+	})
+
+	t.Run("concurrent creates all land, and one account is created once", func(t *testing.T) {
+		r := registry(t)
+		const n = 16
+		made := make([]*simulator.CreatedAccount, n)
+		for i := range made {
+			made[i] = newThrowaway(t, fmt.Sprint("job ", i))
+		}
+		same := newThrowaway(t, "same")
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		errs := make([]error, 0, n)
+		var sameOK int
+		for i := range n {
+			wg.Add(2)
+			go func() {
+				defer wg.Done()
+				if err := r.CreateAccount(ctx, made[i]); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			}()
+			go func() {
+				defer wg.Done()
+				c := *same
+				err := r.CreateAccount(ctx, &c)
+				mu.Lock()
+				defer mu.Unlock()
+				if err == nil {
+					sameOK++
+				} else if simulator.ErrorCode(err) != simulator.ECONFLICT {
+					errs = append(errs, err)
+				}
+			}()
+		}
+		wg.Wait()
+		if len(errs) > 0 {
+			t.Fatalf("concurrent creates failed: %v", errs)
+		}
+		if sameOK != 1 {
+			t.Fatalf("one account created concurrently %d times succeeded %d times, want 1", n, sameOK)
+		}
+		ids := listedIDs(t, r)
+		if len(ids) != 2+n+1 {
+			t.Fatalf("%d accounts listed, want %d", len(ids), 2+n+1)
+		}
+		for _, a := range append(made, same) {
+			if _, err := r.Authenticate(ctx, a.APIKey, a.APISecret); err != nil {
+				t.Fatalf("Authenticate(%s): %v", a.AccountID, err)
+			}
+		}
+	})
+
+	t.Run("a created account keeps its creation time", func(t *testing.T) {
+		r := registry(t)
+		a := newThrowaway(t, "timed")
+		a.CreatedAt = time.Date(2026, 5, 6, 7, 8, 9, 123000000, time.UTC)
+		mustCreate(t, r, a)
+		got, err := r.FindAccount(ctx, a.AccountID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !got.CreatedAt.Equal(a.CreatedAt) {
+			t.Fatalf("CreatedAt = %v, want %v", got.CreatedAt, a.CreatedAt)
+		}
+	})
+}
