@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -56,6 +57,7 @@ func (s *Server) handleAccountCreate(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, fmt.Errorf("create account: %w", err))
 		return
 	}
+	s.startClient(a.AccountID) // its report starts at its creation
 	w.Header().Set("Location", "/accounts/"+a.AccountID)
 	writeJSON(w, http.StatusCreated, a)
 }
@@ -78,19 +80,28 @@ func (s *Server) handleAccountList(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, &accountListResponse{Accounts: list})
 }
 
+// account returns the account accountID, configured or throwaway, and the
+// registry that holds it; ENOTFOUND for an unknown one.
+func (s *Server) account(ctx context.Context, accountID string) (simulator.AccountRegistry, *simulator.AccountInfo, error) {
+	reg, err := s.registry()
+	if err != nil {
+		return nil, nil, err
+	}
+	a, err := reg.FindAccount(ctx, accountID)
+	if simulator.ErrorCode(err) == simulator.ENOTFOUND {
+		return nil, nil, simulator.NotFoundAccount(shorten(accountID)) // the id as given, cut short
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("find account: %w", err)
+	}
+	return reg, a, nil
+}
+
 // findAccount answers the account of the path's {accountId}, or writes the
 // error (404 for an unknown one) and returns nil.
 func (s *Server) findAccount(w http.ResponseWriter, r *http.Request) (simulator.AccountRegistry, *simulator.AccountInfo) {
-	reg, err := s.registry()
+	reg, a, err := s.account(r.Context(), r.PathValue("accountId"))
 	if err != nil {
-		s.Error(w, r, err)
-		return nil, nil
-	}
-	a, err := reg.FindAccount(r.Context(), r.PathValue("accountId"))
-	if err != nil {
-		if simulator.ErrorCode(err) != simulator.ENOTFOUND {
-			err = fmt.Errorf("find account: %w", err)
-		}
 		s.Error(w, r, err)
 		return nil, nil
 	}
@@ -126,10 +137,11 @@ func (s *Server) handleAccountDelete(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	simulator.ForgetCampaigns(s.Campaigns, id)
-	// issue 12: the report forgets the account here (merge)
+	s.forgetClient(id)
 	if err := errors.Join(
 		s.Contacts.DeleteContacts(ctx, id),
 		s.Counter.Reset(ctx, id),
+		s.Control.SetAccountOffset(ctx, id, 0),
 		s.deleteAccountFaults(r, id),
 	); err != nil {
 		s.Error(w, r, fmt.Errorf("delete account %s: %w", id, err))
@@ -157,7 +169,7 @@ func (s *Server) deleteAccountFaults(r *http.Request, accountID string) error {
 }
 
 // handleAccountBudget reports the account's standing against spec §8's
-// limit at the simulator's clock, without counting a request.
+// limit at the account's clock (the gate's), without counting a request.
 func (s *Server) handleAccountBudget(w http.ResponseWriter, r *http.Request) {
 	_, a := s.findAccount(w, r)
 	if a == nil {
@@ -168,7 +180,7 @@ func (s *Server) handleAccountBudget(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, fmt.Errorf("account budget: %T cannot be read", s.Counter))
 		return
 	}
-	now, err := s.clock(r.Context())
+	now, err := s.accountClock(r.Context(), a.AccountID)
 	if err != nil {
 		s.Error(w, r, err)
 		return

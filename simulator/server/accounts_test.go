@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -100,6 +101,21 @@ func TestAccounts_Lifecycle(t *testing.T) {
 		t.Fatalf("budget a minute later = %+v, want 0 used", got)
 	}
 
+	// At the account's own clock too: its window passes alone.
+	for range 2 {
+		h.as(&a.Account).POST("/campaign/list").WithJSON(map[string]int{"limit": 1, "page": 1}).Expect().Status(http.StatusOK)
+	}
+	if got := h.budget(a.AccountID); got.Used != 2 {
+		t.Fatalf("budget after two requests = %+v, want 2 used", got)
+	}
+	h.admin().POST("/clock").WithJSON(map[string]string{"accountId": a.AccountID, "advance": "60s"}).Expect().Status(http.StatusOK)
+	if got := h.budget(a.AccountID); got.Used != 0 {
+		t.Fatalf("budget after the account's own minute = %+v, want 0 used", got)
+	}
+	// Its report counts its five requests and the 403 its key was sent with.
+	h.admin().GET("/accounts/"+a.AccountID+"/report").Expect().Status(http.StatusOK).
+		JSON().Object().HasValue("requests", 6)
+
 	// Listed after the configured accounts, never with its secret.
 	accounts := h.admin().GET("/accounts").Expect().Status(http.StatusOK).JSON().Object().Value("accounts").Array()
 	accounts.Length().IsEqual(len(h.sim.Accounts) + 1)
@@ -130,7 +146,11 @@ func TestAccounts_Lifecycle(t *testing.T) {
 	if got := h.faults("accountId", h.alpha.AccountID); len(got) != 1 {
 		t.Fatalf("alpha's fault went with the deleted account: %v", got)
 	}
+	if off, err := h.sim.Control.AccountOffset(context.Background(), a.AccountID); err != nil || off != 0 {
+		t.Fatalf("the deleted account's clock offset = %v (%v), want forgotten", off, err)
+	}
 	notFound := "No account " + a.AccountID
+	expectError(h.admin().GET("/accounts/"+a.AccountID+"/report").Expect(), http.StatusNotFound, notFound)
 	expectError(h.admin().GET("/accounts/"+a.AccountID).Expect(), http.StatusNotFound, notFound)
 	expectError(h.admin().GET("/accounts/"+a.AccountID+"/budget").Expect(), http.StatusNotFound, notFound)
 	expectError(h.admin().DELETE("/accounts/"+a.AccountID).Expect(), http.StatusNotFound, notFound)

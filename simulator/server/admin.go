@@ -159,6 +159,10 @@ func (s *Server) writeClock(w http.ResponseWriter, r *http.Request, accountID st
 	}
 	out := &clockResponse{Now: simulator.Timestamp{Time: c.Now(s.now()())}, Offset: c.Offset.String(), Frozen: c.Frozen}
 	if accountID != "" {
+		if _, _, err := s.account(r.Context(), accountID); err != nil {
+			s.Error(w, r, err)
+			return
+		}
 		off, err := s.Control.AccountOffset(r.Context(), accountID)
 		if err != nil {
 			s.Error(w, r, fmt.Errorf("read account clock: %w", err))
@@ -253,6 +257,10 @@ func (s *Server) setAccountClock(w http.ResponseWriter, r *http.Request, req clo
 		return
 	}
 	ctx := r.Context()
+	if _, _, err := s.account(ctx, req.AccountID); err != nil {
+		s.Error(w, r, err)
+		return
+	}
 	off, err := s.Control.AccountOffset(ctx, req.AccountID)
 	if err != nil {
 		s.Error(w, r, fmt.Errorf("read account clock: %w", err))

@@ -211,3 +211,12 @@ func TestRateLimit_AccountClock(t *testing.T) {
 	h.admin().GET("/clock").WithQuery("accountId", h.alpha.AccountID).Expect().Status(http.StatusOK).
 		JSON().Object().HasValue("accountOffset", "0s")
 }
+
+// TestAccountClock_UnknownAccount: the clock of an account the simulator
+// does not serve is a 404, never an offset stored for nobody.
+func TestAccountClock_UnknownAccount(t *testing.T) {
+	h := MustOpenServer(t, sim.Config{})
+	h.admin().POST("/clock").WithJSON(map[string]string{"accountId": "acc_nobody", "advance": "1m"}).
+		Expect().Status(http.StatusNotFound).JSON().Object().HasValue("error", "No account acc_nobody")
+	h.admin().GET("/clock").WithQuery("accountId", "acc_nobody").Expect().Status(http.StatusNotFound)
+}

@@ -394,34 +394,14 @@ func compareSections(a, b string) int {
 	return cmp.Compare(len(pa), len(pb))
 }
 
-// knownAccount reports whether the simulator serves accountID.
-func (s *Server) knownAccount(ctx context.Context, accountID string) (bool, error) {
-	accounts, err := s.Accounts.Accounts(ctx)
-	if err != nil {
-		return false, fmt.Errorf("list accounts: %w", err)
-	}
-	for _, a := range accounts {
-		if a.AccountID == accountID {
-			return true, nil
-		}
-	}
-	return false, nil
-}
-
 // handleAdminReport is GET /accounts/{accountId}/report: JSON, or Markdown
 // when the Accept header asks for text/markdown.
 func (s *Server) handleAdminReport(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("accountId")
-	known, err := s.knownAccount(r.Context(), id)
-	if err != nil {
-		s.Error(w, r, err)
+	_, a := s.findAccount(w, r)
+	if a == nil {
 		return
 	}
-	if !known {
-		s.Error(w, r, simulator.Errorf(simulator.ENOTFOUND, "No account %s", shorten(id)))
-		return
-	}
-	rep := s.clientReport(id)
+	rep := s.clientReport(a.AccountID)
 	if wantsMarkdown(r) {
 		body := []byte(markdownReport(rep))
 		h := w.Header()

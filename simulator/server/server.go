@@ -250,6 +250,20 @@ func (s *Server) clock(ctx context.Context) (time.Time, error) {
 	return c.Now(s.now()()), nil
 }
 
+// accountClock returns one account's time: the simulator's plus the
+// account's own offset, as the Gate decides its requests at.
+func (s *Server) accountClock(ctx context.Context, accountID string) (time.Time, error) {
+	now, err := s.clock(ctx)
+	if err != nil {
+		return time.Time{}, err
+	}
+	off, err := s.Control.AccountOffset(ctx, accountID)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("read account clock: %w", err)
+	}
+	return now.Add(off), nil
+}
+
 func (s *Server) rateLimit() (int, time.Duration) {
 	limit, window := s.RateLimit, s.RateWindow
 	if limit <= 0 {

@@ -1,8 +1,5 @@
 package simtest_test
 
-// The client report of issue 12 (GET /accounts/{accountId}/report) is
-// built on another branch: this example fails until the lead merges it.
-
 import (
 	"context"
 	"fmt"
@@ -34,9 +31,12 @@ func Example_report() {
 	req.Header.Set("x-api-key", acc.APIKey)
 	req.Header.Set("x-api-secret", acc.APISecret)
 	req.Header.Set("x-account-id", acc.AccountID)
-	if resp, err := sim.HTTPClient().Do(req); err == nil {
-		resp.Body.Close()
+	resp, err := sim.HTTPClient().Do(req)
+	if err != nil {
+		fmt.Println(err)
+		return
 	}
+	resp.Body.Close()
 
 	report, err := sim.Control.Report(ctx, acc.AccountID)
 	if err != nil {
