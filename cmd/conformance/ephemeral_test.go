@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/partner-v3/conformance-kit/steps"
 	"github.com/partner-v3/conformance-kit/steps/suite"
@@ -64,6 +65,7 @@ func TestEphemeralAccountsSideBySide(t *testing.T) {
 				t.Errorf("run %d: scenario %q skipped: %s", i+1, sc.Name, sc.Message)
 			}
 		}
+		t.Logf("run %d: %d scenarios passed, %d requests, %s", i+1, r.Passed, r.Requests, r.Duration.Round(time.Millisecond))
 		m := made.FindAllStringSubmatch(o.stderr.String(), -1)
 		if len(m) != 2 {
 			t.Fatalf("run %d: made %d throwaway accounts, want 2\nstderr:\n%s", i+1, len(m), o.stderr.String())
