@@ -34,6 +34,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/control"
@@ -72,6 +73,41 @@ func TestClientMeetsAFault(t *testing.T) {
 	}
 	if _, err := sim.Control.Journal(context.Background(), control.JournalFilter{}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A throwaway account per client under test, and the simulator's report on
+// it: the impatient client's retry before Retry-After is a finding, the
+// patient one's report is clean.
+func TestClientReport(t *testing.T) {
+	t.Parallel()
+	sim := simtest.New(t, simtest.WithRateLimit(1, time.Minute))
+	ctx := context.Background()
+	for _, impatient := range []bool{false, true} {
+		acc, err := sim.Control.CreateAccount(ctx, simulator.AccountSpec{Name: "client under test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sim.Accounts[0] = acc.Account
+		listCampaigns(t, sim)
+		if impatient {
+			listCampaigns(t, sim) // the 429
+			listCampaigns(t, sim) // at once, before its Retry-After
+		}
+		rep, err := sim.Control.Report(ctx, acc.AccountID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		retried := false
+		for _, f := range rep.Findings {
+			retried = retried || f.Kind == simulator.FindingRetryTooSoon
+		}
+		if rep.Clean == impatient || retried != impatient {
+			t.Errorf("impatient %v: report %+v", impatient, rep)
+		}
+		if err := sim.Control.DeleteAccount(ctx, acc.AccountID); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 `
