@@ -9,20 +9,11 @@ package container_test
 
 import (
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/partner-v3/conformance-kit/simulator/internal/freshmodule"
 )
-
-const partnerGoMod = `module example.com/partner
-
-go 1.25.0
-
-require github.com/partner-v3/conformance-kit v0.0.0
-
-replace github.com/partner-v3/conformance-kit => %ROOT%
-`
 
 // partnerTest is the partner's own test file: the simulator in-process,
 // and in a container.
@@ -93,58 +84,19 @@ func TestAFreshModuleImportsTheKit(t *testing.T) {
 		t.Skip("-short: builds a module of its own")
 	}
 	t.Parallel()
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir() // outside the repository
-	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, data := range map[string]string{
-		"go.mod":          strings.ReplaceAll(partnerGoMod, "%ROOT%", root),
-		"go.sum":          string(sum), // the checksums are known: no lookups
-		"partner_test.go": partnerTest,
-	} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 	// The partner's environment: none of testcontainers' variables (this
-	// test binary's TestMain set them in its own), no workspace, and
-	// modules from the cache or the proxy as configured here.
-	var env []string
-	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "TESTCONTAINERS_") || strings.HasPrefix(kv, "GOFLAGS=") || strings.HasPrefix(kv, "GOWORK=") || strings.HasPrefix(kv, "KIT_TEST_IMAGE=") {
-			continue
-		}
-		env = append(env, kv)
-	}
-	env = append(env, "GOWORK=off", "GOFLAGS=-mod=mod -buildvcs=false")
+	// test binary's TestMain set them in its own).
+	m := freshmodule.New(t, partnerTest, "TESTCONTAINERS_", "KIT_TEST_IMAGE=")
 	withDocker := dockerErr == nil && buildErr == nil
 	switch {
 	case withDocker:
-		env = append(env, "KIT_TEST_IMAGE="+simImage)
+		m.Setenv("KIT_TEST_IMAGE=" + simImage)
 	case os.Getenv("REQUIRE_DOCKER") == "1":
 		t.Errorf("REQUIRE_DOCKER=1 but the container part cannot run: docker %v, images %v", dockerErr, buildErr)
 	}
-	goCmd := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command("go", args...)
-		cmd.Dir, cmd.Env = dir, env
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
-	}
-	goCmd("mod", "tidy")
-	// The kit's go directive must not raise the partner's.
-	if mod, err := os.ReadFile(filepath.Join(dir, "go.mod")); err != nil || !strings.Contains(string(mod), "\ngo 1.25.0\n") {
-		t.Errorf("after go mod tidy the partner's go.mod (%v) no longer says go 1.25.0:\n%s", err, mod)
-	}
-	out := goCmd("test", "-count=1", "-v", ".")
+	m.Go("mod", "tidy")
+	m.CheckGoDirective()
+	out := m.Go("test", "-count=1", "-v", ".")
 	t.Logf("go test in the fresh module:\n%s", out)
 	wantPass := []string{"--- PASS: TestInProcess"}
 	if withDocker {

@@ -3,25 +3,9 @@ package control
 import (
 	"context"
 	"net/http"
-	"time"
 
 	"github.com/partner-v3/conformance-kit/simulator"
 )
-
-// AccountInfo is an account as GET /accounts lists it: never its secret.
-type AccountInfo struct {
-	AccountID string `json:"accountId"`
-	// APIKey is the key of spec §5 the account authenticates with.
-	APIKey string `json:"apiKey"`
-	Name   string `json:"name"`
-	// Throwaway is true for an account POST /accounts made, false for one
-	// of the simulator's configured accounts (the accounts file).
-	Throwaway bool `json:"throwaway"`
-	// Seed and Campaigns generated the account's campaigns.
-	Seed      int64     `json:"seed"`
-	Campaigns int       `json:"campaigns"`
-	CreatedAt time.Time `json:"createdAt"`
-}
 
 // CreateAccount calls POST /accounts: a throwaway account with credentials
 // of its own (spec §5), its own rate budget (spec §8) and its own
@@ -37,9 +21,9 @@ func (c *Client) CreateAccount(ctx context.Context, spec simulator.AccountSpec) 
 
 // Accounts calls GET /accounts: the configured accounts, then the
 // throwaway ones, oldest first.
-func (c *Client) Accounts(ctx context.Context) ([]AccountInfo, error) {
+func (c *Client) Accounts(ctx context.Context) ([]simulator.AccountInfo, error) {
 	var out struct {
-		Accounts []AccountInfo `json:"accounts"`
+		Accounts []simulator.AccountInfo `json:"accounts"`
 	}
 	if _, err := c.do(ctx, request{method: http.MethodGet, path: "/accounts"}, &out); err != nil {
 		return nil, err
@@ -49,8 +33,8 @@ func (c *Client) Accounts(ctx context.Context) ([]AccountInfo, error) {
 
 // Account calls GET /accounts/{accountID}. Returns a 404 *Error for an
 // unknown account.
-func (c *Client) Account(ctx context.Context, accountID string) (*AccountInfo, error) {
-	var out AccountInfo
+func (c *Client) Account(ctx context.Context, accountID string) (*simulator.AccountInfo, error) {
+	var out simulator.AccountInfo
 	if _, err := c.do(ctx, request{method: http.MethodGet, path: accountPath(accountID, "")}, &out); err != nil {
 		return nil, err
 	}

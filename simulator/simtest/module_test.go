@@ -9,21 +9,11 @@ package simtest_test
 // must answer) or REQUIRE_MODULE_PROXY=1 asks it to fail.
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/partner-v3/conformance-kit/simulator/internal/freshmodule"
 )
-
-const partnerGoMod = `module example.com/partner
-
-go 1.25.0
-
-require github.com/partner-v3/conformance-kit v0.0.0
-
-replace github.com/partner-v3/conformance-kit => %ROOT%
-`
 
 // partnerTest is the partner's own test file: parallel tests, each with a
 // simulator of its own.
@@ -112,90 +102,34 @@ func TestClientReport(t *testing.T) {
 }
 `
 
-// networkFailure reports whether go's output says a module could not be
-// fetched (no network, no proxy), rather than that the kit is broken.
-func networkFailure(out string) bool {
-	for _, s := range []string{"dial tcp", "no such host", "i/o timeout", "connection refused", "GOPROXY=off", "network is unreachable", "TLS handshake timeout"} {
-		if strings.Contains(out, s) {
-			return true
-		}
-	}
-	return false
-}
-
 func TestAFreshModuleUsesSimtestWithoutDocker(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: builds a module of its own")
 	}
 	t.Parallel()
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir() // outside the repository
-	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, data := range map[string]string{
-		"go.mod":          strings.ReplaceAll(partnerGoMod, "%ROOT%", root),
-		"go.sum":          string(sum), // the checksums are known: tidy keeps what is needed
-		"partner_test.go": partnerTest,
-	} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// The partner's environment: no workspace, no flags of this run, and
-	// modules from the cache or the proxy as configured here.
-	var env []string
-	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "GOFLAGS=") || strings.HasPrefix(kv, "GOWORK=") {
-			continue
-		}
-		env = append(env, kv)
-	}
-	env = append(env, "GOWORK=off", "GOFLAGS=-mod=mod -buildvcs=false")
-	goCmd := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command("go", args...)
-		cmd.Dir, cmd.Env = dir, env
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			if networkFailure(string(out)) && os.Getenv("REQUIRE_OPENAPI_TOOLS") == "" && os.Getenv("REQUIRE_MODULE_PROXY") == "" {
-				t.Skipf("go %s cannot fetch modules (set REQUIRE_MODULE_PROXY=1 to fail instead): %v\n%s", strings.Join(args, " "), err, out)
-			}
-			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
-	}
-	goCmd("mod", "tidy")
+	m := freshmodule.New(t, partnerTest)
+	m.Go("mod", "tidy")
 
 	// Neither the module's checksums nor its test's packages name a
 	// container module: simtest brings no Docker client along.
-	tidied, err := os.ReadFile(filepath.Join(dir, "go.sum"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	deps := goCmd("list", "-deps", "-test", ".")
+	tidied := m.ReadFile("go.sum")
+	deps := m.Go("list", "-deps", "-test", ".")
 	if !strings.Contains(deps, "github.com/partner-v3/conformance-kit/simulator/simtest") {
 		t.Fatalf("go list -deps -test does not name simtest:\n%s", deps)
 	}
 	for _, bad := range []string{"testcontainers", "docker", "moby", "containerd"} {
-		if strings.Contains(string(tidied), bad) {
+		if strings.Contains(tidied, bad) {
 			t.Errorf("the partner's go.sum names %s:\n%s", bad, tidied)
 		}
 		if strings.Contains(deps, bad) {
 			t.Errorf("the partner's test depends on a %s package", bad)
 		}
 	}
-	if mod, err := os.ReadFile(filepath.Join(dir, "go.mod")); err != nil || !strings.Contains(string(mod), "\ngo 1.25.0\n") {
-		t.Errorf("after go mod tidy the partner's go.mod (%v) no longer says go 1.25.0:\n%s", err, mod)
-	}
+	m.CheckGoDirective()
 
-	out := goCmd("test", "-count=1", "-v", ".")
+	out := m.Go("test", "-count=1", "-v", ".")
 	t.Logf("go test in the fresh module:\n%s", out)
-	for _, want := range []string{"--- PASS: TestClient ", "--- PASS: TestClientMeetsAFault "} {
+	for _, want := range []string{"--- PASS: TestClient ", "--- PASS: TestClientMeetsAFault ", "--- PASS: TestClientReport "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("go test in the fresh module: no %q", want)
 		}
