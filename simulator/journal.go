@@ -19,9 +19,12 @@ type JournalEntry struct {
 	// known account its x-api-key (first) or x-account-id named, or the
 	// account whose key and secret a 403 matched: the account whose client
 	// report counts it, and whose journal (GET /journal?accountId=) lists it.
-	AttributedTo string  `json:"attributedTo,omitempty"`
-	Status       int     `json:"status"`
-	LatencyMS    float64 `json:"latencyMs"`
+	AttributedTo string `json:"attributedTo,omitempty"`
+	Status       int    `json:"status"`
+	// LatencyMS is the time until the answer's header went out (the entry
+	// is recorded then, so a client finds it as soon as it has its answer),
+	// or, for a request cut off without one, until its handler ended.
+	LatencyMS float64 `json:"latencyMs"`
 	// Fault is the kind of the injected fault that answered or delayed
 	// the request, and FaultID its id; empty for none.
 	Fault   string `json:"fault,omitempty"`

@@ -150,18 +150,25 @@ func (s *Server) recoverer(next http.Handler) http.Handler {
 type statusRecorder struct {
 	http.ResponseWriter
 	status int
+	// before, if set, is called once with the status before the header
+	// goes out: what it records is in place before the client can read
+	// the answer.
+	before func(status int)
 }
 
 func (r *statusRecorder) WriteHeader(code int) {
 	if r.status == 0 {
 		r.status = code
+		if r.before != nil {
+			r.before(code)
+		}
 	}
 	r.ResponseWriter.WriteHeader(code)
 }
 
 func (r *statusRecorder) Write(b []byte) (int, error) {
 	if r.status == 0 {
-		r.status = http.StatusOK
+		r.WriteHeader(http.StatusOK)
 	}
 	return r.ResponseWriter.Write(b)
 }

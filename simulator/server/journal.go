@@ -96,7 +96,11 @@ func noteFrom(r *http.Request) *note { return &recordFrom(r).note }
 
 func setOperation(r *http.Request, op string) { entryFrom(r).Operation = op }
 
-// record journals and logs every partner request once it is answered.
+// record journals, judges (the client report) and logs every partner
+// request as it is answered: before its header goes out, so that a client
+// that reads the journal or its report right after the answer finds the
+// request there; or, for a request cut off without an answer, when its
+// handler ends.
 func (s *Server) record(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := s.now()()
@@ -108,14 +112,11 @@ func (s *Server) record(next http.Handler) http.Handler {
 			APIKey:    maskKey(r.Header.Get(headerAPIKey)),
 		}}
 		e := &record.entry
-		rec := &statusRecorder{ResponseWriter: w}
-		defer func() {
+		done := false
+		commit := func(status int) {
+			done = true
 			e.LatencyMS = float64(time.Since(start).Microseconds()) / 1000
-			e.Status = rec.status
-			if v := recover(); v != nil {
-				e.Status = 0 // the connection was cut on purpose
-				defer panic(v)
-			}
+			e.Status = status
 			// Before the journal: attribution may name the account of a
 			// refused request, which the journal then shows.
 			s.observe(r, record)
@@ -127,6 +128,18 @@ func (s *Server) record(next http.Handler) http.Handler {
 			// Attributes are built only for a logger that will write them.
 			if l := s.logger(); l.Enabled(context.Background(), level) {
 				l.LogAttrs(context.Background(), level, "request", slogAttrs(e)...)
+			}
+		}
+		rec := &statusRecorder{ResponseWriter: w, before: commit}
+		defer func() {
+			if v := recover(); v != nil {
+				if !done {
+					commit(0) // the connection was cut on purpose
+				}
+				panic(v)
+			}
+			if !done {
+				commit(rec.status)
 			}
 		}()
 		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), recordKey{}, record)))
