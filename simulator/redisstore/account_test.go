@@ -2,36 +2,14 @@ package redisstore_test
 
 import (
 	"context"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/redisstore"
 )
-
-// commandCounter counts the commands and pipelines sent: one round trip
-// each.
-type commandCounter struct{ n atomic.Int64 }
-
-func (h *commandCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (h *commandCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		h.n.Add(1)
-		return next(ctx, cmd)
-	}
-}
-
-func (h *commandCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		h.n.Add(1)
-		return next(ctx, cmds)
-	}
-}
 
 // TestAccountStore_RoundTrips: a configured account authenticates in
 // memory, without a round trip (issue 10's one round trip per request
@@ -48,7 +26,7 @@ func TestAccountStore_RoundTrips(t *testing.T) {
 	if err := s.CreateAccount(ctx, tmp); err != nil {
 		t.Fatal(err)
 	}
-	hook := &commandCounter{}
+	hook := &redisstore.RoundTrips{}
 	db.AddHook(hook)
 
 	tests := []struct {
@@ -64,12 +42,12 @@ func TestAccountStore_RoundTrips(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			before := hook.n.Load()
+			before := hook.Count()
 			_, err := s.Authenticate(ctx, tt.key, tt.secret)
 			if got := err == nil; got != tt.ok {
 				t.Fatalf("Authenticate ok = %v (%v), want %v", got, err, tt.ok)
 			}
-			if got := hook.n.Load() - before; got != tt.roundTrips {
+			if got := hook.Count() - before; got != tt.roundTrips {
 				t.Fatalf("%d round trips, want %d", got, tt.roundTrips)
 			}
 		})

@@ -193,3 +193,30 @@ func (db *DB) key(parts ...string) string {
 func (db *DB) uniqueMember() string {
 	return fmt.Sprintf("%s-%d", db.unique, db.seq.Add(1))
 }
+
+// RoundTrips is a redis.Hook (DB.AddHook) that counts the round trips the
+// client makes: one per command or pipeline. The one-round-trip-per-request
+// budget of the partner operations is tested with it.
+type RoundTrips struct{ n atomic.Int64 }
+
+// Count returns the round trips made so far.
+func (h *RoundTrips) Count() int64 { return h.n.Load() }
+
+// DialHook implements redis.Hook.
+func (h *RoundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+// ProcessHook implements redis.Hook.
+func (h *RoundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+
+// ProcessPipelineHook implements redis.Hook.
+func (h *RoundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.n.Add(1)
+		return next(ctx, cmds)
+	}
+}

@@ -7,12 +7,10 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/partner-v3/conformance-kit/fixtures"
 	"github.com/partner-v3/conformance-kit/simulator"
@@ -21,26 +19,6 @@ import (
 	"github.com/partner-v3/conformance-kit/simulator/seed"
 	"github.com/partner-v3/conformance-kit/simulator/server"
 )
-
-// roundTrips counts the commands and pipelines the client sends: one
-// round trip each.
-type roundTrips struct{ n atomic.Int64 }
-
-func (h *roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (h *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		h.n.Add(1)
-		return next(ctx, cmd)
-	}
-}
-
-func (h *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		h.n.Add(1)
-		return next(ctx, cmds)
-	}
-}
 
 // TestRedisRoundTrips: in Redis mode the clock, the rate decision (spec §8)
 // and the pending-fault check cost one round trip together. With the
@@ -88,7 +66,7 @@ func TestRedisRoundTrips(t *testing.T) {
 			}
 			defer s.Contacts.DeleteContacts(context.Background(), "")
 			h := s.Handler()
-			var trips roundTrips
+			var trips redisstore.RoundTrips
 			db.AddHook(&trips)
 			a := accounts[0]
 			do := func(op, body string) int {
@@ -113,12 +91,12 @@ func TestRedisRoundTrips(t *testing.T) {
 			// NOSCRIPT once, then EVAL): not counted.
 			for run := range 2 {
 				for _, r := range requests {
-					before := trips.n.Load()
+					before := trips.Count()
 					body := strings.Replace(r.body, "%d", string(rune('a'+run)), 1)
 					if code := do(r.op, body); code != http.StatusOK {
 						t.Fatalf("%s: status %d", r.op, code)
 					}
-					if got := trips.n.Load() - before; run == 1 && got != r.trips {
+					if got := trips.Count() - before; run == 1 && got != r.trips {
 						t.Errorf("%s made %d round trips to Redis, want %d", r.op, got, r.trips)
 					}
 				}
