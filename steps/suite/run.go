@@ -6,7 +6,6 @@ import (
 	"crypto/tls"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/http"
 	"net/url"
@@ -194,7 +193,6 @@ func planScenarios(fsys fs.FS, tags string) (*plan, error) {
 type run struct {
 	cfg       Config
 	base      *url.URL
-	log       io.Writer
 	client    *http.Client // partner requests: paced, budget-aware, recorded
 	recorder  *record.Transport
 	pacer     *pace.Pacer
@@ -221,7 +219,7 @@ func (r *run) createAccounts(ctx context.Context, cfg *Config, runID string) err
 		*acct.dst = Account{APIKey: a.APIKey, APISecret: a.APISecret, AccountID: a.AccountID}
 		// In full: it dies with the run, and names the run's requests in
 		// the simulator's journal.
-		fmt.Fprintf(r.log, "made throwaway %s account %s\n", acct.role, a.AccountID)
+		fmt.Fprintf(r.cfg.Log, "made throwaway %s account %s\n", acct.role, a.AccountID)
 	}
 	return nil
 }
@@ -235,10 +233,10 @@ func (r *run) deleteAccounts(ctx context.Context) {
 	defer cancel()
 	for _, id := range r.throwaway {
 		if err := r.control.DeleteAccount(ctx, id); err != nil {
-			fmt.Fprintf(r.log, "could not delete throwaway account %s: %v\n", id, err)
+			fmt.Fprintf(r.cfg.Log, "could not delete throwaway account %s: %v\n", id, err)
 			continue
 		}
-		fmt.Fprintf(r.log, "deleted throwaway account %s\n", id)
+		fmt.Fprintf(r.cfg.Log, "deleted throwaway account %s\n", id)
 	}
 	r.throwaway = nil
 }
@@ -247,7 +245,7 @@ func (r *run) deleteAccounts(ctx context.Context) {
 // control API, when there is one, which it also resets, or in which it
 // makes the run's throwaway accounts) and the pacer.
 func newRun(ctx context.Context, cfg Config, base *url.URL, runID string) (*run, error) {
-	r := &run{cfg: cfg, base: base, log: cfg.Log}
+	r := &run{cfg: cfg, base: base}
 	var transport http.RoundTripper
 	if cfg.Handler != nil {
 		transport = httpexpect.Binder{Handler: cfg.Handler, TLS: &tls.ConnectionState{HandshakeComplete: true}}
