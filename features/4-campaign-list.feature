@@ -11,108 +11,45 @@ Feature: Campaign List and pagination
   campaigns for a scenario (for example only one page), the scenario is
   skipped with the reason, never passed.
 
-  # A page size of 7 leaves a partial last page for most totals, so a
-  # totalPages rounded down shows.
-  @normative @spec-4.2
-  Scenario: The first page carries every field of the page envelope
-    When the client calls Campaign List for page 1 with limit 7
-    Then the response status should be 200
-    And the response body should be a JSON object with these fields:
-      | field           | type    |
-      | pageNo          | integer |
-      | pageSize        | integer |
-      | totalPages      | integer |
-      | totalRecords    | integer |
-      | filteredRecords | integer |
-      | campaigns       | array   |
-    And the response field "pageNo" should be 1
-    And the response field "pageSize" should be 7
-    And "totalPages" should be "totalRecords" divided by the page size, rounded up
-    And "filteredRecords" should not exceed "totalRecords"
-    And the page should hold as many campaigns as the page size and the total allow
+  # Rules list-envelope, list-walk and list-fields of the matrix
+  # (steps/matrix.go). The account's list is walked at limits 1, 7, 49 and 50:
+  # full pages, the short last page, the page past the last (at limit 1 the
+  # first 20 pages, then the last and the one past it). On every page: pageNo
+  # the page asked for, pageSize the limit, totalPages the number of pages
+  # the records after filtering make at that limit, filteredRecords and
+  # totalRecords the same on every page and at every limit, totalRecords at
+  # least filteredRecords, and as many campaigns as are left. Which campaigns
+  # are listed is open (filtering is not shown): the pages follow
+  # filteredRecords. Every campaign's fields are checked on every kind of
+  # campaign: each channel, each type, deleted and active ones.
+  @normative @spec-4.2 @spec-2.2 @spec-3 @rule-list-envelope @rule-list-walk @rule-list-fields
+  Scenario Outline: The <account> account's campaign list, walked at every limit, pages its campaigns as §4.2 says
+    When the <account> account walks its campaign list at limits 1, 7, 49 and 50
+    Then every page of every walk should carry the envelope of §4.2
+    And each walk should hold every campaign once, as many as filteredRecords, the same campaigns at every limit
+    And every campaign of every kind should carry the fields of §2.2 in their formats
 
-  # A page size that divides the total leaves no partial page: a totalPages
-  # computed as floor(total / limit) + 1 shows here and nowhere else.
-  @normative @spec-4.2
-  Scenario: totalPages is exact when the page size divides the total
-    When the client calls Campaign List for page 1 with a page size that divides the total exactly
-    Then the response status should be 200
-    And "totalPages" should be "totalRecords" divided by the page size, rounded up
-    And the page should hold as many campaigns as the page size and the total allow
+    Examples:
+      | account |
+      | primary |
 
-  # A page past the last is a valid request (limit at most 50, page at least
-  # 1) and §4.2 lists no error for it: the answer should be the envelope of
-  # §4.2 with no campaigns. A client error is accepted with a warning.
-  @normative @spec-4.2
-  Scenario: A page past the last one is answered with the page envelope and no campaigns
-    When the client calls Campaign List for the page after the last one with limit 10
-    Then the response should be a success with the page envelope and no campaigns, or a client error
-
-  @normative @spec-2.2 @spec-3 @spec-4.2
-  Scenario: Every campaign carries the fields of the spec in their formats
-    When the client reads every page of its campaign list with limit 50
-    Then every campaign should have these fields:
-      | field             | type           | format       |
-      | Id                | integer        |              |
-      | campaignName      | string         |              |
-      | campaignType      | integer        | 0 or 1       |
-      | campaignChannel   | string         | email or sms |
-      | status            | string         |              |
-      | statusColor       | string         | hex colour   |
-      | active            | integer        | 0 or 1       |
-      | scheduledOn       | string         | timestamp    |
-      | scheduledTimeZone | string         |              |
-      | offset            | string         | utc offset   |
-      | autoResend        | integer        |              |
-      | broadcastOn       | string         | timestamp    |
-      | broadcast         | integer        |              |
-      | createdAt         | string         | timestamp    |
-      | updatedAt         | string         | timestamp    |
-      | reason            | null or string |              |
-
-  @normative @spec-4.2 @spec-8
-  Scenario: A page size of 50, the maximum, is served
-    When the client calls Campaign List for page 1 with limit 50
-    Then the response status should be 200
-    And the response field "pageSize" should be 50
-    And the page should hold as many campaigns as the page size and the total allow
-
-  @normative @spec-4.2
-  Scenario: A later page carries its own page number
-    Given the account has at least 3 campaigns
-    When the client calls Campaign List for page 2 with limit 2
-    Then the response status should be 200
-    And the response field "pageNo" should be 2
-    And the response field "pageSize" should be 2
-    And the page should hold as many campaigns as the page size and the total allow
-
-  @normative @spec-4.2
-  Scenario: Pages never overlap and together hold every campaign exactly once
-    When the client reads every page of its campaign list with a page size that gives at least two pages
-    Then every page should report the same totalRecords and totalPages
-    And every page but the last should be full
-    And every campaign should appear exactly once across the pages
+    @two-accounts
+    Examples:
+      | account |
+      | second  |
 
   # The spec gives the maximum (50) but not the answer to a larger limit: a
   # client error and a page capped at 50 are both accepted.
-  @normative @spec-4.2 @spec-8
-  Scenario: A page size above 50 never yields more than 50 campaigns
-    When the client calls Campaign List for page 1 with limit 51
-    Then the response should be a client error, or a success whose "pageSize" is at most 50 with at most 50 campaigns
+  @normative @spec-4.2 @spec-8 @rule-list-limit-max
+  Scenario: A page size above 50 never yields more than 50 campaigns, for either account
+    When each account calls Campaign List for page 1 with limits 51 and 500
+    Then every answer should be a client error, or a success whose "pageSize" is at most 50 with at most 50 campaigns
 
   # The spec says page must be >= 1 but not how a page 0 is answered.
-  @normative @spec-4.2 @spec-8
-  Scenario Outline: A page number below 1 is never served as such
-    When the client calls Campaign List with:
-      """
-      {"limit": 10, "page": <page>}
-      """
-    Then the response should be a client error, or a success whose "pageNo" is at least 1
-
-    Examples:
-      | page |
-      | 0    |
-      | -1   |
+  @normative @spec-4.2 @spec-8 @rule-list-page-min
+  Scenario: A page number below 1 is never served as such, for either account
+    When each account calls Campaign List with limit 10 for pages 0 and -1
+    Then every answer should be a client error, or a success whose "pageNo" is at least 1
 
   # Both fields are required, but the answer to a missing one is not shown:
   # the suite only asks that it is not treated as a server failure.

@@ -91,16 +91,22 @@ Feature: Campaign Stats
       | email   |
       | sms     |
 
-  # Only the plain case: a body with some other field but no campaignId may
-  # also be refused for that field first (the spec says nothing of unknown
-  # fields), so it would not tell a broken service from a correct one.
-  @normative @spec-4.3 @spec-7
-  Scenario: A request without a campaignId is refused
-    When the client calls Campaign Stats with:
-      """
-      {}
-      """
-    Then the response should be 400 with the message "CampaignId is required"
+  # Rule stats-keys of the matrix (steps/matrix.go): a listed campaign of
+  # each channel and type, and one whose counts are all zero, for each
+  # account.
+  @normative @spec-2.3 @spec-4.3 @spec-2.2 @rule-stats-keys
+  Scenario: The statistics of every kind of campaign carry every key, for either account
+    When each account calls Campaign Stats for a listed campaign of each channel and type, and for one whose counts are all zero
+    Then every answer should be 200 with emailStat and smsStat carrying every key of §2.3, each a count
+
+  # Rule stats-required. Only the plain case: a body with some other field
+  # but no campaignId may also be refused for that field first (the spec
+  # says nothing of unknown fields), so it would not tell a broken service
+  # from a correct one.
+  @normative @spec-4.3 @spec-7 @rule-stats-required
+  Scenario: A request without a campaignId is refused, for either account
+    When each account calls Campaign Stats with an empty body
+    Then every answer should be 400 with the message "CampaignId is required"
 
   @simulator @spec-4.3
   Scenario: The simulator treats a null campaignId as missing

@@ -10,6 +10,7 @@ import (
 	messages "github.com/cucumber/messages/go/v21"
 	"github.com/partner-v3/conformance-kit/features"
 	"github.com/partner-v3/conformance-kit/fixtures"
+	"github.com/partner-v3/conformance-kit/fixtures/matrix"
 )
 
 // sectionList is fixtures/spec-sections.json, the suite's own copy of the
@@ -86,6 +87,9 @@ func text(p *messages.Pickle) string {
 // unknown tag.
 func TestEveryScenarioIsTagged(t *testing.T) {
 	known := map[string]bool{"@normative": true, "@simulator": true, "@writes": true, "@rate-limit": true, "@two-accounts": true}
+	for _, r := range matrix.Matrix() {
+		known[matrix.Tag(r.ID)] = true
+	}
 	for _, p := range pickles(t) {
 		tags := tagsOf(p)
 		levels, specs := 0, 0
@@ -194,6 +198,35 @@ func TestNormativeScenariosAllowExtraFields(t *testing.T) {
 			if strings.Contains(s.Text, "exactly this JSON body") && !strings.Contains(s.Text, "429") {
 				t.Errorf("%s: normative step %q demands an exact body other than the 429's", p.Name, s.Text)
 			}
+		}
+	}
+}
+
+// TestEveryRuleHasItsScenario: every rule of the matrix (steps/matrix.go)
+// is checked by a normative scenario tagged with it, in one of the rule's
+// sections; a @rule tag names a rule of the matrix (see
+// TestEveryScenarioIsTagged).
+func TestEveryRuleHasItsScenario(t *testing.T) {
+	ps := pickles(t)
+	for _, r := range matrix.Matrix() {
+		found := false
+		for _, p := range ps {
+			tags := tagsOf(p)
+			if !slices.Contains(tags, matrix.Tag(r.ID)) {
+				continue
+			}
+			if !slices.Contains(tags, "@normative") {
+				t.Errorf("rule %s: scenario %q is not @normative", r.ID, p.Name)
+			}
+			for _, sec := range r.Sections {
+				found = found || slices.Contains(tags, "@spec-"+sec)
+			}
+		}
+		if !found {
+			t.Errorf("rule %s (%s) has no normative scenario tagged %s with one of its sections", r.ID, r.Statement, matrix.Tag(r.ID))
+		}
+		if len(r.Cells()) == 0 {
+			t.Errorf("rule %s has no cell", r.ID)
 		}
 	}
 }

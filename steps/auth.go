@@ -6,7 +6,14 @@ package steps
 // access" (rule 2).
 
 import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+
 	"github.com/cucumber/godog"
+
+	"github.com/partner-v3/conformance-kit/fixtures/matrix"
 )
 
 func (s *scenario) registerAuth(sc *godog.ScenarioContext) {
@@ -15,6 +22,172 @@ func (s *scenario) registerAuth(sc *godog.ScenarioContext) {
 	sc.Step(`^the "(x-api-key|x-api-secret|x-account-id)" header differs from the right one in its last character$`, s.headerDiffersAtEnd)
 	sc.Step(`^the "(x-api-key|x-api-secret|x-account-id)" header holds the second account's value$`, s.headerHoldsSecond)
 	sc.Step(`^a second account is configured$`, s.secondAccountConfigured)
+	sc.Step(`^each account sends Add Contact, Campaign List and Campaign Stats with its "(x-api-key|x-api-secret|x-account-id)" header changed in every way a comparison can be loose$`, s.sendsCredentialVariants)
+	sc.Step(`^every answer should be (\d+) with the message "([^"]*)"$`, s.everyAnswerIs)
+	sc.Step(`^every answer should be 403 with the message "Unauthorized account access", or 401 with the message "Invalid API credentials" where the header is missing or empty$`, s.everyAnswerIsAccountRefusal)
+	sc.Step(`^each account sends a valid Add Contact, Campaign List and Campaign Stats request with its own credentials$`, s.sendsOwnCredentials)
+	sc.Step(`^every one of them should be served$`, s.everyServed)
+}
+
+// cellExchange is one cell's request and answer, for the Then steps.
+type cellExchange struct {
+	cell matrix.Cell
+	x    *exchange
+}
+
+// ruleTag returns the rule the scenario's @rule-* tag names: its first
+// when it has several.
+func (s *scenario) ruleIDs() []string {
+	var ids []string
+	for _, t := range s.result.Tags {
+		if id, ok := strings.CutPrefix(t, "@rule-"); ok {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// credentialRule is the matrix rule of a §5 header.
+var credentialRule = map[string]string{"x-api-key": "auth-key", "x-api-secret": "auth-secret", "x-account-id": "auth-account"}
+
+// sendsCredentialVariants sends, for every cell of the header's rule (every
+// operation, account and way the value can be wrong), a valid request
+// whose other two headers are right.
+func (s *scenario) sendsCredentialVariants(ctx context.Context, header string) error {
+	c := s.cells(credentialRule[header])
+	s.cellXs = s.cellXs[:0]
+	for _, cell := range c.rule.Cells() {
+		acct, ok := s.account(cell.Account)
+		if !ok {
+			c.unreachable(cell, "no second account is configured")
+			continue
+		}
+		other, _ := s.other(cell.Account)
+		right := credentialHeaders(acct)
+		v, omit, ok := credentialVariant(cell.Condition, right.Get(header), credentialHeaders(other).Get(header))
+		if !ok {
+			c.unreachable(cell, "the account's "+header+" cannot be changed that way")
+			continue
+		}
+		h := right.Clone()
+		if omit {
+			h.Del(header)
+		} else {
+			h.Set(header, v)
+		}
+		body, err := s.validBodyFor(ctx, cell.Account, cell.Operation)
+		if err != nil {
+			return err
+		}
+		x := s.send(ctx, s.expect(func() http.Header { return h }), http.MethodPost, operations[cell.Operation], "application/json", body)
+		if x.budget != "" {
+			return s.failIn([]string{"8"}, x, "%s", x.budget)
+		}
+		s.last = x
+		s.cellXs = append(s.cellXs, cellExchange{cell, x})
+	}
+	s.pending = c
+	return nil
+}
+
+// everyAnswerIs checks every cell's answer: the status and the message.
+func (s *scenario) everyAnswerIs(status int, msg string) error {
+	return s.checkRefusals(func(ce cellExchange) (int, string, bool) {
+		// A key of the other account with this account's secret and id:
+		// which mismatched header wins is not shown, so 403 is allowed.
+		if ce.cell.Rule == "auth-key" && ce.cell.Condition == matrix.CondOtherAccount && ce.x.status == http.StatusForbidden {
+			return http.StatusForbidden, msgUnauthorizedAccount, true
+		}
+		return status, msg, false
+	})
+}
+
+// everyAnswerIsAccountRefusal: 403 for an account id that does not match;
+// a missing or empty one may be either refusal of §5.
+func (s *scenario) everyAnswerIsAccountRefusal() error {
+	return s.checkRefusals(func(ce cellExchange) (int, string, bool) {
+		if (ce.cell.Condition == matrix.CondMissing || ce.cell.Condition == matrix.CondEmpty) && ce.x.status == http.StatusUnauthorized {
+			return http.StatusUnauthorized, msgInvalidCredentials, false
+		}
+		return http.StatusForbidden, msgUnauthorizedAccount, false
+	})
+}
+
+// checkRefusals checks every cell's answer against the status and message
+// want gives it; warn marks an answer the spec allows but a vendor should
+// hear of.
+func (s *scenario) checkRefusals(want func(cellExchange) (status int, msg string, warn bool)) error {
+	c := s.pending
+	if c == nil {
+		return fmt.Errorf("no cells were sent before this step")
+	}
+	for _, ce := range s.cellXs {
+		status, msg, warn := want(ce)
+		x := ce.x
+		switch {
+		case x.err != nil:
+			c.fail(ce.cell, x, "no answer: %v", x.err)
+		case x.status != status:
+			c.fail(ce.cell, x, "status %d, want %d %q", x.status, status, msg)
+		case !mentions(x.rbody, msg):
+			c.fail(ce.cell, x, "status %d, but the body does not carry the message %q", x.status, msg)
+		case warn:
+			s.warn(c.sections, x, "%s: answered %d %q; 401 %q is the plainer reading of §5 rule 1 (the key is not the account's)", ce.cell, x.status, msg, msgInvalidCredentials)
+		}
+	}
+	return c.err()
+}
+
+// sendsOwnCredentials sends a valid request of every operation with each
+// account's own credentials (rule auth-served).
+func (s *scenario) sendsOwnCredentials(ctx context.Context) error {
+	c := s.cells("auth-served")
+	s.cellXs = s.cellXs[:0]
+	for _, cell := range c.rule.Cells() {
+		if _, ok := s.account(cell.Account); !ok {
+			c.unreachable(cell, "no second account is configured")
+			continue
+		}
+		if cell.Operation == matrix.OpAddContact && s.env.ReadOnly {
+			c.unreachable(cell, "read-only run: no contact is created")
+			continue
+		}
+		body, err := s.validBodyFor(ctx, cell.Account, cell.Operation)
+		if err != nil {
+			return err
+		}
+		x, err := s.sendAs(ctx, cell.Account, cell.Operation, body)
+		if err != nil {
+			return err
+		}
+		s.last = x
+		s.cellXs = append(s.cellXs, cellExchange{cell, x})
+	}
+	s.pending = c
+	return nil
+}
+
+// everyServed: every answer is a 200 (its body is checked against the
+// spec's tables on every answer, see shapeProblems).
+func (s *scenario) everyServed() error {
+	c := s.pending
+	if c == nil {
+		return fmt.Errorf("no cells were sent before this step")
+	}
+	for _, ce := range s.cellXs {
+		x := ce.x
+		switch {
+		case x.err != nil:
+			c.fail(ce.cell, x, "no answer: %v", x.err)
+		case x.status != http.StatusOK:
+			c.fail(ce.cell, x, "status %d, want 200: the account's own credentials were refused or the request failed", x.status)
+		default:
+			if secs, p := shapeProblems(x); p != "" {
+				c.fail(ce.cell, x, "%s (spec %s)", p, SectionList(secs))
+			}
+		}
+	}
+	return c.err()
 }
 
 func (s *scenario) clientUsesCredentials(which string) error {

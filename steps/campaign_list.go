@@ -199,8 +199,8 @@ func (s *scenario) totalPagesRoundedUp() error {
 		return err
 	}
 	limit, _ := s.last.requested()
-	if want := (p.totalRecords + limit - 1) / limit; p.totalPages != want {
-		return s.failf("totalPages is %d; %d records at %d per page make %d pages", p.totalPages, p.totalRecords, limit, want)
+	if want := (p.filteredRecords + limit - 1) / limit; p.totalPages != want {
+		return s.failf("totalPages is %d; %d records after filtering at %d per page make %d pages", p.totalPages, p.filteredRecords, limit, want)
 	}
 	return nil
 }
@@ -224,8 +224,8 @@ func (s *scenario) pageHoldsExpected() error {
 		return err
 	}
 	limit, page := s.last.requested()
-	if want := wantOnPage(p.totalRecords, page, limit); int64(len(p.campaigns)) != want {
-		return s.failf("page %d with limit %d holds %d campaigns; with %d records in all it should hold %d", page, limit, len(p.campaigns), p.totalRecords, want)
+	if want := wantOnPage(p.filteredRecords, page, limit); int64(len(p.campaigns)) != want {
+		return s.failf("page %d with limit %d holds %d campaigns; with %d records after filtering it should hold %d", page, limit, len(p.campaigns), p.filteredRecords, want)
 	}
 	return nil
 }
@@ -336,8 +336,8 @@ func (s *scenario) pagesAgree() error {
 			return s.failOn(s.pages[i], "page %d reports %d records on %d pages; page 1 reported %d on %d", i+1, p.totalRecords, p.totalPages, ps[0].totalRecords, ps[0].totalPages)
 		}
 		limit, _ := s.pages[i].requested()
-		if want := (p.totalRecords + limit - 1) / limit; p.totalPages != want {
-			return s.failOn(s.pages[i], "totalPages is %d; %d records at %d per page make %d pages (spec §4.2)", p.totalPages, p.totalRecords, limit, want)
+		if want := (p.filteredRecords + limit - 1) / limit; p.totalPages != want {
+			return s.failOn(s.pages[i], "totalPages is %d; %d records after filtering at %d per page make %d pages (spec §4.2)", p.totalPages, p.filteredRecords, limit, want)
 		}
 		if p.pageNo != int64(i+1) {
 			return s.failOn(s.pages[i], "page %d reports pageNo %d", i+1, p.pageNo)
@@ -353,8 +353,8 @@ func (s *scenario) pagesFull() error {
 	}
 	for i, p := range ps {
 		limit, page := s.pages[i].requested()
-		if want := wantOnPage(p.totalRecords, page, limit); int64(len(p.campaigns)) != want {
-			return s.failOn(s.pages[i], "page %d with limit %d holds %d campaigns, want %d of %d records", page, limit, len(p.campaigns), want, p.totalRecords)
+		if want := wantOnPage(p.filteredRecords, page, limit); int64(len(p.campaigns)) != want {
+			return s.failOn(s.pages[i], "page %d with limit %d holds %d campaigns, want %d of %d records after filtering", page, limit, len(p.campaigns), want, p.filteredRecords)
 		}
 	}
 	return nil
@@ -381,8 +381,8 @@ func (s *scenario) campaignsOnce() error {
 			n++
 		}
 	}
-	if ps[0].totalPages <= maxPages && int64(n) != ps[0].totalRecords {
-		return s.failOn(s.pages[len(s.pages)-1], "the %d pages hold %d distinct campaigns; totalRecords is %d", len(ps), n, ps[0].totalRecords)
+	if ps[0].totalPages <= maxPages && int64(n) != ps[0].filteredRecords {
+		return s.failOn(s.pages[len(s.pages)-1], "the %d pages hold %d distinct campaigns; filteredRecords is %d", len(ps), n, ps[0].filteredRecords)
 	}
 	return nil
 }
@@ -439,8 +439,8 @@ func (s *scenario) pastEndServed() error {
 		return s.failf("page %d, past the last of %d, holds %d campaigns", page, p.totalPages, len(p.campaigns))
 	case p.pageNo != page:
 		return s.failf("page %d was asked for, the answer reports pageNo %d", page, p.pageNo)
-	case p.totalPages != (p.totalRecords+limit-1)/limit:
-		return s.failf("totalPages is %d; %d records at %d per page make %d pages", p.totalPages, p.totalRecords, limit, (p.totalRecords+limit-1)/limit)
+	case p.totalPages != (p.filteredRecords+limit-1)/limit:
+		return s.failf("totalPages is %d; %d records after filtering at %d per page make %d pages", p.totalPages, p.filteredRecords, limit, (p.filteredRecords+limit-1)/limit)
 	}
 	return nil
 }

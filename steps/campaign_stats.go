@@ -5,10 +5,15 @@ package steps
 // listed campaign's Id is the campaignId).
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"net/http"
+	"slices"
 
 	"github.com/cucumber/godog"
+
+	"github.com/partner-v3/conformance-kit/fixtures/matrix"
 )
 
 func (s *scenario) registerCampaignStats(sc *godog.ScenarioContext) {
@@ -18,6 +23,159 @@ func (s *scenario) registerCampaignStats(sc *godog.ScenarioContext) {
 	sc.Step(`^the client calls Campaign Stats for a campaign Id that no listed campaign has$`, s.clientCallsStatsUnknown)
 	sc.Step(`^every statistic should be a count, an integer of 0 or more$`, s.statisticsAreCounts)
 	sc.Step(`^no emailStat or smsStat count should exceed the count it derives from$`, s.statisticsFunnel)
+	sc.Step(`^each account calls Campaign Stats for a listed campaign of each channel and type, and for one whose counts are all zero$`, s.statsOfEveryKind)
+	sc.Step(`^every answer should be 200 with emailStat and smsStat carrying every key of §2\.3, each a count$`, s.everyStatsComplete)
+	sc.Step(`^each account calls Campaign Stats with an empty body$`, s.statsEmptyBody)
+}
+
+// statsKind names the kind of matrix.StatsKinds a listed campaign is of; "" for
+// a deleted campaign (whose statistics are not shown) or one whose channel
+// or type is not of §2.2.
+func statsKind(c map[string]any) string {
+	if a, _ := intOf(c["active"]); a != 1 {
+		return ""
+	}
+	t, ok := intOf(c["campaignType"])
+	if !ok || t != 0 && t != 1 {
+		return ""
+	}
+	switch c["campaignChannel"] {
+	case "email":
+		return []string{matrix.StatsEmailStatic, matrix.StatsEmailDynamic}[t]
+	case "sms":
+		return []string{matrix.StatsSMSStatic, matrix.StatsSMSDynamic}[t]
+	}
+	return ""
+}
+
+// maxZeroProbes bounds the campaigns asked for while looking for one whose
+// counts are all zero.
+const maxZeroProbes = 6
+
+// statsOfEveryKind asks, for each account, the statistics of its first
+// listed active campaign of each channel and type, then looks for one
+// whose counts are all zero among its campaigns not ready to send
+// (broadcast not 1) first.
+func (s *scenario) statsOfEveryKind(ctx context.Context) error {
+	c := s.cells("stats-keys")
+	s.cellXs = s.cellXs[:0]
+	for _, role := range matrix.BothAccounts {
+		acct, ok := s.account(role)
+		if !ok {
+			for _, k := range matrix.StatsKinds {
+				c.unreachable(cellOf("stats-keys", matrix.OpCampaignStats, role, k), "no second account is configured")
+			}
+			continue
+		}
+		info, err := s.campaigns(ctx, acct)
+		if err != nil {
+			return err
+		}
+		asked := map[int64]bool{}
+		zero := false
+		ask := func(kind string, cm map[string]any) error {
+			id, _ := intOf(cm["Id"])
+			asked[id] = true
+			x, err := s.sendAs(ctx, role, matrix.OpCampaignStats, fmt.Appendf(nil, `{"campaignId": %d}`, id))
+			if err != nil {
+				return err
+			}
+			s.last = x
+			if allZero(x) {
+				zero = true
+				s.cellXs = append(s.cellXs, cellExchange{cellOf("stats-keys", matrix.OpCampaignStats, role, matrix.StatsZero), x})
+			}
+			if kind != "" {
+				s.cellXs = append(s.cellXs, cellExchange{cellOf("stats-keys", matrix.OpCampaignStats, role, kind), x})
+			}
+			return nil
+		}
+		for _, kind := range matrix.StatsKinds[:4] {
+			i := slices.IndexFunc(info.listed, func(cm map[string]any) bool { return statsKind(cm) == kind })
+			if i < 0 {
+				c.missing(cellOf("stats-keys", matrix.OpCampaignStats, role, kind), "the account lists no active campaign of that kind")
+				continue
+			}
+			if err := ask(kind, info.listed[i]); err != nil {
+				return err
+			}
+		}
+		candidates := slices.Clone(info.listed)
+		slices.SortStableFunc(candidates, func(a, b map[string]any) int {
+			x, _ := intOf(a["broadcast"])
+			y, _ := intOf(b["broadcast"])
+			return cmp.Compare(min(x, 1), min(y, 1))
+		})
+		probes := 0
+		for _, cm := range candidates {
+			if zero || probes == maxZeroProbes {
+				break
+			}
+			if id, _ := intOf(cm["Id"]); asked[id] || statsKind(cm) == "" {
+				continue
+			}
+			probes++
+			if err := ask("", cm); err != nil {
+				return err
+			}
+		}
+		if !zero {
+			c.missing(cellOf("stats-keys", matrix.OpCampaignStats, role, matrix.StatsZero), fmt.Sprintf("no campaign with every count zero among the %d asked", len(asked)))
+		}
+	}
+	s.pending = c
+	return nil
+}
+
+// allZero reports whether a Campaign Stats answer is a 200 whose counts
+// are all zero.
+func allZero(x *exchange) bool {
+	if x.status != http.StatusOK {
+		return false
+	}
+	m, err := x.object()
+	if err != nil {
+		return false
+	}
+	for _, k := range []string{"emailStat", "smsStat"} {
+		o, ok := m[k].(map[string]any)
+		if !ok {
+			return false
+		}
+		for _, v := range o {
+			if n, ok := intOf(v); !ok || n != 0 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// everyStatsComplete: every answer is a 200 whose body has both objects
+// with every key of §2.3, each an integer of 0 or more.
+func (s *scenario) everyStatsComplete() error {
+	c := s.pending
+	if c == nil {
+		return fmt.Errorf("no cells were sent before this step")
+	}
+	for _, ce := range s.cellXs {
+		x := ce.x
+		switch {
+		case x.err != nil:
+			c.fail(ce.cell, x, "no answer: %v", x.err)
+		case x.status != http.StatusOK:
+			c.fail(ce.cell, x, "status %d, want 200 for a listed campaign's Id (spec §2.2: the value used as campaignId)", x.status)
+		default:
+			if secs, p := shapeProblems(x); p != "" {
+				c.fail(ce.cell, x, "%s (spec %s)", p, SectionList(secs))
+			}
+		}
+	}
+	return c.err()
+}
+
+func (s *scenario) statsEmptyBody(ctx context.Context) error {
+	return s.sendCells(ctx, "stats-required", func(matrix.Cell) []byte { return []byte(`{}`) })
 }
 
 func (s *scenario) callStats(ctx context.Context, id int64) error {

@@ -11,12 +11,117 @@ import (
 	"strings"
 
 	"github.com/cucumber/godog"
+
+	"github.com/partner-v3/conformance-kit/fixtures/matrix"
 )
 
 func (s *scenario) registerContact(sc *godog.ScenarioContext) {
 	sc.Step(`^both answers should carry the same contactId$`, s.sameContactID)
 	sc.Step(`^every answer should carry a contactId of its own$`, s.distinctContactIDs)
 	sc.Step(`^the simulator should hold a contact with the scenario's email address$`, s.simulatorHoldsContact)
+	sc.Step(`^each account calls Add Contact with a contact of every form of §2\.1$`, s.addsEveryForm)
+	sc.Step(`^every answer should be 200 with status "success" and a contactId of its own$`, s.everyCreated)
+	sc.Step(`^each account calls Add Contact with an empty body and with every optional field but neither email nor phoneNo$`, s.addsNoContact)
+}
+
+// optionalFields are every optional field of §2.1, each with a value of its
+// format.
+const optionalFields = `"firstName": "Ada", "lastName": "Lovelace", "addrOne": "12 St James's Square", "addrTwo": "Flat 3",
+  "city": "London", "country": "UK", "state": "LND", "zipCode": "SW1Y 4JH", "gender": "female",
+  "dateOfBirth": "1990-12-10", "emailOptStatus": 1, "smsOptStatus": 0, "tag": ["vip", "newsletter"], "playerType": ["casual"]`
+
+// contactBody is a new contact of a form of matrix.ContactForms.
+func (s *scenario) contactBody(form string) []byte {
+	var fields []string
+	switch form {
+	case matrix.FormEmail, matrix.FormEmailFull:
+		fields = append(fields, fmt.Sprintf(`"email": %q`, s.newEmail()))
+	case matrix.FormPhone, matrix.FormPhoneFull:
+		fields = append(fields, fmt.Sprintf(`"phoneNo": %q`, randomPhone()))
+	default:
+		fields = append(fields, fmt.Sprintf(`"email": %q, "phoneNo": %q`, s.newEmail(), randomPhone()))
+	}
+	if strings.HasSuffix(form, "every optional field") {
+		fields = append(fields, optionalFields)
+	}
+	return []byte("{" + strings.Join(fields, ", ") + "}")
+}
+
+// addsEveryForm creates, for each account, a contact of every form of
+// rule contact-created, each with its own address and number.
+func (s *scenario) addsEveryForm(ctx context.Context) error {
+	return s.sendCells(ctx, "contact-created", func(cell matrix.Cell) []byte { return s.contactBody(cell.Condition) })
+}
+
+func (s *scenario) addsNoContact(ctx context.Context) error {
+	return s.sendCells(ctx, "contact-required", func(cell matrix.Cell) []byte {
+		if cell.Condition == matrix.NoContactEmpty {
+			return []byte(`{}`)
+		}
+		return []byte("{" + optionalFields + "}")
+	})
+}
+
+// sendCells sends, for every cell of a rule, its operation as its account
+// with the body body gives it.
+func (s *scenario) sendCells(ctx context.Context, rule string, body func(matrix.Cell) []byte) error {
+	c := s.cells(rule)
+	s.cellXs = s.cellXs[:0]
+	for _, cell := range c.rule.Cells() {
+		if _, ok := s.account(cell.Account); !ok {
+			c.unreachable(cell, "no second account is configured")
+			continue
+		}
+		x, err := s.sendAs(ctx, cell.Account, cell.Operation, body(cell))
+		if err != nil {
+			return err
+		}
+		s.last = x
+		s.cellXs = append(s.cellXs, cellExchange{cell, x})
+	}
+	s.pending = c
+	return nil
+}
+
+// everyCreated: every creation answered 200 {"status": "success",
+// "contactId": "<string>"}, and no two of an account's contacts share a
+// contactId (spec §4.1: the identifier of the created contact).
+func (s *scenario) everyCreated() error {
+	c := s.pending
+	if c == nil {
+		return fmt.Errorf("no cells were sent before this step")
+	}
+	ids := map[string]matrix.Cell{}
+	for _, ce := range s.cellXs {
+		x := ce.x
+		if x.err != nil {
+			c.fail(ce.cell, x, "no answer: %v", x.err)
+			continue
+		}
+		if x.status != http.StatusOK {
+			c.fail(ce.cell, x, "status %d, want 200: the contact has what §2.1 requires", x.status)
+			continue
+		}
+		m, err := x.object()
+		if err != nil {
+			c.fail(ce.cell, x, "%v (spec §1 rule 3)", err)
+			continue
+		}
+		id, ok := m["contactId"].(string)
+		switch {
+		case m["status"] != "success":
+			c.fail(ce.cell, x, "status is %s, want \"success\" (spec §4.1)", jsonText(m["status"]))
+		case !ok || id == "":
+			c.fail(ce.cell, x, "contactId is %s, want a non-empty string (spec §4.1)", jsonText(m["contactId"]))
+		default:
+			key := ce.cell.Account + "\x00" + id
+			if prev, dup := ids[key]; dup {
+				c.fail(ce.cell, x, "contactId %q was answered for the contact of %s too: different contacts (new address, new number) each get the identifier of the created contact (spec §4.1)", id, prev.Condition)
+			}
+			ids[key] = ce.cell
+		}
+	}
+	return c.err()
 }
 
 // noteContact remembers the contactId of a successful Add Contact.

@@ -1,11 +1,13 @@
 package steps
 
-// Spec §8: 100 requests per minute per account, all operations together;
-// exceeding it yields 429, whose body is exactly {"error": "Rate limit
-// exceeded. Try again later."} (§7).
+// Spec §8: 100 requests per minute per account, all operations together
+// (one shared counter per account); exceeding it yields 429, whose body is
+// exactly {"error": "Rate limit exceeded. Try again later."} (§7). Rules
+// rate-shared, rate-per-account and rate-frees of the matrix.
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"reflect"
@@ -14,116 +16,292 @@ import (
 	"time"
 
 	"github.com/cucumber/godog"
+
+	"github.com/partner-v3/conformance-kit/fixtures/matrix"
 )
 
+// MaxBurstAttempts bounds how often a rate-limit proof that could not
+// decide (its requests crossed a window boundary, or took longer than a
+// window) is tried again after a quiet window.
+const MaxBurstAttempts = 3
+
+// ErrInconclusive marks a step that could not decide a normative rule, even
+// after MaxBurstAttempts tries: the run is incomplete, never a pass.
+var ErrInconclusive = errors.New("inconclusive")
+
 func (s *scenario) registerRateLimit(sc *godog.ScenarioContext) {
-	sc.Step(`^the primary account starts with an unused rate-limit budget$`, s.startsWithUnusedBudget)
-	sc.Step(`^the second account has requests left in its rate-limit budget$`, s.secondHasBudget)
-	sc.Step(`^the client sends as many requests as the limit allows, alternating Campaign List and Campaign Stats$`, s.sendsBurst)
-	sc.Step(`^all of them should have succeeded$`, s.burstSucceeded)
-	sc.Step(`^the service should refuse it with status 429 and exactly this JSON body:$`, s.refusedWith429)
+	sc.Step(`^each account starts with an unused rate-limit budget$`, s.accountsStartFresh)
+	sc.Step(`^each account sends as many requests as the limit allows, Add Contact, Campaign List and Campaign Stats in turn, then one more of each operation$`, s.sendsBursts)
+	sc.Step(`^all of them but the last of each operation should have succeeded$`, s.burstsSucceeded)
+	sc.Step(`^the last Add Contact, Campaign List and Campaign Stats request of each account should be refused with status 429 and exactly this JSON body:$`, s.nextRefused)
+	sc.Step(`^each account's Add Contact, Campaign List and Campaign Stats should be served again$`, s.servedAgain)
 	sc.Step(`^the primary account has used up its rate-limit budget$`, s.usedUpBudget)
 	sc.Step(`^a full rate-limit window passes$`, s.fullWindowPasses)
 	sc.Step(`^the response should carry a "Retry-After" header of whole seconds$`, s.retryAfterSeconds)
 }
 
-func (s *scenario) startsWithUnusedBudget(ctx context.Context) error {
-	// The burst alternates with Campaign Stats: learn a campaignId first.
-	if _, err := s.firstCampaignID(ctx, s.env.Primary); err != nil {
-		return err
+// rateRoles are the accounts a rate-limit scenario spends: both when the run
+// has two.
+func (s *scenario) rateRoles() []string {
+	if s.env.Second.Complete() {
+		return matrix.BothAccounts
 	}
-	id := s.env.Primary.AccountID
-	if reset, err := s.env.Pacer.ResetBudget(ctx, id); reset || err != nil {
-		return err
-	}
-	return s.env.Pacer.WaitFresh(ctx, id, s.env.Pacer.Limit()+3)
+	return []string{matrix.Primary}
 }
 
-// secondHasBudget makes sure, before the primary spends its budget, that
-// the second account is not refused for a budget someone else spent: its
-// request is preparation, retried after a 429 like any other.
-func (s *scenario) secondHasBudget(ctx context.Context) error {
-	if s.second == nil {
-		return skipf("no second account is configured")
+// rateOps are the operations a burst sends: all three, or the two that
+// create nothing in a read-only run.
+func (s *scenario) rateOps() []string {
+	if s.env.ReadOnly {
+		return []string{matrix.OpCampaignList, matrix.OpCampaignStats}
 	}
-	x := s.send(withPrep(ctx), s.second, http.MethodPost, operations["Campaign List"], "application/json", []byte(`{"limit": 1, "page": 1}`))
-	if err := s.took(x, "Campaign List of the second account"); err != nil {
-		return err
-	}
-	if x.status != http.StatusOK {
-		return s.failf("the second account's Campaign List was answered %d, want 200", x.status)
-	}
-	return nil
+	return matrix.AllOperations
 }
 
-func (s *scenario) sendsBurst(ctx context.Context) error {
-	id, err := s.firstCampaignID(ctx, s.env.Primary)
-	if err != nil {
-		return err
-	}
-	n := s.env.Pacer.Limit()
-	s.burst = s.burst[:0]
-	for i := range n {
-		op, body := "Campaign List", []byte(`{"limit": 1, "page": 1}`)
-		if i%2 == 1 {
-			op, body = "Campaign Stats", fmt.Appendf(nil, `{"campaignId": %d}`, id)
-		}
-		if err := s.call(ctx, op, body); err != nil {
+func (s *scenario) accountsStartFresh(ctx context.Context) error {
+	// The bursts ask for statistics: learn each account's campaigns first.
+	for _, role := range s.rateRoles() {
+		acct, _ := s.account(role)
+		if _, err := s.campaigns(ctx, acct); err != nil {
 			return err
 		}
-		s.burst = append(s.burst, s.last)
 	}
-	return nil
+	return s.freshBudgets(ctx)
 }
 
-func (s *scenario) burstSucceeded() error {
-	for i, x := range s.burst {
-		if x.status != http.StatusOK {
-			return s.failOn(x, "request %d of %d, after a full window without requests, was answered %d, want 200: the spec allows %d requests per %s per account (§8)", i+1, len(s.burst), x.status, s.env.Pacer.Limit(), s.env.Pacer.Window())
+// freshBudgets empties every account's counter (the simulator's control
+// API) or waits until none of them sent a request for a window, and for a
+// clock-aligned window with room for every burst.
+func (s *scenario) freshBudgets(ctx context.Context) error {
+	roles := s.rateRoles()
+	n := len(roles) * (s.env.Pacer.Limit() + len(s.rateOps()))
+	for _, role := range roles {
+		acct, _ := s.account(role)
+		reset, err := s.env.Pacer.ResetBudget(ctx, acct.AccountID)
+		if err != nil {
+			return err
+		}
+		if !reset {
+			if err := s.env.Pacer.WaitFresh(ctx, acct.AccountID, n); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
-// inconclusive reports why a 101st request that was let through does not
-// prove a fault: the burst crossed a clock-aligned window boundary (by the
-// server's Date headers), or took longer than a window. Empty means
-// conclusive.
-func (s *scenario) inconclusive() string {
-	if len(s.burst) == 0 {
+// rateProof is one try of the bursts: per account, the requests the limit
+// allows, then one more of each operation.
+type rateProof struct {
+	within map[string][]*exchange // by role: the limit's requests
+	beyond map[string][]*exchange // by role: one more of each operation
+	first  *exchange
+	last   *exchange
+}
+
+// sendsBursts sends, for every account at once (their requests in turn, so
+// that a counter the accounts share fills at the limit), as many requests
+// as the limit allows, every operation in turn, then one more request of
+// each operation. A try whose requests could not decide the rule (they
+// crossed a window boundary by the server's clock, or took longer than a
+// window) while the target let a request beyond the limit through is tried
+// again after a fresh window, up to MaxBurstAttempts times.
+func (s *scenario) sendsBursts(ctx context.Context) error {
+	for attempt := 1; ; attempt++ {
+		p, err := s.burst(ctx)
+		if err != nil {
+			return err
+		}
+		s.proof = p
+		why := s.undecided(p)
+		if why == "" {
+			return nil
+		}
+		if attempt == MaxBurstAttempts {
+			s.inconclusive = fmt.Sprintf("after %d tries: %s", attempt, why)
+			return nil
+		}
+		s.env.Pacer.Logf("rate-limit proof undecided (%s): trying again after a fresh window (%d of %d)", why, attempt+1, MaxBurstAttempts)
+		s.noteRetry()
+		if err := s.freshBudgets(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+func (s *scenario) burst(ctx context.Context) (*rateProof, error) {
+	p := &rateProof{within: map[string][]*exchange{}, beyond: map[string][]*exchange{}}
+	ops, roles := s.rateOps(), s.rateRoles()
+	send := func(role, op string) (*exchange, error) {
+		body, err := s.validBodyFor(withPrep(ctx), role, op)
+		if err != nil {
+			return nil, err
+		}
+		x, err := s.sendAs(ctx, role, op, body)
+		if err != nil {
+			return nil, err
+		}
+		s.last = x
+		if p.first == nil {
+			p.first = x
+		}
+		p.last = x
+		return x, nil
+	}
+	for i := range s.env.Pacer.Limit() {
+		for r, role := range roles {
+			// Each account starts at another operation, so that the
+			// request at every position is of each operation somewhere.
+			x, err := send(role, ops[(i+r)%len(ops)])
+			if err != nil {
+				return nil, err
+			}
+			p.within[role] = append(p.within[role], x)
+		}
+	}
+	for _, role := range roles {
+		for _, op := range ops {
+			x, err := send(role, op)
+			if err != nil {
+				return nil, err
+			}
+			p.beyond[role] = append(p.beyond[role], x)
+		}
+	}
+	s.exhaustedAt = p.last.sent
+	return p, nil
+}
+
+// undecided says why a try proves nothing: a request beyond the limit was
+// let through while the try crossed a clock-aligned window boundary (by the
+// server's Date headers) or took longer than a window. Empty means the try
+// decides.
+func (s *scenario) undecided(p *rateProof) string {
+	admitted := false
+	for _, xs := range p.beyond {
+		for _, x := range xs {
+			admitted = admitted || x.status/100 == 2
+		}
+	}
+	if !admitted {
 		return ""
 	}
-	first := s.burst[0]
 	w := s.env.Pacer.Window()
-	if took := s.last.recv.Sub(first.sent); took >= w {
+	if took := p.last.recv.Sub(p.first.sent); took >= w {
 		return fmt.Sprintf("the requests took %s, longer than the %s window", took.Round(time.Millisecond), w)
 	}
-	if same, known := s.env.Pacer.SameServerWindow(first.sent, s.last.recv, first.rheader.Get("Date"), s.last.rheader.Get("Date")); known && !same {
-		return fmt.Sprintf("by the server's clock (Date headers %s to %s) the requests may have crossed the boundary of a clock-aligned window", first.rheader.Get("Date"), s.last.rheader.Get("Date"))
+	if same, known := s.env.Pacer.SameServerWindow(p.first.sent, p.last.recv, p.first.rheader.Get("Date"), p.last.rheader.Get("Date")); known && !same {
+		return fmt.Sprintf("by the server's clock (Date headers %s to %s) the requests may have crossed the boundary of a clock-aligned window", p.first.rheader.Get("Date"), p.last.rheader.Get("Date"))
 	}
 	return ""
 }
 
-func (s *scenario) refusedWith429(doc *godog.DocString) error {
-	if s.last.status != http.StatusTooManyRequests {
-		if why := s.inconclusive(); why != "" && s.last.status == http.StatusOK {
-			return skipf("inconclusive, run again: %s", why)
+// decided fails the step when the proof could not decide after every try.
+func (s *scenario) decided() error {
+	if s.proof == nil {
+		return fmt.Errorf("no burst was sent before this step")
+	}
+	if s.inconclusive != "" {
+		// A skip to godog (the scenario neither passed nor failed), and an
+		// inconclusive scenario to the suite's verdict.
+		return fmt.Errorf("%w: %w: the rate limit of §8 could not be verified: %s", godog.ErrSkip, ErrInconclusive, s.inconclusive)
+	}
+	return nil
+}
+
+func (s *scenario) burstsSucceeded() error {
+	if err := s.decided(); err != nil {
+		return err
+	}
+	c := s.cells("rate-shared")
+	for _, role := range s.rateRoles() {
+		for i, x := range s.proof.within[role] {
+			if x.status == http.StatusOK {
+				continue
+			}
+			op := opOf(x)
+			cell := cellOf("rate-shared", op, role, matrix.CondCountedOnce)
+			why := "an operation counted more than once fills the counter early"
+			if role == matrix.Second {
+				cell = cellOf("rate-per-account", op, role, "served while the other account is refused")
+				why = "a counter shared by the accounts fills at the limit of both together"
+			}
+			c.fail(cell, x, "request %d of %d of the window was answered %d, want 200: %d requests per %s per account are allowed (spec §8); %s",
+				i+1, len(s.proof.within[role]), x.status, s.env.Pacer.Limit(), s.env.Pacer.Window(), why)
+			break
 		}
-		return s.failf("status %d, want 429: request %d of the window was not refused; the limit is %d per %s per account, all operations together (spec §8)",
-			s.last.status, len(s.burst)+1, s.env.Pacer.Limit(), s.env.Pacer.Window())
+	}
+	return c.err()
+}
+
+func (s *scenario) nextRefused(doc *godog.DocString) error {
+	if err := s.decided(); err != nil {
+		return err
 	}
 	want, err := decodeJSON([]byte(doc.Content))
 	if err != nil {
 		return fmt.Errorf("the scenario's expected body: %w", err)
 	}
-	got, err := s.last.json()
-	if err != nil {
-		return s.failf("the 429 body is not JSON: spec §7 shows it as a JSON object with one string field \"error\"")
+	c := s.cells("rate-shared")
+	for _, role := range s.rateRoles() {
+		for _, x := range s.proof.beyond[role] {
+			op := opOf(x)
+			if x.status != http.StatusTooManyRequests {
+				cond := matrix.CondRefused
+				if x.status/100 == 2 {
+					// Room left in the counter: some operation's requests
+					// were not counted, or the limit is above 100.
+					cond = matrix.CondCounted
+				}
+				c.fail(cellOf("rate-shared", op, role, cond), x, "status %d, want 429: request %d of the window was not refused; the limit is %d per %s per account, all operations together (spec §8)",
+					x.status, s.env.Pacer.Limit()+1, s.env.Pacer.Limit(), s.env.Pacer.Window())
+				continue
+			}
+			got, err := x.json()
+			switch {
+			case err != nil:
+				c.fail(cellOf("rate-shared", op, role, matrix.CondRefused), x, "the 429 body is not JSON: spec §7 shows it as a JSON object with one string field \"error\"")
+			case !reflect.DeepEqual(got, want):
+				c.fail(cellOf("rate-shared", op, role, matrix.CondRefused), x, "the 429 body is %s, want %s (spec §7: one string field \"error\" holding %q)", cut(x.rbody), strings.TrimSpace(doc.Content), msgRateLimit)
+			default:
+				if p := labelProblem(x); p != "" {
+					c.fail(cellOf("rate-shared", op, role, matrix.CondRefused), x, "%s", p)
+				}
+			}
+		}
 	}
-	if !reflect.DeepEqual(got, want) {
-		return s.failf("the 429 body is %s, want %s (spec §7: one string field \"error\" holding %q; the one body whose whole shape the spec fixes)", cut(s.last.rbody), strings.TrimSpace(doc.Content), msgRateLimit)
+	return c.err()
+}
+
+// opOf names the operation an exchange called.
+func opOf(x *exchange) string {
+	for name, path := range operations {
+		if strings.HasSuffix(x.url, "/"+path) {
+			return name
+		}
 	}
-	return nil
+	return ""
+}
+
+func (s *scenario) servedAgain(ctx context.Context) error {
+	c := s.cells("rate-frees")
+	for _, role := range s.rateRoles() {
+		for _, op := range s.rateOps() {
+			body, err := s.validBodyFor(withPrep(ctx), role, op)
+			if err != nil {
+				return err
+			}
+			x, err := s.sendAs(ctx, role, op, body)
+			if err != nil {
+				return err
+			}
+			s.last = x
+			if x.status != http.StatusOK {
+				c.fail(cellOf("rate-frees", op, role, "a full window after the refusal"), x, "status %d, want 200: a full %s passed since the account's last request (spec §8)", x.status, s.env.Pacer.Window())
+			}
+		}
+	}
+	return c.err()
 }
 
 func (s *scenario) usedUpBudget(ctx context.Context) error {
@@ -154,16 +332,22 @@ func (s *scenario) usedUpBudget(ctx context.Context) error {
 	return s.failf("%d requests in a row were accepted; the limit is %d per %s per account (spec §8)", limit, s.env.Pacer.Limit(), s.env.Pacer.Window())
 }
 
+// fullWindowPasses lets a full window pass for every account the scenario
+// spent: the simulator's clocks of those accounts are advanced, any other
+// target is waited for.
 func (s *scenario) fullWindowPasses(ctx context.Context) error {
 	w := s.env.Pacer.Window()
 	if s.env.Control != nil {
-		if err := s.env.Control.Advance(ctx, s.env.Primary.AccountID, w+time.Second); err != nil {
-			return fmt.Errorf("advance the simulator's clock: %w", err)
+		for _, role := range s.rateRoles() {
+			acct, _ := s.account(role)
+			if err := s.env.Control.Advance(ctx, acct.AccountID, w+time.Second); err != nil {
+				return fmt.Errorf("advance the simulator's clock: %w", err)
+			}
 		}
 		return nil
 	}
-	// A full window after the refused request: every counted request has
-	// left a sliding window, and a clock-aligned window has turned over.
+	// A full window after the last request: every counted request has left
+	// a sliding window, and a clock-aligned window has turned over.
 	wait := time.Until(s.exhaustedAt.Add(w + s.env.Pacer.Margin()))
 	if wait > 0 {
 		s.env.Pacer.Logf("waiting %s for the rate-limit window to pass (spec §8)", wait.Round(100*time.Millisecond))

@@ -18,6 +18,10 @@ const (
 	StatusPassed  Status = "passed"
 	StatusFailed  Status = "failed"
 	StatusSkipped Status = "skipped"
+	// StatusInconclusive: the scenario tried to check a rule and could not
+	// decide, even after trying again (a rate-limit burst that crossed a
+	// window boundary each time). Never a pass.
+	StatusInconclusive Status = "inconclusive"
 )
 
 // Level is the tier of a finding, as in the OpenID Foundation's
@@ -159,6 +163,12 @@ type ScenarioResult struct {
 	// Requests is the number of requests the scenario sent, retries
 	// included.
 	Requests int `json:"requests"`
+	// Retries counts the tries that could not decide and were made again.
+	Retries int `json:"retries,omitempty"`
+	// Unverified lists the matrix cells the run could not check for a
+	// reason of its own configuration (no second account, read-only):
+	// rules not verified, so the run is no certification.
+	Unverified []string `json:"unverified,omitempty"`
 	// BudgetWaits are the waits unexpected 429s caused.
 	BudgetWaits []BudgetWait `json:"budgetWaits,omitempty"`
 	// Duration is how long the scenario ran.

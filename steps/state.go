@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -31,6 +32,12 @@ const opRE = `(Add Contact|Campaign List|Campaign Stats)`
 // themselves (the scenarios carry the other messages).
 const msgRateLimit = "Rate limit exceeded. Try again later."
 
+// The §5 messages, which the matrix's steps check themselves.
+const (
+	msgInvalidCredentials  = "Invalid API credentials"
+	msgUnauthorizedAccount = "Unauthorized account access"
+)
+
 // scenario is one scenario's state; every step is a method on it. godog
 // builds one per scenario, so scenarios cannot leak into each other.
 type scenario struct {
@@ -52,15 +59,26 @@ type scenario struct {
 	// second contact's.
 	email, phone, email2, phone2 string
 
-	last        *exchange
-	ownLast     *exchange // last exchange with the scenario's own credentials
-	secondLast  *exchange
-	burst       []*exchange
-	exhaustedAt time.Time
-	contactIDs  []string
+	last       *exchange
+	ownLast    *exchange // last exchange with the scenario's own credentials
+	secondLast *exchange
+	// proof is the last try of the rate-limit bursts; inconclusive says
+	// why it could not decide after every try.
+	proof        *rateProof
+	inconclusive string
+	exhaustedAt  time.Time
+	contactIDs   []string
 	// contactCalls counts the scenario's Add Contact requests.
 	contactCalls int
 	pages        []*exchange
+	// cellXs are the exchanges of the cells a step sent, for the Then
+	// step that checks them; pending is that rule's check.
+	cellXs  []cellExchange
+	pending *cellCheck
+	// walks are an account's campaign list read at every limit of the
+	// matrix, by walkRole.
+	walks    []*walk
+	walkRole string
 	// invented is set when a Campaign Stats request had to use a made-up
 	// campaignId because the account has no campaign.
 	invented bool
@@ -297,8 +315,9 @@ func (s *scenario) expand(body string) string {
 // campaignInfo is what the suite learnt of an account's campaign list, read
 // once with the account's own credentials.
 type campaignInfo struct {
-	total     int64
+	total     int64            // filteredRecords: what the pages hold
 	firstPage []map[string]any // page 1 with limit 50
+	listed    []map[string]any // pages 1 to 3 and the last, with limit 50
 	lastID    int64            // Id of the last campaign of the last page
 }
 
@@ -337,25 +356,40 @@ func (s *scenario) campaigns(ctx context.Context, acct Account) (*campaignInfo, 
 		return nil, err
 	}
 	info = &campaignInfo{}
-	info.total, _ = intOf(m["totalRecords"])
-	for _, c := range asArray(m["campaigns"]) {
-		if o, ok := c.(map[string]any); ok {
-			info.firstPage = append(info.firstPage, o)
+	// The pages follow the records after filtering (§4.2), which may be
+	// fewer than totalRecords.
+	info.total, _ = intOf(m["filteredRecords"])
+	add := func(m map[string]any) {
+		for _, c := range asArray(m["campaigns"]) {
+			if o, ok := c.(map[string]any); ok {
+				info.listed = append(info.listed, o)
+			}
 		}
 	}
+	add(m)
+	info.firstPage = slices.Clone(info.listed)
 	if n := len(info.firstPage); n > 0 {
 		info.lastID, _ = intOf(info.firstPage[n-1]["Id"])
 	}
-	if pages, ok := intOf(m["totalPages"]); ok && pages > 1 {
+	// A few more pages, for campaigns of every kind (§2.3 checks each
+	// channel and type), then the last page, for its last Id.
+	pages, _ := intOf(m["totalPages"])
+	for p := int64(2); p <= min(pages, 3); p++ {
+		pm, err := page(p)
+		if err != nil {
+			return nil, err
+		}
+		add(pm)
+	}
+	if pages > 3 {
 		lm, err := page(pages)
 		if err != nil {
 			return nil, err
 		}
-		if cs := asArray(lm["campaigns"]); len(cs) > 0 {
-			if o, ok := cs[len(cs)-1].(map[string]any); ok {
-				info.lastID, _ = intOf(o["Id"])
-			}
-		}
+		add(lm)
+	}
+	if n := len(info.listed); n > 0 {
+		info.lastID, _ = intOf(info.listed[n-1]["Id"])
 	}
 	l.mu.Lock()
 	l.campaigns[acct.AccountID] = info

@@ -96,11 +96,20 @@ func (s *scenario) bodyIsJSON() error {
 // +json type, parameters allowed (spec §1 rule 3, read as: the body is JSON
 // and says so). inspect warns about unusual types and parameters.
 func (s *scenario) labelledJSON() error {
-	ct := s.last.rheader.Get("Content-Type")
-	if mt, _, err := mime.ParseMediaType(ct); err != nil || !isJSONType(mt) {
-		return s.failf("Content-Type is %q, want application/json: every response body is JSON (spec §1 rule 3)", ct)
+	if p := labelProblem(s.last); p != "" {
+		return s.failf("%s", p)
 	}
 	return nil
+}
+
+// labelProblem says what is wrong with an answer's media type; "" when it
+// is JSON.
+func labelProblem(x *exchange) string {
+	ct := x.rheader.Get("Content-Type")
+	if mt, _, err := mime.ParseMediaType(ct); err != nil || !isJSONType(mt) {
+		return fmt.Sprintf("Content-Type is %q, want application/json: every response body is JSON (spec §1 rule 3)", ct)
+	}
+	return ""
 }
 
 func (s *scenario) headerContains(name, text string) error {

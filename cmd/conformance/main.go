@@ -2,7 +2,8 @@
 // deployment (or the simulator) and writes a verdict.
 //
 // Exit status: 0 every selected scenario passed; 1 a scenario failed; 2 a
-// usage, configuration or connection error (the message says which).
+// usage, configuration or connection error (the message says which); 3 a
+// normative rule could not be decided even after trying again.
 package main
 
 import (
@@ -37,11 +38,13 @@ var version = "dev"
 // or `go install ...@vX.Y.Z`) can certify.
 func suiteVersion() string { return buildinfo.Version(version) }
 
-// Exit statuses (godog's: 0 pass, 1 fail, 2 usage).
+// Exit statuses: godog's (0 pass, 1 fail, 2 usage), and 3 for a run that
+// could not decide a normative rule (never a pass).
 const (
-	exitPass  = 0
-	exitFail  = 1
-	exitUsage = 2
+	exitPass       = 0
+	exitFail       = 1
+	exitUsage      = 2
+	exitIncomplete = 3
 )
 
 // help is what --help says besides the flags.
@@ -59,6 +62,7 @@ var help = flagenv.Help{
 		{Code: exitPass, Meaning: "every selected scenario passed (also --help, --version)"},
 		{Code: exitFail, Meaning: "a scenario failed: the target does not conform"},
 		{Code: exitUsage, Meaning: "not run: a usage, configuration or connection error (the message says which)"},
+		{Code: exitIncomplete, Meaning: "incomplete: no scenario failed, but a normative rule could not be decided even after trying again (a rate-limit burst crossed a window boundary each time); run again"},
 	},
 }
 
@@ -346,10 +350,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	printVerdict(stdout, res, o.reportDir)
-	if res.Verdict != suite.VerdictPass {
-		return exitFail
+	switch res.Verdict {
+	case suite.VerdictPass:
+		return exitPass
+	case suite.VerdictIncomplete:
+		return exitIncomplete
 	}
-	return exitPass
+	return exitFail
 }
 
 // writeFile creates path and fills it with write.
@@ -412,8 +419,8 @@ func printVerdict(w io.Writer, res *suite.Result, dir string) {
 	if res.Verdict == suite.VerdictNotRun {
 		fmt.Fprintf(w, "  %s\n", res.NotRun)
 	} else {
-		fmt.Fprintf(w, "  %d passed, %d failed, %d skipped, %d warnings; %d requests; %s (waited %s for rate-limit windows)\n",
-			res.Passed, res.Failed, res.Skipped, res.Warnings, res.Requests, res.Duration.Round(time.Millisecond), res.Waited.Round(time.Second))
+		fmt.Fprintf(w, "  %d passed, %d failed, %d skipped, %d inconclusive, %d warnings; %d requests; %s (waited %s for rate-limit windows)\n",
+			res.Passed, res.Failed, res.Skipped, res.Inconclusive, res.Warnings, res.Requests, res.Duration.Round(time.Millisecond), res.Waited.Round(time.Second))
 	}
 	if n := len(res.BudgetWaits); n > 0 {
 		var d time.Duration

@@ -45,12 +45,12 @@ func TestOutlineRowsAreNamedByTheirValues(t *testing.T) {
 	}
 	found := false
 	for _, v := range p.examples {
-		if v == "operation=Campaign Stats, header=x-api-secret, fault=missing" {
+		if v == "case=a limit as a string, field=limit, body={\"limit\": \"10\", \"page\": 1}" {
 			found = true
 		}
 	}
 	if !found {
-		t.Fatalf("no outline row reads %q among %d rows", "operation=Campaign Stats, header=x-api-secret, fault=missing", len(p.examples))
+		t.Fatalf("no outline row reads %q among %d rows", "case=a limit as a string, field=limit, body={\"limit\": \"10\", \"page\": 1}", len(p.examples))
 	}
 }
 

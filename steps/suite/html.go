@@ -59,7 +59,7 @@ type htmlWarning struct {
 func (r *Result) htmlView() htmlView {
 	v := htmlView{Result: r, Class: "fail"}
 	switch {
-	case r.Verdict == VerdictNotRun:
+	case r.Verdict == VerdictNotRun, r.Verdict == VerdictIncomplete:
 		v.Class = "notrun"
 	case r.Certification:
 		v.Class = "pass"
@@ -114,7 +114,7 @@ func (r *Result) htmlView() htmlView {
 		switch sc.Status {
 		case steps.StatusFailed:
 			v.Failures = append(v.Failures, sc)
-		case steps.StatusSkipped:
+		case steps.StatusSkipped, steps.StatusInconclusive:
 			v.Skips = append(v.Skips, sc)
 		}
 		for _, f := range sc.Warnings {

@@ -132,7 +132,7 @@ func (r *Result) junitSuites() []junitTestSuite {
 		case steps.StatusFailed:
 			tc.Failure = junitFailure(sc)
 			s.Failures++
-		case steps.StatusSkipped:
+		case steps.StatusSkipped, steps.StatusInconclusive:
 			tc.Skipped = &junitSkipped{Message: sc.Message}
 			s.Skipped++
 		}

@@ -29,6 +29,8 @@ func (r *Result) Headline() string {
 		return "PASS: certification"
 	case r.Verdict == VerdictPass:
 		return "PASS (not a certification, see caveats)"
+	case r.Verdict == VerdictIncomplete:
+		return "INCOMPLETE: a normative rule could not be verified; run again"
 	}
 	return "FAIL: the target does not conform"
 }
@@ -52,7 +54,7 @@ func (r *Result) WriteMarkdown(w io.Writer) error {
 		{"Requests sent", fmt.Sprint(r.Requests)},
 		{"Waited for rate-limit windows", r.Waited.Round(time.Second).String()},
 		{"Waits for a budget spent before the run", fmt.Sprint(len(r.BudgetWaits))},
-		{"Scenarios", fmt.Sprintf("%d passed, %d failed, %d skipped; %d warnings", r.Passed, r.Failed, r.Skipped, r.Warnings)},
+		{"Scenarios", fmt.Sprintf("%d passed, %d failed, %d skipped, %d inconclusive; %d warnings", r.Passed, r.Failed, r.Skipped, r.Inconclusive, r.Warnings)},
 	}
 	if r.NotRun != "" {
 		rows = append(rows[:1], append([][2]string{{"Why", r.NotRun}}, rows[1:]...)...)
@@ -85,7 +87,7 @@ func (r *Result) WriteMarkdown(w io.Writer) error {
 		switch s.Status {
 		case steps.StatusFailed:
 			failed = append(failed, s)
-		case steps.StatusSkipped:
+		case steps.StatusSkipped, steps.StatusInconclusive:
 			skipped = append(skipped, s)
 		}
 	}

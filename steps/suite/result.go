@@ -29,6 +29,11 @@ const (
 	// VerdictNotRun: the suite did not run (the user's mistake, or no
 	// connection); it says nothing of the target.
 	VerdictNotRun = "not run"
+	// VerdictIncomplete: no scenario failed, but a normative scenario could
+	// not decide its rule even after trying again (a rate-limit burst
+	// that crossed a window boundary each time): the rule is not verified,
+	// so the run neither passes nor fails the target. Run again.
+	VerdictIncomplete = "incomplete"
 )
 
 // SectionResult sums up the scenarios of one spec section.
@@ -82,13 +87,16 @@ type Result struct {
 	Digests Digests           `json:"digests"`
 	Flags   map[string]string `json:"flags,omitempty"`
 
-	Passed    int                     `json:"passed"`
-	Failed    int                     `json:"failed"`
-	Skipped   int                     `json:"skipped"`
-	Warnings  int                     `json:"warnings"`
-	Scenarios []*steps.ScenarioResult `json:"scenarios"`
-	Sections  []SectionResult         `json:"sections"`
-	// Verdict is VerdictPass, VerdictFail or VerdictNotRun.
+	Passed  int `json:"passed"`
+	Failed  int `json:"failed"`
+	Skipped int `json:"skipped"`
+	// Inconclusive counts the scenarios that could not decide their rule.
+	Inconclusive int                     `json:"inconclusive"`
+	Warnings     int                     `json:"warnings"`
+	Scenarios    []*steps.ScenarioResult `json:"scenarios"`
+	Sections     []SectionResult         `json:"sections"`
+	// Verdict is VerdictPass, VerdictFail, VerdictIncomplete or
+	// VerdictNotRun.
 	Verdict string `json:"verdict"`
 	// NotRun says why the suite did not run; empty when it ran.
 	NotRun string `json:"notRun,omitempty"`
@@ -177,7 +185,7 @@ func (r *Result) judge(cfg Config) {
 					sr.Failed++
 					counted = true
 				}
-			case steps.StatusSkipped:
+			case steps.StatusSkipped, steps.StatusInconclusive:
 				if coversSection(sc.Sections, sec.ID) {
 					sr.Skipped++
 					counted = true
@@ -195,9 +203,14 @@ func (r *Result) judge(cfg Config) {
 		}
 		r.Sections = append(r.Sections, sr)
 	}
-	normativeSkipped := 0
+	normativeSkipped, unverified := 0, 0
+	var inconclusive []string
 	for _, sc := range r.Scenarios {
+		unverified += len(sc.Unverified)
 		switch sc.Status {
+		case steps.StatusInconclusive:
+			r.Inconclusive++
+			inconclusive = append(inconclusive, fmt.Sprintf("%q (%s)", sc.Title(), sc.Message))
 		case steps.StatusPassed:
 			r.Passed++
 		case steps.StatusFailed:
@@ -215,9 +228,17 @@ func (r *Result) judge(cfg Config) {
 			}
 		}
 	}
-	r.Verdict = VerdictFail
-	if r.Failed == 0 && r.Passed > 0 {
+	switch {
+	case r.Failed > 0:
+		r.Verdict = VerdictFail
+	case r.Inconclusive > 0:
+		r.Verdict = VerdictIncomplete
+		r.Caveats = append(r.Caveats, fmt.Sprintf("%d normative scenarios could not decide their rule even after trying again, so it was not verified (run again, at a quieter time): %s",
+			r.Inconclusive, strings.Join(inconclusive, "; ")))
+	case r.Passed > 0:
 		r.Verdict = VerdictPass
+	default:
+		r.Verdict = VerdictFail
 	}
 	if !Released(cfg.SuiteVersion) {
 		r.Caveats = append(r.Caveats, fmt.Sprintf("unreleased suite (version %q): only a released build (vX.Y.Z) certifies", cfg.SuiteVersion))
@@ -235,6 +256,9 @@ func (r *Result) judge(cfg Config) {
 	}
 	if cfg.ReadOnly {
 		r.Caveats = append(r.Caveats, "read-only run: the @writes scenarios (Add Contact success) were not run")
+	}
+	if unverified > 0 {
+		r.Caveats = append(r.Caveats, fmt.Sprintf("%d cells of the matrix were not checked for a reason of the run's own (no second account, a read-only run): their rules were not verified there (see each scenario's unverified cells)", unverified))
 	}
 	if normativeSkipped > 0 {
 		r.Caveats = append(r.Caveats, fmt.Sprintf("%d normative scenarios were skipped (see their reasons): their rules were not verified", normativeSkipped))

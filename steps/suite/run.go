@@ -77,6 +77,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		Pacer:       r.pacer,
 		Control:     r.control,
 		InProcess:   cfg.Handler != nil,
+		ReadOnly:    cfg.ReadOnly,
 		EmailDomain: cfg.EmailDomain,
 		RunID:       runID,
 		Examples:    plan.examples,

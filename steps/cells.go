@@ -1,0 +1,154 @@
+package steps
+
+// Running a rule's cells (fixtures/matrix): one step sends what every cell needs
+// and collects, cell by cell, what does not hold. The step fails once, at
+// its end, naming every cell that broke (the first one's exchange shown),
+// so a report says which corner of the rule a target breaks, not only that
+// it breaks it.
+
+import (
+	"context"
+	"fmt"
+	"github.com/partner-v3/conformance-kit/fixtures/matrix"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/gavv/httpexpect/v2"
+)
+
+// cellCheck collects the outcome of a rule's cells in one step.
+type cellCheck struct {
+	s        *scenario
+	rule     matrix.Rule
+	failed   []string
+	first    *exchange
+	sections []string
+	// absent are the cells the target's data does not hold (no deleted
+	// campaign listed: filtering is open): a warning.
+	absent []string
+}
+
+func (s *scenario) cells(id string) *cellCheck {
+	r := matrix.RuleByID(id)
+	return &cellCheck{s: s, rule: r, sections: r.Sections}
+}
+
+// fail records that cell broke the rule on exchange x.
+func (c *cellCheck) fail(cell matrix.Cell, x *exchange, format string, args ...any) {
+	c.failed = append(c.failed, cell.String()+": "+fmt.Sprintf(format, args...))
+	if c.first == nil {
+		c.first = x
+	}
+}
+
+// unreachable records a cell the run's configuration keeps it from
+// checking (no second account, a read-only run): the rule is not verified
+// there, and the run is no certification.
+func (c *cellCheck) unreachable(cell matrix.Cell, why string) {
+	c.s.lib.mu.Lock()
+	defer c.s.lib.mu.Unlock()
+	c.s.result.Unverified = append(c.s.result.Unverified, cell.String()+": "+why)
+}
+
+// missing records a cell the target's data does not hold, which the spec
+// allows (no sms campaign, no deleted one listed).
+func (c *cellCheck) missing(cell matrix.Cell, why string) {
+	c.absent = append(c.absent, cell.String()+": "+why)
+}
+
+// err ends the step: a failure naming every broken cell, or nil. Cells the
+// data does not hold become one warning.
+func (c *cellCheck) err() error {
+	if len(c.absent) > 0 {
+		lines := c.absent
+		if len(lines) > 10 {
+			lines = append(slices.Clone(lines[:10]), fmt.Sprintf("… and %d more", len(c.absent)-10))
+		}
+		c.s.warn(c.sections, nil, "%d cells of rule %s could not be checked: the target's data does not hold them:\n  %s", len(c.absent), c.rule.ID, strings.Join(lines, "\n  "))
+	}
+	if len(c.failed) == 0 {
+		return nil
+	}
+	lines := c.failed
+	if len(lines) > 25 {
+		lines = append(slices.Clone(lines[:25]), fmt.Sprintf("… and %d more", len(c.failed)-25))
+	}
+	return c.s.failIn(c.sections, c.first, "%d cells of rule %s break the spec (%s):\n  %s",
+		len(c.failed), c.rule.ID, c.rule.Statement, strings.Join(lines, "\n  "))
+}
+
+// account returns the credentials of a role, and false when the run has no
+// such account.
+func (s *scenario) account(role string) (Account, bool) {
+	if role == matrix.Second {
+		return s.env.Second, s.env.Second.Complete()
+	}
+	return s.env.Primary, true
+}
+
+// other returns the other role's credentials, and false without them.
+func (s *scenario) other(role string) (Account, bool) {
+	if role == matrix.Second {
+		return s.account(matrix.Primary)
+	}
+	return s.account(matrix.Second)
+}
+
+// client returns the clean client of a role (nil without the account).
+func (s *scenario) client(role string) *httpexpect.Expect {
+	if role == matrix.Second {
+		return s.second
+	}
+	return s.primary
+}
+
+// sendAs sends a JSON POST of op with a role's own credentials and returns
+// the exchange; it does not change the scenario's last exchange. A
+// budget finding (a 429 after a quiet window) is returned as the step's
+// failure.
+func (s *scenario) sendAs(ctx context.Context, role, op string, body []byte) (*exchange, error) {
+	x := s.send(ctx, s.client(role), http.MethodPost, operations[op], "application/json", body)
+	if x.budget != "" {
+		return x, s.failIn([]string{"8"}, x, "%s", x.budget)
+	}
+	return x, nil
+}
+
+// validBodyFor is a request body op accepts from the account of role: a
+// new contact, page 1, the statistics of the account's first campaign.
+func (s *scenario) validBodyFor(ctx context.Context, role, op string) ([]byte, error) {
+	switch op {
+	case matrix.OpAddContact:
+		return fmt.Appendf(nil, `{"email": %q, "firstName": "Conformance"}`, s.newEmail()), nil
+	case matrix.OpCampaignList:
+		return []byte(`{"limit": 1, "page": 1}`), nil
+	}
+	acct, _ := s.account(role)
+	info, err := s.campaigns(ctx, acct)
+	if err != nil {
+		return nil, err
+	}
+	id := int64(1) // no campaign: a refusal still holds for any Id
+	if len(info.firstPage) > 0 {
+		id, _ = intOf(info.firstPage[0]["Id"])
+	}
+	return fmt.Appendf(nil, `{"campaignId": %d}`, id), nil
+}
+
+// newEmail is a new address of the run, for one more contact.
+func (s *scenario) newEmail() string {
+	return "conformance-" + s.env.RunID + "-" + randomHex(5) + "@" + s.env.EmailDomain
+}
+
+// noteRetry counts a try that could not decide and is made again.
+func (s *scenario) noteRetry() {
+	s.lib.mu.Lock()
+	defer s.lib.mu.Unlock()
+	s.result.Retries++
+}
+
+// cellOf names a cell of the matrix.
+func cellOf(rule, op, account, cond string) matrix.Cell {
+	return matrix.Cell{Rule: rule, Operation: op, Account: account, Condition: cond}
+}

@@ -1,0 +1,464 @@
+package steps
+
+// Rules list-envelope, list-walk, list-fields, list-limit-max and
+// list-page-min of the matrix: an account's campaign list walked at every
+// limit of matrix.WalkLimits, every envelope field checked on every page, every
+// campaign's fields on every kind of campaign.
+//
+// Nothing here assumes that Campaign List lists every campaign: filtering
+// is open (§4.2 "filteredRecords: count of records after filtering"), so
+// the pages follow filteredRecords, and totalRecords is only held to be at
+// least that and the same everywhere.
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+
+	"github.com/cucumber/godog"
+
+	"github.com/partner-v3/conformance-kit/fixtures/matrix"
+)
+
+// maxWalkPages bounds the pages one walk reads before it jumps to the last
+// page: a walk at limit 1 of a large account would spend the budget.
+const maxWalkPages = 20
+
+// walkPage is one page a walk read.
+type walkPage struct {
+	page int64
+	x    *exchange
+	view *pageView // nil when the answer is not a valid page
+}
+
+// walk is an account's campaign list read at one limit.
+type walk struct {
+	limit int64
+	pages []walkPage
+	// whole reports that every page up to the last was read.
+	whole bool
+	// total and filtered are the values most pages report.
+	total, filtered int64
+}
+
+func (s *scenario) registerWalk(sc *godog.ScenarioContext) {
+	sc.Step(`^the (primary|second) account walks its campaign list at limits 1, 7, 49 and 50$`, s.walksList)
+	sc.Step(`^every page of every walk should carry the envelope of §4\.2$`, s.walkEnvelopes)
+	sc.Step(`^each walk should hold every campaign once, as many as filteredRecords, the same campaigns at every limit$`, s.walkHoldsEachOnce)
+	sc.Step(`^every campaign of every kind should carry the fields of §2\.2 in their formats$`, s.walkFields)
+	sc.Step(`^each account calls Campaign List for page 1 with limits 51 and 500$`, s.listsAboveMax)
+	sc.Step(`^each account calls Campaign List with limit 10 for pages 0 and -1$`, s.listsBelowOne)
+	sc.Step(`^every answer should be a client error, or a success whose "pageSize" is at most 50 with at most 50 campaigns$`, s.everyCapped)
+	sc.Step(`^every answer should be a client error, or a success whose "pageNo" is at least 1$`, s.everyPageAtLeastOne)
+}
+
+func (s *scenario) walksList(ctx context.Context, role string) error {
+	if _, ok := s.account(role); !ok {
+		return skipf("no second account is configured")
+	}
+	s.walkRole = role
+	s.walks = s.walks[:0]
+	for _, l := range matrix.WalkLimits {
+		w, err := s.walkAt(ctx, role, int64(l))
+		if err != nil {
+			return err
+		}
+		s.walks = append(s.walks, w)
+	}
+	return nil
+}
+
+// walkAt reads page 1 at limit, then the pages filteredRecords makes (at
+// most maxWalkPages, then the last), then the page past the last.
+func (s *scenario) walkAt(ctx context.Context, role string, limit int64) (*walk, error) {
+	w := &walk{limit: limit}
+	read := func(p int64) error {
+		x, err := s.sendAs(ctx, role, matrix.OpCampaignList, fmt.Appendf(nil, `{"limit": %d, "page": %d}`, limit, p))
+		if err != nil {
+			return err
+		}
+		s.last = x
+		wp := walkPage{page: p, x: x}
+		if x.status == http.StatusOK {
+			wp.view, _ = readPage(x)
+		}
+		w.pages = append(w.pages, wp)
+		return nil
+	}
+	if err := read(1); err != nil {
+		return nil, err
+	}
+	first := w.pages[0].view
+	if first == nil {
+		return w, nil // the envelope check reports it
+	}
+	pages := ceilDiv(max(first.filteredRecords, 0), limit)
+	for p := int64(2); p <= min(pages, maxWalkPages); p++ {
+		if err := read(p); err != nil {
+			return nil, err
+		}
+	}
+	if pages > maxWalkPages {
+		if err := read(pages); err != nil {
+			return nil, err
+		}
+	}
+	w.whole = pages <= maxWalkPages
+	if pages >= 1 {
+		if err := read(pages + 1); err != nil {
+			return nil, err
+		}
+	}
+	var totals, filtereds []int64
+	for _, p := range w.pages {
+		if p.view != nil {
+			totals = append(totals, p.view.totalRecords)
+			filtereds = append(filtereds, p.view.filteredRecords)
+		}
+	}
+	w.total, w.filtered = mode(totals), mode(filtereds)
+	return w, nil
+}
+
+func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
+
+// mode is the value most often seen (the first of a tie); 0 for none.
+func mode(vs []int64) int64 {
+	count := map[int64]int{}
+	best, n := int64(0), 0
+	for _, v := range vs {
+		count[v]++
+		if count[v] > n {
+			best, n = v, count[v]
+		}
+	}
+	return best
+}
+
+// readPage reads a 200 answer's envelope: nil and the problem when a field
+// of §4.2 is missing or not of its type.
+func readPage(x *exchange) (*pageView, string) {
+	m, err := x.object()
+	if err != nil {
+		return nil, err.Error()
+	}
+	var p pageView
+	for _, f := range []struct {
+		name string
+		dst  *int64
+	}{{"pageNo", &p.pageNo}, {"pageSize", &p.pageSize}, {"totalPages", &p.totalPages}, {"totalRecords", &p.totalRecords}, {"filteredRecords", &p.filteredRecords}} {
+		v, ok := intOf(m[f.name])
+		if !ok {
+			return nil, fmt.Sprintf("%q is %s, want an integer", f.name, kindOf(m[f.name]))
+		}
+		*f.dst = v
+	}
+	cs, ok := m["campaigns"].([]any)
+	if !ok {
+		return nil, fmt.Sprintf(`"campaigns" is %s, want an array`, kindOf(m["campaigns"]))
+	}
+	p.campaigns = cs
+	return &p, ""
+}
+
+// kindsOf names the kinds of page p of a walk whose last page is last.
+func kindsOf(p, last int64) []string {
+	switch {
+	case p > last:
+		return []string{matrix.PageKinds[3]}
+	case p == 1 && last == 1:
+		return []string{matrix.PageKinds[0], matrix.PageKinds[2]}
+	case p == 1:
+		return []string{matrix.PageKinds[0]}
+	case p == last:
+		return []string{matrix.PageKinds[2]}
+	}
+	return []string{matrix.PageKinds[1]}
+}
+
+func (s *scenario) walkEnvelopes() error {
+	c := s.cells("list-envelope")
+	role := s.walkRole
+	var ref *walk
+	for _, w := range s.walks {
+		last := ceilDiv(max(w.filtered, 0), w.limit)
+		seen := map[string]bool{}
+		for _, wp := range w.pages {
+			kinds := kindsOf(wp.page, last)
+			failAll := func(field, format string, args ...any) {
+				for _, k := range kinds {
+					c.fail(cellOf("list-envelope", matrix.OpCampaignList, role, matrix.WalkCondition(int(w.limit), k, field)), wp.x, format, args...)
+				}
+			}
+			for _, k := range kinds {
+				seen[k] = true
+			}
+			x := wp.x
+			if x.err != nil {
+				failAll("campaigns", "page %d at limit %d got no answer", wp.page, w.limit)
+				continue
+			}
+			if wp.page > last && x.status/100 == 4 && x.status != http.StatusTooManyRequests {
+				s.warn(c.sections, x, "a page past the last one was refused with %d; spec §4.2 lists no error for a valid limit and page, so a client may expect an empty page", x.status)
+				continue
+			}
+			if x.status != http.StatusOK {
+				failAll("campaigns", "page %d at limit %d: status %d, want 200 (spec §4.2)", wp.page, w.limit, x.status)
+				continue
+			}
+			p, problem := readPage(x)
+			if p == nil {
+				failAll("campaigns", "page %d at limit %d: %s (spec §4.2)", wp.page, w.limit, problem)
+				continue
+			}
+			check := func(field string, ok bool, format string, args ...any) {
+				if !ok {
+					failAll(field, "page %d at limit %d: "+format, append([]any{wp.page, w.limit}, args...)...)
+				}
+			}
+			check("pageNo", p.pageNo == wp.page, "pageNo is %d, want the page asked for", p.pageNo)
+			check("pageSize", p.pageSize == w.limit, "pageSize is %d, want the limit asked for (the page size used)", p.pageSize)
+			check("totalPages", p.totalPages == last, "totalPages is %d; %d records after filtering at %d per page make %d pages", p.totalPages, w.filtered, w.limit, last)
+			check("filteredRecords", p.filteredRecords == w.filtered && p.filteredRecords >= 0,
+				"filteredRecords is %d, but the walk's other pages say %d", p.filteredRecords, w.filtered)
+			check("totalRecords", p.totalRecords == w.total && p.totalRecords >= p.filteredRecords,
+				"totalRecords is %d (the walk's other pages say %d, filteredRecords %d): the total of the account's campaigns is at least the count after filtering, and the same on every page", p.totalRecords, w.total, p.filteredRecords)
+			want := min(max(w.filtered-(wp.page-1)*w.limit, 0), w.limit)
+			check("campaigns", int64(len(p.campaigns)) == want, "the page holds %d campaigns; with %d records after filtering it should hold %d", len(p.campaigns), w.filtered, want)
+		}
+		for _, k := range matrix.PageKinds {
+			if !seen[k] {
+				for _, f := range matrix.EnvelopeFields {
+					c.missing(cellOf("list-envelope", matrix.OpCampaignList, role, matrix.WalkCondition(int(w.limit), k, f)), "the account's campaigns make no such page")
+				}
+			}
+		}
+		// Every limit reads the same list.
+		if ref == nil {
+			ref = w
+		} else if w.total != ref.total || w.filtered != ref.filtered {
+			for _, f := range []string{"totalRecords", "filteredRecords"} {
+				c.fail(cellOf("list-envelope", matrix.OpCampaignList, role, matrix.WalkCondition(int(w.limit), matrix.PageKinds[0], f)), w.pages[0].x,
+					"at limit %d the pages say %d records, %d after filtering; at limit %d %d and %d", w.limit, w.total, w.filtered, ref.limit, ref.total, ref.filtered)
+			}
+		}
+	}
+	return c.err()
+}
+
+func (s *scenario) walkHoldsEachOnce() error {
+	c := s.cells("list-walk")
+	role := s.walkRole
+	var refIDs map[int64]bool
+	var refLimit int64
+	for _, w := range s.walks {
+		cell := cellOf("list-walk", matrix.OpCampaignList, role, matrix.LimitCondition(int(w.limit)))
+		seen := map[int64]int64{}
+		var n int64
+		for _, wp := range w.pages {
+			if wp.view == nil {
+				continue
+			}
+			for _, cm := range wp.view.campaigns {
+				o, _ := cm.(map[string]any)
+				id, ok := intOf(o["Id"])
+				if !ok {
+					c.fail(cell, wp.x, "a campaign on page %d has no integer Id", wp.page)
+					continue
+				}
+				if prev, dup := seen[id]; dup {
+					c.fail(cell, wp.x, "campaign %d appears on page %d and again on page %d: an Id identifies one campaign, and pages do not overlap", id, prev, wp.page)
+				}
+				seen[id] = wp.page
+				n++
+			}
+		}
+		if !w.whole {
+			continue
+		}
+		if n != w.filtered {
+			c.fail(cell, w.pages[len(w.pages)-1].x, "the walk at limit %d yields %d campaigns; filteredRecords is %d", w.limit, n, w.filtered)
+		}
+		ids := map[int64]bool{}
+		for id := range seen {
+			ids[id] = true
+		}
+		if refIDs == nil {
+			refIDs, refLimit = ids, w.limit
+		} else if !maps.Equal(ids, refIDs) {
+			c.fail(cell, w.pages[0].x, "the walk at limit %d yields other campaigns than the walk at limit %d", w.limit, refLimit)
+		}
+	}
+	return c.err()
+}
+
+// campaignKinds names the kinds of §2.2 a campaign is of, by its own
+// fields (a field of the wrong value names no kind).
+func campaignKinds(o map[string]any) []string {
+	var out []string
+	switch o["campaignChannel"] {
+	case "email":
+		out = append(out, matrix.KindEmail)
+	case "sms":
+		out = append(out, matrix.KindSMS)
+	}
+	switch t, _ := intOf(o["campaignType"]); {
+	case o["campaignType"] == nil:
+	case t == 0:
+		out = append(out, matrix.KindStatic)
+	case t == 1:
+		out = append(out, matrix.KindDynamic)
+	}
+	switch a, ok := intOf(o["active"]); {
+	case ok && a == 0:
+		out = append(out, matrix.KindDeleted)
+	case ok && a == 1:
+		out = append(out, matrix.KindActive)
+	}
+	return out
+}
+
+func (s *scenario) walkFields() error {
+	c := s.cells("list-fields")
+	role := s.walkRole
+	seenKinds := map[string]bool{}
+	var extra []string
+	var extraX *exchange
+	for _, w := range s.walks {
+		for _, wp := range w.pages {
+			if wp.view == nil {
+				continue
+			}
+			for i, cm := range wp.view.campaigns {
+				o, ok := cm.(map[string]any)
+				if !ok {
+					c.fail(cellOf("list-fields", matrix.OpCampaignList, role, matrix.FieldCondition("Id", matrix.KindActive)), wp.x, "campaign %d of page %d at limit %d is %s, not an object", i+1, wp.page, w.limit, kindOf(cm))
+					continue
+				}
+				kinds := campaignKinds(o)
+				for _, k := range kinds {
+					seenKinds[k] = true
+				}
+				_, ext := checkObject(o, campaignShape)
+				for _, e := range ext {
+					if !slices.Contains(extra, e) {
+						extra, extraX = append(extra, e), wp.x
+					}
+				}
+				for _, row := range campaignShape {
+					p := fieldProblem(o, row)
+					if p == "" {
+						continue
+					}
+					for _, k := range kinds {
+						c.fail(cellOf("list-fields", matrix.OpCampaignList, role, matrix.FieldCondition(row.field, k)), wp.x,
+							"campaign %s on page %d at limit %d: %s", jsonText(o["Id"]), wp.page, w.limit, p)
+					}
+				}
+			}
+		}
+	}
+	if len(extra) > 0 {
+		slices.Sort(extra)
+		s.warn([]string{"2.2"}, extraX, "campaigns carry fields the spec does not list (§2.2): %s", quoted(extra))
+	}
+	for _, k := range matrix.CampaignKinds {
+		if !seenKinds[k] {
+			for _, f := range matrix.CampaignFields {
+				c.missing(cellOf("list-fields", matrix.OpCampaignList, role, matrix.FieldCondition(f, k)), "the account lists no "+k)
+			}
+		}
+	}
+	return c.err()
+}
+
+// fieldProblem checks one field of obj against its row: "" when it holds.
+func fieldProblem(obj map[string]any, row fieldRow) string {
+	v, ok := obj[row.field]
+	if !ok {
+		return fmt.Sprintf("field %q is missing", row.field)
+	}
+	if p := checkType(v, row.typ); p != "" {
+		return fmt.Sprintf("field %q: %s", row.field, p)
+	}
+	if p := checkFormat(v, row.format); p != "" {
+		return fmt.Sprintf("field %q: %s", row.field, p)
+	}
+	return ""
+}
+
+// sendEdges sends, for each account and each condition, a Campaign List
+// body; the Then step checks them.
+func (s *scenario) sendEdges(ctx context.Context, rule string, bodies map[string]string) error {
+	c := s.cells(rule)
+	s.cellXs = s.cellXs[:0]
+	for _, cell := range c.rule.Cells() {
+		if _, ok := s.account(cell.Account); !ok {
+			c.unreachable(cell, "no second account is configured")
+			continue
+		}
+		x, err := s.sendAs(ctx, cell.Account, matrix.OpCampaignList, []byte(bodies[cell.Condition]))
+		if err != nil {
+			return err
+		}
+		s.last = x
+		s.cellXs = append(s.cellXs, cellExchange{cell, x})
+	}
+	s.pending = c
+	return nil
+}
+
+func (s *scenario) listsAboveMax(ctx context.Context) error {
+	return s.sendEdges(ctx, "list-limit-max", map[string]string{"limit 51": `{"limit": 51, "page": 1}`, "limit 500": `{"limit": 500, "page": 1}`})
+}
+
+func (s *scenario) listsBelowOne(ctx context.Context) error {
+	return s.sendEdges(ctx, "list-page-min", map[string]string{"page 0": `{"limit": 10, "page": 0}`, "page -1": `{"limit": 10, "page": -1}`})
+}
+
+// checkEdges checks every cell's answer: a client error (not 429), or a
+// page that ok accepts.
+func (s *scenario) checkEdges(ok func(p *pageView) string) error {
+	c := s.pending
+	if c == nil {
+		return fmt.Errorf("no cells were sent before this step")
+	}
+	for _, ce := range s.cellXs {
+		x := ce.x
+		switch {
+		case x.err != nil:
+			c.fail(ce.cell, x, "no answer: %v", x.err)
+		case x.status/100 == 4 && x.status != http.StatusTooManyRequests:
+		case x.status != http.StatusOK:
+			c.fail(ce.cell, x, "status %d, want a client error or 200", x.status)
+		default:
+			p, problem := readPage(x)
+			if p == nil {
+				c.fail(ce.cell, x, "%s (spec §4.2)", problem)
+			} else if why := ok(p); why != "" {
+				c.fail(ce.cell, x, "%s", why)
+			}
+		}
+	}
+	return c.err()
+}
+
+func (s *scenario) everyCapped() error {
+	return s.checkEdges(func(p *pageView) string {
+		if p.pageSize > matrix.MaxPageSize || len(p.campaigns) > matrix.MaxPageSize {
+			return fmt.Sprintf("the page reports pageSize %d and holds %d campaigns; the maximum page size is %d (spec §4.2, §8)", p.pageSize, len(p.campaigns), matrix.MaxPageSize)
+		}
+		return ""
+	})
+}
+
+func (s *scenario) everyPageAtLeastOne() error {
+	return s.checkEdges(func(p *pageView) string {
+		if p.pageNo < 1 {
+			return fmt.Sprintf("the answer reports pageNo %d; page numbers start at 1 (spec §4.2, §8)", p.pageNo)
+		}
+		return ""
+	})
+}
