@@ -24,12 +24,19 @@ type layer struct {
 	campaigns simulator.CampaignStore
 	before    []func(*exchange) bool
 	after     []func(*exchange)
+	// roles asks for each request's account role in its note (the
+	// matrix's cell switches are scoped by account).
+	roles bool
 }
 
 // note is what the layer tells the decorated stores and counter about the
 // request they serve, through its context.
 type note struct {
 	op string // the operation, "" for none
+	// role is the configured account the request is about, by its place
+	// in the accounts file ("primary", "second"), and other the other
+	// one's id: for the cell switches (cells.go).
+	role, other string
 
 	phoneAdded  bool // contact-no-requirement: phoneNo was put in for the server
 	dobISO      bool // contact-dob-format: dateOfBirth came as YYYY-MM-DD
@@ -76,6 +83,9 @@ func (l *layer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x := &exchange{l: l, note: n, r: r.WithContext(context.WithValue(r.Context(), noteKey{}, n)),
 		header: w.Header().Clone()}
 	answered := x.route()
+	if l.roles {
+		x.noteRoles()
+	}
 	if !answered {
 		x.peek()
 		for _, b := range l.before {

@@ -47,7 +47,7 @@ func (v Violation) Layers() []string {
 		name string
 		on   bool
 	}{
-		{"handler", b.before != nil || b.after != nil || b.note},
+		{"handler", b.before != nil || b.after != nil || b.note || b.roles},
 		{"base path", b.basePath != ""},
 		{"accounts", b.accounts != nil},
 		{"contacts", b.contacts != nil},
@@ -74,6 +74,9 @@ type breach struct {
 	// note asks for the handler layer even without before or after: the
 	// stores or the counter read what it notes (the operation).
 	note bool
+	// roles asks the layer to note each request's account role (the cell
+	// switches of cells.go).
+	roles bool
 
 	accounts  func(simulator.AccountStore) simulator.AccountStore
 	contacts  func(simulator.ContactStore) simulator.ContactStore
@@ -99,10 +102,13 @@ func v(name Name, rule string, b breach) Violation {
 	return Violation{Name: name, Sections: sections, Rule: rule, breach: b}
 }
 
-// index finds a catalogue entry by name.
+// all is the catalogue, then the matrix's cell switches.
+var all = append(append([]Violation(nil), catalogue...), cells...)
+
+// index finds a switch by name.
 var index = func() map[Name]int {
-	m := make(map[Name]int, len(catalogue))
-	for i, c := range catalogue {
+	m := make(map[Name]int, len(all))
+	for i, c := range all {
 		m[c.Name] = i
 	}
 	return m
@@ -121,13 +127,13 @@ func Lookup(name string) (Violation, bool) {
 	if !ok {
 		return Violation{}, false
 	}
-	return catalogue[i], true
+	return all[i], true
 }
 
 // Set is the switches one simulator runs with. The zero Set is a faithful
 // simulator: every method then returns what it is given.
 type Set struct {
-	on []Violation // in catalogue order
+	on []Violation // in catalogue order, then the cells
 }
 
 // Parse checks names against the catalogue and returns their Set. A name
@@ -142,7 +148,7 @@ func Parse(names []string) (Set, error) {
 		seen[i] = true
 	}
 	var s Set
-	for i, c := range catalogue {
+	for i, c := range all {
 		if seen[i] {
 			s.on = append(s.on, c)
 		}
@@ -235,7 +241,8 @@ func (s Set) Handler(accounts simulator.AccountStore, campaigns simulator.Campai
 		if c.breach.after != nil {
 			l.after = append(l.after, c.breach.after)
 		}
-		need = need || c.breach.before != nil || c.breach.after != nil || c.breach.note
+		need = need || c.breach.before != nil || c.breach.after != nil || c.breach.note || c.breach.roles
+		l.roles = l.roles || c.breach.roles
 	}
 	if !need {
 		return nil
