@@ -129,6 +129,10 @@ func (s *scenario) checkRefusals(want func(cellExchange) (status int, msg string
 			c.fail(ce.cell, x, "no answer: %v", x.err)
 		case x.status != status:
 			c.fail(ce.cell, x, "status %d, want %d %q", x.status, status, msg)
+		case !isJSON(x):
+			c.fail(ce.cell, x, "status %d, but the body is not JSON: every response body is JSON (spec §1 rule 3)", x.status)
+		case labelProblem(x) != "":
+			c.fail(ce.cell, x, "status %d: %s", x.status, labelProblem(x))
 		case !mentions(x.rbody, msg):
 			c.fail(ce.cell, x, "status %d, but the body does not carry the message %q", x.status, msg)
 		case warn:
@@ -258,4 +262,10 @@ func (s *scenario) secondAccountConfigured() error {
 		return skipf("no second account is configured (--second-api-key, --second-api-secret, --second-account-id)")
 	}
 	return nil
+}
+
+// isJSON reports whether the answer's body is one JSON value.
+func isJSON(x *exchange) bool {
+	_, err := x.json()
+	return err == nil
 }

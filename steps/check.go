@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/cucumber/godog"
+
+	"github.com/partner-v3/conformance-kit/fixtures/matrix"
 )
 
 // fieldRow is one row of a "field | type | format" table.
@@ -162,6 +164,7 @@ func (s *scenario) inspect(x *exchange) {
 			}
 		}
 	}
+	s.warnExtraFields(x)
 	limit, window := s.env.Pacer.Limit(), s.env.Pacer.Window()
 	if v := x.rheader.Get("X-RateLimit-Limit"); v != "" {
 		if n, err := strconv.Atoi(v); err == nil && n != limit {
@@ -208,4 +211,56 @@ func mentions(body []byte, msg string) bool {
 	}
 	walk(v)
 	return found
+}
+
+// warnExtraFields warns, for every 200 answer of an operation, about the
+// fields its body carries that the spec does not list: the spec lists
+// fields but never forbids others, so they are a WARNING wherever they
+// appear, whichever scenario met them. The messages are those of the
+// field-table steps, so one warning is counted, not two.
+func (s *scenario) warnExtraFields(x *exchange) {
+	if x.err != nil || x.status != 200 || x.method != "POST" {
+		return
+	}
+	m, err := x.object()
+	if err != nil {
+		return
+	}
+	extra := func(what string, obj map[string]any, rows []fieldRow) {
+		if _, ext := checkObject(obj, rows); len(ext) > 0 {
+			s.warn(nil, x, "%s carries fields the spec does not list: %s", what, quoted(ext))
+		}
+	}
+	switch opOf(x) {
+	case matrix.OpAddContact:
+		extra("the body", m, contactShape)
+	case matrix.OpCampaignList:
+		extra("the body", m, pageShape)
+		var ext []string
+		for _, c := range asArray(m["campaigns"]) {
+			if o, ok := c.(map[string]any); ok {
+				_, e := checkObject(o, campaignShape)
+				for _, k := range e {
+					if !slices.Contains(ext, k) {
+						ext = append(ext, k)
+					}
+				}
+			}
+		}
+		if len(ext) > 0 {
+			slices.Sort(ext)
+			s.warn(nil, x, "campaigns carry fields the spec does not list (§2.2): %s", quoted(ext))
+		}
+	case matrix.OpCampaignStats:
+		extra("the body", m, statsShape)
+		for _, k := range []string{"emailStat", "smsStat"} {
+			if o, ok := m[k].(map[string]any); ok {
+				rows := emailStatShape
+				if k == "smsStat" {
+					rows = smsStatShape
+				}
+				extra(fmt.Sprintf("%q", k), o, rows)
+			}
+		}
+	}
 }
