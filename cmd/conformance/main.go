@@ -350,6 +350,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	printVerdict(stdout, res, o.reportDir)
+	return exitStatus(res)
+}
+
+// exitStatus is the exit status of a run that ran: 0 pass, 3 incomplete,
+// 1 fail.
+func exitStatus(res *suite.Result) int {
 	switch res.Verdict {
 	case suite.VerdictPass:
 		return exitPass

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/partner-v3/conformance-kit/simulator/sim"
+	"github.com/partner-v3/conformance-kit/steps"
+	"github.com/partner-v3/conformance-kit/steps/suite"
+)
+
+// TestUndecidedRateLimitIsIncomplete: a target so slow that the bursts of
+// §8 always take longer than its window cannot show whether it enforces
+// the limit. The suite tries again after a fresh window, then says the rule
+// was not verified: verdict incomplete, exit status 3, never a pass.
+func TestUndecidedRateLimitIsIncomplete(t *testing.T) {
+	s, err := sim.New(context.Background(), sim.Config{Insecure: true, DataDir: t.TempDir(), AdminToken: "test-admin-token",
+		RateLimit: 10, RateWindow: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	h := s.Handler()
+	slow := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(20 * time.Millisecond) // 26 requests a try: 0.5 s, longer than the window
+		h.ServeHTTP(w, r)
+	})
+	as := devAccounts(t)
+	res, err := suite.Run(context.Background(), suite.Config{
+		Handler: slow, AdminHandler: s.AdminHandler(), AdminToken: "test-admin-token",
+		Primary: suite.Account{APIKey: as[0].APIKey, APISecret: as[0].APISecret, AccountID: as[0].AccountID},
+		Second:  suite.Account{APIKey: as[1].APIKey, APISecret: as[1].APISecret, AccountID: as[1].AccountID},
+		Tags:    "@normative && @rule-rate-shared",
+	})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if res.Verdict != suite.VerdictIncomplete || exitStatus(res) != exitIncomplete {
+		t.Fatalf("verdict %s (exit %d), want %s (exit %d)", res.Verdict, exitStatus(res), suite.VerdictIncomplete, exitIncomplete)
+	}
+	if res.Certification {
+		t.Error("an incomplete run is a certification")
+	}
+	sc := res.Scenarios[0]
+	if sc.Status != steps.StatusInconclusive || sc.Retries != steps.MaxBurstAttempts-1 {
+		t.Fatalf("scenario %s after %d retries, want inconclusive after %d: %s", sc.Status, sc.Retries, steps.MaxBurstAttempts-1, sc.Message)
+	}
+	if !strings.Contains(sc.Message, "longer than the") || !strings.Contains(strings.Join(res.Caveats, "\n"), "not verified") {
+		t.Errorf("message %q, caveats %q: want why, and that the rule was not verified", sc.Message, res.Caveats)
+	}
+	var md strings.Builder
+	if err := res.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "INCOMPLETE") {
+		t.Errorf("the summary does not say INCOMPLETE:\n%s", md.String())
+	}
+}
+
+// TestExitStatusOfEachVerdict: the runner's exit statuses, as --help
+// documents them.
+func TestExitStatusOfEachVerdict(t *testing.T) {
+	for verdict, want := range map[string]int{suite.VerdictPass: exitPass, suite.VerdictFail: exitFail, suite.VerdictIncomplete: exitIncomplete} {
+		if got := exitStatus(&suite.Result{Verdict: verdict}); got != want {
+			t.Errorf("verdict %s: exit %d, want %d", verdict, got, want)
+		}
+	}
+}
