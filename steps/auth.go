@@ -185,6 +185,8 @@ func (s *scenario) everyServed() error {
 			c.fail(ce.cell, x, "no answer: %v", x.err)
 		case x.status != http.StatusOK:
 			c.fail(ce.cell, x, "status %d, want 200: the account's own credentials were refused or the request failed", x.status)
+		case labelProblem(x) != "":
+			c.fail(ce.cell, x, "%s", labelProblem(x))
 		default:
 			if secs, p := shapeProblems(x); p != "" {
 				c.fail(ce.cell, x, "%s (spec %s)", p, SectionList(secs))

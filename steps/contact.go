@@ -22,6 +22,7 @@ func (s *scenario) registerContact(sc *godog.ScenarioContext) {
 	sc.Step(`^each account calls Add Contact with a contact of every form of §2\.1$`, s.addsEveryForm)
 	sc.Step(`^every answer should be 200 with status "success" and a contactId of its own$`, s.everyCreated)
 	sc.Step(`^each account calls Add Contact with an empty body and with every optional field but neither email nor phoneNo$`, s.addsNoContact)
+	sc.Step(`^each account calls Add Contact with each value §2\.1 lists for gender, emailOptStatus, smsOptStatus, country and dateOfBirth$`, s.addsEveryValue)
 }
 
 // optionalFields are every optional field of §2.1, each with a value of its
@@ -51,6 +52,15 @@ func (s *scenario) contactBody(form string) []byte {
 // rule contact-created, each with its own address and number.
 func (s *scenario) addsEveryForm(ctx context.Context) error {
 	return s.sendCells(ctx, "contact-created", func(cell matrix.Cell) []byte { return s.contactBody(cell.Condition) })
+}
+
+// addsEveryValue creates, for each account, a contact with each value of
+// rule contact-values ("gender \"other\"" sends "gender": "other").
+func (s *scenario) addsEveryValue(ctx context.Context) error {
+	return s.sendCells(ctx, "contact-values", func(cell matrix.Cell) []byte {
+		field, value, _ := strings.Cut(cell.Condition, " ")
+		return fmt.Appendf(nil, `{"email": %q, %q: %s}`, s.newEmail(), field, value)
+	})
 }
 
 func (s *scenario) addsNoContact(ctx context.Context) error {

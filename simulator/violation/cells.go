@@ -233,6 +233,15 @@ func cellBreach(c matrix.Cell) (breach, bool) {
 			x.answer(http.StatusBadRequest, "Contact refused")
 			return true
 		}}, true
+	case "contact-values":
+		field, value, _ := strings.Cut(c.Condition, " ")
+		return breach{before: func(x *exchange) bool {
+			if !mine(x) || x.req == nil || string(x.req[field]) != value {
+				return false
+			}
+			x.answer(http.StatusBadRequest, field+" is not allowed")
+			return true
+		}}, true
 	case "contact-required":
 		return breach{before: func(x *exchange) bool {
 			if !mine(x) || x.req == nil || given(x.req, "email") || given(x.req, "phoneNo") {
