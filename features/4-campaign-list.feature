@@ -27,7 +27,24 @@ Feature: Campaign List and pagination
     When the <account> account walks its campaign list at limits 1, 7, 49 and 50
     Then every page of every walk should carry the envelope of §4.2
     And each walk should hold every campaign once, as many as filteredRecords, the same campaigns at every limit
-    And every campaign of every kind should carry the fields of §2.2 in their formats
+    And every campaign of every kind should carry the fields of §2.2 in their formats:
+      | field             | type           | format       |
+      | Id                | integer        |              |
+      | campaignName      | string         |              |
+      | campaignType      | integer        | 0 or 1       |
+      | campaignChannel   | string         | email or sms |
+      | status            | string         |              |
+      | statusColor       | string         | hex colour   |
+      | active            | integer        | 0 or 1       |
+      | scheduledOn       | string         | timestamp    |
+      | scheduledTimeZone | string         |              |
+      | offset            | string         | utc offset   |
+      | autoResend        | integer        |              |
+      | broadcastOn       | string         | timestamp    |
+      | broadcast         | integer        |              |
+      | createdAt         | string         | timestamp    |
+      | updatedAt         | string         | timestamp    |
+      | reason            | null or string |              |
 
     Examples:
       | account |

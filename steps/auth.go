@@ -9,7 +9,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/cucumber/godog"
 
@@ -17,10 +16,7 @@ import (
 )
 
 func (s *scenario) registerAuth(sc *godog.ScenarioContext) {
-	sc.Step(`^the client uses the (primary|second) account's credentials$`, s.clientUsesCredentials)
 	sc.Step(`^the "(x-api-key|x-api-secret|x-account-id)" header is (wrong|missing|empty)$`, s.headerIs)
-	sc.Step(`^the "(x-api-key|x-api-secret|x-account-id)" header differs from the right one in its last character$`, s.headerDiffersAtEnd)
-	sc.Step(`^the "(x-api-key|x-api-secret|x-account-id)" header holds the second account's value$`, s.headerHoldsSecond)
 	sc.Step(`^a second account is configured$`, s.secondAccountConfigured)
 	sc.Step(`^each account sends Add Contact, Campaign List and Campaign Stats with its "(x-api-key|x-api-secret|x-account-id)" header changed in every way a comparison can be loose$`, s.sendsCredentialVariants)
 	sc.Step(`^every answer should be (\d+) with the message "([^"]*)"$`, s.everyAnswerIs)
@@ -33,18 +29,6 @@ func (s *scenario) registerAuth(sc *godog.ScenarioContext) {
 type cellExchange struct {
 	cell matrix.Cell
 	x    *exchange
-}
-
-// ruleTag returns the rule the scenario's @rule-* tag names: its first
-// when it has several.
-func (s *scenario) ruleIDs() []string {
-	var ids []string
-	for _, t := range s.result.Tags {
-		if id, ok := strings.CutPrefix(t, "@rule-"); ok {
-			ids = append(ids, id)
-		}
-	}
-	return ids
 }
 
 // credentialRule is the matrix rule of a §5 header.
@@ -196,19 +180,6 @@ func (s *scenario) everyServed() error {
 	return c.err()
 }
 
-func (s *scenario) clientUsesCredentials(which string) error {
-	if which == "second" {
-		if !s.env.Second.Complete() {
-			return skipf("no second account is configured")
-		}
-		// The scenario's client builds its headers from base.
-		s.base = s.env.Second
-		return nil
-	}
-	s.base = s.env.Primary
-	return nil
-}
-
 func (s *scenario) headerIs(header, how string) error {
 	switch how {
 	case "missing":
@@ -222,40 +193,6 @@ func (s *scenario) headerIs(header, how string) error {
 		v := "wrong-" + randomHex(max(4, len(cur)/2))
 		s.overrides[header] = &v
 	}
-	return nil
-}
-
-// headerDiffersAtEnd keeps all of the right value but its last character,
-// so that a service comparing only a prefix is caught.
-func (s *scenario) headerDiffersAtEnd(header string) error {
-	cur := []byte(credentialHeaders(s.base).Get(header))
-	if len(cur) == 0 {
-		return skipf("the %s of the account is empty", header)
-	}
-	last := &cur[len(cur)-1]
-	switch {
-	case *last == 'z':
-		*last = 'y'
-	case *last == 'Z':
-		*last = 'Y'
-	case *last == '9':
-		*last = '8'
-	case *last >= 0x21 && *last < 0x7e:
-		*last++
-	default:
-		*last = 'x'
-	}
-	v := string(cur)
-	s.overrides[header] = &v
-	return nil
-}
-
-func (s *scenario) headerHoldsSecond(header string) error {
-	if !s.env.Second.Complete() {
-		return skipf("no second account is configured")
-	}
-	v := credentialHeaders(s.env.Second).Get(header)
-	s.overrides[header] = &v
 	return nil
 }
 

@@ -17,16 +17,11 @@ import (
 func (s *scenario) registerBodies(sc *godog.ScenarioContext) {
 	s.registerRequests(sc)
 	sc.Step(`^the response status should be (\d+)$`, s.statusShouldBe)
-	sc.Step(`^the response should be (\d+) with the message "([^"]*)"$`, s.statusWithMessage)
-	sc.Step(`^the response should be (\d+) with the message "([^"]*)" or (\d+) with the message "([^"]*)"$`, s.statusWithMessageOr)
 	sc.Step(`^the response should be (\d+) with an "error" field mentioning "([^"]*)"$`, s.statusWithErrorField)
 	sc.Step(`^the response should not be a server error$`, s.notServerError)
 	sc.Step(`^the response body should be a JSON object with these fields:$`, s.bodyHasFields)
 	sc.Step(`^the response body should be a JSON object with exactly these fields:$`, s.bodyHasExactly)
 	sc.Step(`^the "([^"]+)" object should have these fields:$`, s.objectHasFields)
-	sc.Step(`^the response field "([^"]+)" should be "([^"]*)"$`, s.fieldIsString)
-	sc.Step(`^the response field "([^"]+)" should be (-?\d+)$`, s.fieldIsInt)
-	sc.Step(`^the response field "([^"]+)" should be a non-empty string$`, s.fieldNonEmptyString)
 	sc.Step(`^the response field "([^"]+)" should equal the response field "([^"]+)"$`, s.fieldEqualsField)
 }
 
@@ -41,29 +36,6 @@ func (s *scenario) statusShouldBe(want int) error {
 		return skipf("the account has no campaigns, so no real campaignId could be asked for")
 	}
 	return s.failf("status %d, want %d", s.last.status, want)
-}
-
-func (s *scenario) statusWithMessage(want int, msg string) error {
-	if err := s.statusShouldBe(want); err != nil {
-		return err
-	}
-	if _, err := s.last.json(); err != nil {
-		return s.failf("%v: spec §1 rule 3, every response body is JSON", err)
-	}
-	if !mentions(s.last.rbody, msg) {
-		return s.failf("the body does not carry the message %q", msg)
-	}
-	return nil
-}
-
-func (s *scenario) statusWithMessageOr(a int, msgA string, b int, msgB string) error {
-	switch s.last.status {
-	case a:
-		return s.statusWithMessage(a, msgA)
-	case b:
-		return s.statusWithMessage(b, msgB)
-	}
-	return s.failf("status %d, want %d (%s) or %d (%s)", s.last.status, a, msgA, b, msgB)
 }
 
 func (s *scenario) statusWithErrorField(want int, text string) error {
@@ -152,39 +124,6 @@ func (s *scenario) field(name string) (any, error) {
 		return nil, s.failf("the body has no field %q", name)
 	}
 	return v, nil
-}
-
-func (s *scenario) fieldIsString(name, want string) error {
-	v, err := s.field(name)
-	if err != nil {
-		return err
-	}
-	if got, ok := v.(string); !ok || got != want {
-		return s.failf("%q is %v, want the string %q", name, jsonText(v), want)
-	}
-	return nil
-}
-
-func (s *scenario) fieldIsInt(name string, want int64) error {
-	v, err := s.field(name)
-	if err != nil {
-		return err
-	}
-	if got, ok := intOf(v); !ok || got != want {
-		return s.failf("%q is %v, want the integer %d", name, jsonText(v), want)
-	}
-	return nil
-}
-
-func (s *scenario) fieldNonEmptyString(name string) error {
-	v, err := s.field(name)
-	if err != nil {
-		return err
-	}
-	if got, ok := v.(string); !ok || got == "" {
-		return s.failf("%q is %v, want a non-empty string", name, jsonText(v))
-	}
-	return nil
 }
 
 func (s *scenario) fieldEqualsField(a, b string) error {

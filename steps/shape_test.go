@@ -1,11 +1,13 @@
 package steps
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/cucumber/godog"
 
 	"github.com/partner-v3/conformance-kit/features"
+	"github.com/partner-v3/conformance-kit/fixtures/matrix"
 )
 
 // TestShapesMatchTheScenarios keeps the field tables every answer is
@@ -32,7 +34,7 @@ func TestShapesMatchTheScenarios(t *testing.T) {
 				hasFormat := len(st.Argument.DataTable.Rows[0].Cells) > 2
 				var want []fieldRow
 				switch st.Text {
-				case "every campaign should have these fields:":
+				case "every campaign of every kind should carry the fields of §2.2 in their formats:":
 					want = campaignShape
 				case `the "emailStat" object should have these fields:`:
 					want = emailStatShape
@@ -62,5 +64,23 @@ func TestShapesMatchTheScenarios(t *testing.T) {
 	}
 	if checked < 8 {
 		t.Fatalf("only %d tables compared", checked)
+	}
+}
+
+// TestMatrixFieldsAreTheShapes: the fields the matrix's cells name are the
+// spec's tables the answers are checked against, in order.
+func TestMatrixFieldsAreTheShapes(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		fields []string
+		shape  []fieldRow
+	}{{"campaign", matrix.CampaignFields, campaignShape}, {"envelope", matrix.EnvelopeFields, pageShape}} {
+		var names []string
+		for _, r := range tt.shape {
+			names = append(names, r.field)
+		}
+		if !slices.Equal(names, tt.fields) {
+			t.Errorf("%s: the matrix names %v, the shape %v", tt.name, tt.fields, names)
+		}
 	}
 }
