@@ -312,8 +312,10 @@ func newRun(ctx context.Context, cfg Config, base *url.URL, runID string) (*run,
 			Pacer:   r.pacer,
 			Primary: pace.Account{Key: cfg.Primary.APIKey, ID: cfg.Primary.AccountID},
 			Second:  pace.Account{Key: cfg.Second.APIKey, ID: cfg.Second.AccountID},
+			// Per attempt, after the pacer's wait: a wait for the window
+			// is the suite's own and never a timeout of the target.
+			Timeout: cfg.Timeout,
 		},
-		Timeout: cfg.Timeout,
 		// A redirect would hide what the target answered.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}

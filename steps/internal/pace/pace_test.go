@@ -202,3 +202,51 @@ func TestParseRetryAfter(t *testing.T) {
 		}
 	}
 }
+
+// TestTimeoutCountsNoPacingWait: the suite's own wait for the rate-limit
+// window is not the target's time to answer. A request held back longer
+// than the per-request timeout still gets its answer; an answer slower
+// than the timeout is still cut.
+func TestTimeoutCountsNoPacingWait(t *testing.T) {
+	p := New(2, 300*time.Millisecond, io.Discard) // one request per window plus margin
+	slow := 0 * time.Millisecond
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		select {
+		case <-time.After(slow):
+		case <-r.Context().Done():
+			return nil, r.Context().Err()
+		}
+		return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader("{}")), Header: http.Header{}, Request: r}, nil
+	})
+	client := &http.Client{Transport: &Transport{Base: base, Pacer: p, Primary: Account{Key: "k", ID: "a"}, Timeout: 100 * time.Millisecond}}
+	send := func() (time.Duration, error) {
+		start := time.Now()
+		req, _ := http.NewRequest(http.MethodPost, "https://target.invalid/op", strings.NewReader("{}"))
+		req.Header.Set("x-api-key", "k")
+		resp, err := client.Do(req)
+		if err == nil {
+			_, _ = io.ReadAll(resp.Body)
+			resp.Body.Close()
+		}
+		return time.Since(start), err
+	}
+	if _, err := send(); err != nil {
+		t.Fatalf("first request: %v", err)
+	}
+	took, err := send()
+	if err != nil {
+		t.Fatalf("a request held back by the pacer failed: %v", err)
+	}
+	if took < 250*time.Millisecond {
+		t.Fatalf("the second request took %s: the pacer did not hold it back, the test proves nothing", took)
+	}
+	slow = 300 * time.Millisecond
+	p.Forget("a")
+	if _, err := send(); err == nil {
+		t.Fatal("an answer slower than the timeout was not cut")
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -57,6 +57,11 @@ type Transport struct {
 	Pacer *Pacer
 	// Primary and Second are the run's accounts; Second may be zero.
 	Primary, Second Account
+	// Timeout bounds each attempt from the moment it is sent to the end
+	// of its body: the waits for the rate-limit window before it never
+	// count (they are the suite's own, and last up to a window). Zero: no
+	// bound. Use it instead of http.Client.Timeout, which would count them.
+	Timeout time.Duration
 }
 
 // CloseIdleConnections passes the call on to the wrapped transport, so that
@@ -112,7 +117,11 @@ func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 		if err := t.Pacer.acquire(ctx, accounts); err != nil {
 			return nil, err
 		}
-		req := r.Clone(ctx)
+		actx, cancel := ctx, context.CancelFunc(func() {})
+		if t.Timeout > 0 {
+			actx, cancel = context.WithTimeout(ctx, t.Timeout)
+		}
+		req := r.Clone(actx)
 		if body != nil {
 			req.Body = io.NopCloser(bytes.NewReader(body))
 			req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
@@ -121,8 +130,14 @@ func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 		resp, err := t.Base.RoundTrip(req)
 		t.Pacer.observe(sent, time.Now(), resp)
 		note.Attempts++
-		if err != nil || resp.StatusCode != http.StatusTooManyRequests || isDeliberate(ctx) {
-			return resp, err
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		// The attempt's deadline lasts until its body is read.
+		resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
+		if resp.StatusCode != http.StatusTooManyRequests || isDeliberate(ctx) {
+			return resp, nil
 		}
 		// A 429 to a request that does not test §8 is not a verdict yet:
 		// the budget may have been spent before the run.
@@ -191,4 +206,16 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 		return max(d.Sub(now), 0), true
 	}
 	return 0, false
+}
+
+// cancelBody ends an attempt's deadline when its body is closed.
+type cancelBody struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b *cancelBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
 }
