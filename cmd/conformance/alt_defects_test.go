@@ -226,13 +226,17 @@ func TestAlternativeDefectsAreCaught(t *testing.T) {
 		targets[i] = altTarget{defect: d.defect, limit: 20}
 	}
 	runs := startAltRuns(t, targets)
-	// verdicts[i] is what became of defect i, for the summary at the end.
-	verdicts := make([]string, len(defects))
+	// verdicts[i] is what became of defect i and by[i] the scenarios that
+	// caught it, for the summary at the end.
+	verdicts, by := make([]string, len(defects)), make([]string, len(defects))
 	var caught atomic.Int32
 	t.Cleanup(func() {
 		var b strings.Builder
 		for i, d := range defects {
 			fmt.Fprintf(&b, "\n  %-8s %s", cmp.Or(verdicts[i], "no verdict"), d.name)
+			if by[i] != "" {
+				fmt.Fprintf(&b, "\n             by %s", by[i])
+			}
 		}
 		t.Logf("caught %d of %d single-rule defects:%s", caught.Load(), len(defects), b.String())
 	})
@@ -276,7 +280,7 @@ func TestAlternativeDefectsAreCaught(t *testing.T) {
 				return
 			}
 			caught.Add(1)
-			verdicts[i] = "caught"
+			verdicts[i], by[i] = "caught", strings.Join(right, "; ")
 			t.Logf("caught in %s (attempt %d) by:\n  %s", r.took.Round(time.Millisecond), r.attempts, strings.Join(right, "\n  "))
 		})
 	}
