@@ -1,0 +1,15 @@
+//go:build race
+
+package main
+
+import "time"
+
+// Under the race detector a request costs several times as much: 20 of
+// them in a row must still fit in one rate-limit window (the suite sends up
+// to 42 to spend a budget and blames the target when no 429 comes, however
+// long they took), and fewer runs share the two cores. See
+// alt_norace_test.go.
+const (
+	altWindow      = 4 * time.Second
+	altConcurrency = 6
+)
