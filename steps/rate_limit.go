@@ -121,7 +121,7 @@ func (s *scenario) refusedWith429(doc *godog.DocString) error {
 		return s.failf("the 429 body is not JSON: spec §7 shows it as a JSON object with one string field \"error\"")
 	}
 	if !reflect.DeepEqual(got, want) {
-		return s.failf("the 429 body is %s, want %s (spec §7: one string field \"error\" holding %q; the one body whose whole shape the spec fixes)", cut(s.last.rbody), strings.TrimSpace(doc.Content), msgRateLimit)
+		return s.failf("the 429 body is %s, want %s (spec §7: one string field \"error\" holding %q; the one body whose whole shape the spec fixes)", cut(s.env.Secrets, s.last.rbody), strings.TrimSpace(doc.Content), msgRateLimit)
 	}
 	return nil
 }
