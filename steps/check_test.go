@@ -2,8 +2,11 @@ package steps
 
 import (
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/partner-v3/conformance-kit/steps/internal/mask"
 )
 
 func TestCheckFormat(t *testing.T) {
@@ -90,16 +93,25 @@ func TestIsJSONType(t *testing.T) {
 }
 
 func TestReportMasksCredentials(t *testing.T) {
+	acct := Account{APIKey: "dev-key-alpha-7f3c2b9e", APISecret: "dev-secret-alpha-9d41e6a0c58b", AccountID: "acc_enc_QWxwaGFQYXJ0bmVyMDAx"}
+	sec := mask.NewSecrets(mask.Value{Text: acct.APIKey}, mask.Value{Text: acct.APISecret, Secret: true}, mask.Value{Text: acct.AccountID})
+	// The target echoes what it was sent, in a header and in the body: the
+	// right secret and the key with its last character changed.
 	x := &exchange{method: "POST", url: "https://x/v3/partner/webhook/campaign/list",
-		header: credentialHeaders(Account{APIKey: "dev-key-alpha-7f3c2b9e", APISecret: "dev-secret-alpha-9d41e6a0c58b", AccountID: "acc_enc_QWxwaGFQYXJ0bmVyMDAx"}),
-		status: 401, rbody: []byte(`{"error":"Invalid API credentials"}`)}
-	d := x.report().Dump()
-	for _, secret := range []string{"dev-key-alpha-7f3c2b9e", "9d41e6a0c58b", "acc_enc_QWxwaGFQYXJ0bmVyMDAx", "dev-s"} {
+		header:  credentialHeaders(acct),
+		status:  401,
+		rheader: http.Header{"X-Echo-Secret": {acct.APISecret}},
+		rbody:   []byte(`{"error":"Invalid API credentials","given":{"x-api-key":"dev-key-alpha-7f3c2b9X","x-api-secret":"` + acct.APISecret + `"}}`)}
+	d := x.report(sec).Dump()
+	for _, secret := range []string{"dev-key-alpha-7f3c2b9", "9d41e6a0c58b", "acc_enc_QWxwaGFQYXJ0bmVyMDAx", "dev-s"} {
 		if strings.Contains(d, secret) {
 			t.Errorf("the dump shows %q:\n%s", secret, d)
 		}
 	}
 	if !strings.Contains(d, "Invalid API credentials") || !strings.Contains(d, "HTTP 401") {
 		t.Errorf("the dump lacks the response:\n%s", d)
+	}
+	if !strings.Contains(d, `"x-api-key":"****(21 chars)X"`) || !strings.Contains(d, "X-Echo-Secret: ****(29 chars)") {
+		t.Errorf("the dump does not show the echoes masked:\n%s", d)
 	}
 }

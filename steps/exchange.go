@@ -66,25 +66,33 @@ func (x *exchange) object() (map[string]any, error) {
 // bodyLimit cuts the bodies a report shows.
 const bodyLimit = 4096
 
-// report is the exchange as reports show it, credentials masked; nil for
-// no exchange.
-func (x *exchange) report() *Exchange {
+// report is the exchange as reports show it, the run's secrets hidden
+// wherever they appear (URL, headers, bodies, error); nil for no exchange.
+func (x *exchange) report(sec *mask.Secrets) *Exchange {
 	if x == nil {
 		return nil
 	}
-	r := &Exchange{Method: x.method, URL: x.url, RequestHeader: mask.Header(x.header), RequestBody: cut(x.body),
-		Status: x.status, ResponseHeader: mask.Header(x.rheader), ResponseBody: cut(x.rbody), Duration: x.recv.Sub(x.sent)}
+	r := &Exchange{Method: x.method, URL: sec.String(x.url), RequestHeader: sec.Header(x.header), RequestBody: cut(sec, x.body),
+		Status: x.status, ResponseHeader: sec.Header(x.rheader), ResponseBody: cut(sec, x.rbody), Duration: x.recv.Sub(x.sent)}
 	if x.err != nil {
-		r.Error = x.err.Error()
+		r.Error = sec.String(x.err.Error())
 	}
 	return r
 }
 
-func cut(b []byte) string {
-	if len(b) > bodyLimit {
-		return string(b[:bodyLimit]) + fmt.Sprintf("… (%d bytes in all)", len(b))
+// cut is a body as reports show it: secrets hidden, then cut at
+// bodyLimit. The search looks a little past the cut, so that a secret the
+// cut would halve is hidden whole.
+func cut(sec *mask.Secrets, b []byte) string {
+	const past = 256
+	if len(b) <= bodyLimit {
+		return sec.String(string(b))
 	}
-	return string(b)
+	s := sec.String(string(b[:min(len(b), bodyLimit+past)]))
+	if len(s) > bodyLimit {
+		s = s[:bodyLimit]
+	}
+	return s + fmt.Sprintf("… (%d bytes in all)", len(b))
 }
 
 // kindOf names the JSON type of a decoded value as the spec's tables do.

@@ -26,6 +26,7 @@ import (
 	"github.com/cucumber/godog"
 
 	"github.com/partner-v3/conformance-kit/steps/internal/control"
+	"github.com/partner-v3/conformance-kit/steps/internal/mask"
 	"github.com/partner-v3/conformance-kit/steps/internal/pace"
 )
 
@@ -69,6 +70,10 @@ type Env struct {
 	RunID string
 	// Examples names outline rows by their values, by ExampleKey.
 	Examples map[string]string
+	// Secrets hides the run's secret values in everything the library
+	// reports: exchanges, failure and warning messages, skip reasons. May
+	// be nil: only the credential headers are masked, by name.
+	Secrets *mask.Secrets
 }
 
 // ExampleKey is the key of Env.Examples for a scenario of file uri built
@@ -174,7 +179,9 @@ func (s *scenario) stepDone(text string, status godog.StepResultStatus, err erro
 		case errors.As(err, &f):
 			r.Failure = &f.Finding
 		case err != nil:
-			r.Failure = &Finding{Level: LevelFailure, Sections: r.Sections, Message: err.Error()}
+			// Not a finding of the library's own (a control API error, a
+			// table the step cannot read): its text may quote an answer.
+			r.Failure = &Finding{Level: LevelFailure, Sections: r.Sections, Message: s.env.Secrets.String(err.Error())}
 		default:
 			r.Failure = &Finding{Level: LevelFailure, Sections: r.Sections, Message: "step " + status.String()}
 		}
@@ -187,7 +194,7 @@ func (s *scenario) stepDone(text string, status godog.StepResultStatus, err erro
 		}
 		if err != nil && errors.Is(err, godog.ErrSkip) && r.Status == StatusPassed {
 			r.Status, r.Step = StatusSkipped, text
-			r.Message = strings.TrimPrefix(err.Error(), godog.ErrSkip.Error()+": ")
+			r.Message = s.env.Secrets.String(strings.TrimPrefix(err.Error(), godog.ErrSkip.Error()+": "))
 		}
 	}
 }

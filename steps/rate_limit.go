@@ -262,7 +262,7 @@ func (s *scenario) nextRefused(doc *godog.DocString) error {
 			case err != nil:
 				c.fail(cellOf("rate-shared", op, role, matrix.CondRefused), x, "the 429 body is not JSON: spec §7 shows it as a JSON object with one string field \"error\"")
 			case !reflect.DeepEqual(got, want):
-				c.fail(cellOf("rate-shared", op, role, matrix.CondRefused), x, "the 429 body is %s, want %s (spec §7: one string field \"error\" holding %q)", cut(x.rbody), strings.TrimSpace(doc.Content), msgRateLimit)
+				c.fail(cellOf("rate-shared", op, role, matrix.CondRefused), x, "the 429 body is %s, want %s (spec §7: one string field \"error\" holding %q)", cut(s.env.Secrets, x.rbody), strings.TrimSpace(doc.Content), msgRateLimit)
 			default:
 				if p := labelProblem(x); p != "" {
 					c.fail(cellOf("rate-shared", op, role, matrix.CondRefused), x, "%s", p)

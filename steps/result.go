@@ -48,7 +48,7 @@ type Finding struct {
 	// Count is how many times a warning was seen in the scenario.
 	Count int `json:"count,omitempty"`
 	// Exchange is the request and response the finding is about, with the
-	// credentials masked. May be nil.
+	// run's secrets masked wherever they appear. May be nil.
 	Exchange *Exchange `json:"exchange,omitempty"`
 }
 
@@ -77,7 +77,8 @@ func (f *Finding) Detail() string {
 }
 
 // Exchange is one request of the suite and what came back, as reports show
-// it: credentials masked, bodies cut at 4 KiB.
+// it: the run's secrets masked in headers, bodies, URL and error alike (a
+// target may echo one), bodies cut at 4 KiB.
 type Exchange struct {
 	Method         string        `json:"method"`
 	URL            string        `json:"url"`

@@ -158,7 +158,9 @@ func (s *scenario) headers() http.Header {
 	return h
 }
 
-// failure is a step error that carries its Finding.
+// failure is a step error that carries its Finding. Its text is what
+// godog's formatters print (pretty, progress, cucumber.json): built from
+// the Finding, whose message and exchange hide the run's secrets.
 type failure struct{ Finding }
 
 func (f *failure) Error() string { return f.Detail() }
@@ -175,7 +177,7 @@ func (s *scenario) failOn(x *exchange, format string, args ...any) error {
 
 // failIn fails the step on exchange x, in the given spec sections.
 func (s *scenario) failIn(sections []string, x *exchange, format string, args ...any) error {
-	return &failure{Finding{Level: LevelFailure, Sections: sections, Message: fmt.Sprintf(format, args...), Exchange: x.report()}}
+	return &failure{Finding{Level: LevelFailure, Sections: sections, Message: s.env.Secrets.String(fmt.Sprintf(format, args...)), Exchange: x.report(s.env.Secrets)}}
 }
 
 // warn records a warning in the given sections (the scenario's when nil),
@@ -184,7 +186,7 @@ func (s *scenario) warn(sections []string, x *exchange, format string, args ...a
 	if sections == nil {
 		sections = s.result.Sections
 	}
-	msg := fmt.Sprintf(format, args...)
+	msg := s.env.Secrets.String(fmt.Sprintf(format, args...))
 	s.lib.mu.Lock()
 	defer s.lib.mu.Unlock()
 	for i := range s.result.Warnings {
@@ -193,7 +195,7 @@ func (s *scenario) warn(sections []string, x *exchange, format string, args ...a
 			return
 		}
 	}
-	s.result.Warnings = append(s.result.Warnings, Finding{Level: LevelWarning, Sections: sections, Message: msg, Count: 1, Exchange: x.report()})
+	s.result.Warnings = append(s.result.Warnings, Finding{Level: LevelWarning, Sections: sections, Message: msg, Count: 1, Exchange: x.report(s.env.Secrets)})
 }
 
 // skipf ends the scenario as skipped, with the reason kept for the report.

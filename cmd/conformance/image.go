@@ -85,7 +85,7 @@ func (im *imageOptions) run(ctx context.Context, cfg suite.Config, log io.Writer
 	}()
 	if err != nil {
 		if ctr != nil {
-			im.printLogTail(ctx, ctr, log)
+			im.printLogTail(ctx, ctr, log, cfg.MaskSecrets)
 		}
 		return nil, fmt.Errorf("%w: image %s: %w", suite.ErrConnection, im.name, err)
 	}
@@ -131,8 +131,9 @@ func (im *imageOptions) start(ctx context.Context, log io.Writer) (*testcontaine
 }
 
 // printLogTail shows the end of the container's output, which says why it
-// did not answer far better than a timeout does.
-func (im *imageOptions) printLogTail(ctx context.Context, ctr *testcontainers.DockerContainer, log io.Writer) {
+// did not answer far better than a timeout does, with the run's secrets
+// hidden (a service may log the credentials it was given).
+func (im *imageOptions) printLogTail(ctx context.Context, ctr *testcontainers.DockerContainer, log io.Writer, hide func(string) string) {
 	rc, err := ctr.Logs(context.WithoutCancel(ctx))
 	if err != nil {
 		return
@@ -148,7 +149,7 @@ func (im *imageOptions) printLogTail(ctx context.Context, ctr *testcontainers.Do
 	}
 	fmt.Fprintf(log, "conformance: last output of the %s container:\n", im.name)
 	for _, l := range lines {
-		fmt.Fprintf(log, "  | %s\n", l)
+		fmt.Fprintf(log, "  | %s\n", hide(l))
 	}
 }
 

@@ -12,7 +12,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/partner-v3/conformance-kit/steps/internal/mask"
 	"github.com/partner-v3/conformance-kit/steps/internal/record"
 )
 
@@ -96,10 +95,10 @@ const harTime = "2006-01-02T15:04:05.000Z07:00"
 
 // WriteHAR writes every exchange of the run as a HAR 1.2 file, which
 // browsers' developer tools and HAR viewers open: request and response
-// with headers (credentials masked, the response's too, since a target
-// could echo one) and bodies, the scenario that sent each request in the
-// custom field _scenario, and a request that got no answer as status 0
-// with the error in _error.
+// with headers and bodies (the run's secrets hidden wherever they appear,
+// as the recorder kept them, in case a target echoes one), the scenario
+// that sent each request in the custom field _scenario, and a request that
+// got no answer as status 0 with the error in _error.
 func (r *Result) WriteHAR(w io.Writer) error {
 	doc := harDoc{Log: harLog{
 		Version: "1.2",
@@ -156,7 +155,7 @@ func harOf(e record.Entry) harEntry {
 		// No answer: nothing of a response to show but the error.
 		return h
 	}
-	header := mask.Header(e.ResponseHeader)
+	header := e.ResponseHeader // masked when recorded
 	h.Response.StatusText = http.StatusText(e.Status)
 	h.Response.HTTPVersion = orDefault(e.ResponseProto, "HTTP/1.1")
 	h.Response.Headers = harHeaders(header)

@@ -37,8 +37,12 @@ import (
 // clock advanced instead of waiting. Without it the @rate-limit scenarios
 // wait for real windows (two of RateWindow, about two minutes at the spec's
 // limit).
-func Run(ctx context.Context, cfg Config) (*Result, error) {
+func Run(ctx context.Context, cfg Config) (_ *Result, err error) {
 	cfg = cfg.withDefaults()
+	// An error is printed, and a preflight's written into the reports:
+	// it may quote the target's answer, which may echo a credential.
+	secrets := cfg.secrets()
+	defer func() { err = hideSecrets(secrets, err) }()
 	base, err := cfg.parse()
 	if err != nil {
 		return nil, err
@@ -63,8 +67,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	defer r.closeIdleConnections()
 	defer r.deleteAccounts(ctx)
 	cfg = r.cfg // with the throwaway accounts, if any
+	secrets = r.secrets
 	started := time.Now()
 	if err := r.preflight(ctx); err != nil {
+		err = hideSecrets(secrets, err)
 		res := r.result(started, tags, fsys)
 		res.Verdict, res.NotRun = VerdictNotRun, err.Error()
 		return res, err
@@ -81,6 +87,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		EmailDomain: cfg.EmailDomain,
 		RunID:       runID,
 		Examples:    plan.examples,
+		Secrets:     r.secrets,
 	})
 	suite := godog.TestSuite{
 		Name:                "partner-api-v3-conformance",
@@ -193,6 +200,7 @@ func planScenarios(fsys fs.FS, tags string) (*plan, error) {
 // run holds one run's clients.
 type run struct {
 	cfg       Config
+	secrets   *mask.Secrets // cfg.secrets(), the throwaway accounts' included
 	base      *url.URL
 	client    *http.Client // partner requests: paced, budget-aware, recorded
 	recorder  *record.Transport
@@ -269,7 +277,7 @@ func newRun(ctx context.Context, cfg Config, base *url.URL, runID string) (*run,
 			adminURL = "http://admin.in-process.invalid"
 		}
 		r.adminHTTP = &http.Client{Transport: at, Timeout: cfg.Timeout}
-		r.control = &control.Client{BaseURL: adminURL, Token: cfg.AdminToken, HTTP: r.adminHTTP}
+		r.control = &control.Client{BaseURL: adminURL, Token: cfg.AdminToken, HTTP: r.adminHTTP, Secrets: cfg.secrets()}
 		// The simulator's own limits, unless the caller stated them.
 		if cfg.RateLimit == 0 || cfg.RateWindow == 0 {
 			limit, window, err := r.control.RateConfig(ctx)
@@ -300,12 +308,16 @@ func newRun(ctx context.Context, cfg Config, base *url.URL, runID string) (*run,
 		cfg.RateWindow = SpecRateWindow
 	}
 	r.cfg = cfg
+	r.secrets = cfg.secrets()
+	if r.control != nil {
+		r.control.Secrets = r.secrets
+	}
 	r.pacer = pace.New(cfg.RateLimit, cfg.RateWindow, cfg.Log)
 	r.pacer.Mask = mask.Credential
 	if r.control != nil {
 		r.pacer.Reset = r.control.ResetRate
 	}
-	r.recorder = &record.Transport{Base: transport, Verified: cfg.verifiesTLS() && cfg.Handler == nil}
+	r.recorder = &record.Transport{Base: transport, Verified: cfg.verifiesTLS() && cfg.Handler == nil, Secrets: r.secrets}
 	r.client = &http.Client{
 		Transport: &pace.Transport{
 			Base:    r.recorder,

@@ -16,6 +16,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/partner-v3/conformance-kit/steps/internal/mask"
 )
 
 // ErrUnreachable wraps a control request that got no HTTP answer at all.
@@ -29,6 +31,10 @@ type Client struct {
 	Token string
 	// HTTP sends the requests. Required.
 	HTTP *http.Client
+	// Secrets hides the run's secrets (its token among them) in the errors
+	// the client returns, which quote the control API's answers and end up
+	// in reports. May be nil.
+	Secrets *mask.Secrets
 }
 
 // do sends one control request; in, when not nil, is the JSON body, and out,
@@ -60,7 +66,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		return fmt.Errorf("read control answer %s %s: %w", method, path, err)
 	}
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("control API %s %s: status %d: %s", method, path, resp.StatusCode, strings.TrimSpace(string(b)))
+		return fmt.Errorf("control API %s %s: status %d: %s", method, path, resp.StatusCode, c.Secrets.String(strings.TrimSpace(string(b))))
 	}
 	if out != nil {
 		if err := json.Unmarshal(b, out); err != nil {

@@ -1,6 +1,9 @@
 // Package mask hides the credentials of spec §5 (and the control API's
-// token) wherever the suite shows a request: failure messages, reports,
-// the HAR file, the certificate.
+// token) wherever the suite shows them: in the headers of a request by
+// name (Header), and, through Secrets, wherever else a run's values
+// appear (a body or header in which a target echoes one, a failure
+// message, a URL), in the reports, the HAR file, the certificate and the
+// runner's output.
 package mask
 
 import (

@@ -1,6 +1,6 @@
 // Package record keeps every exchange the suite has with the target, for
-// the HAR file of a run (credentials masked), and what the connections
-// showed of TLS, for the certificate.
+// the HAR file of a run (the run's secrets hidden wherever they appear),
+// and what the connections showed of TLS, for the certificate.
 package record
 
 import (
@@ -22,14 +22,16 @@ import (
 // maxBody caps the bytes of one body the recorder keeps.
 const maxBody = 1 << 20
 
-// Entry is one request sent and what came back.
+// Entry is one request sent and what came back, as reports show it: the
+// run's secrets hidden in the URL, both headers, both bodies and the
+// error (Transport.Secrets), the bodies cut at 1 MiB.
 type Entry struct {
 	Scenario       string
 	Started        time.Time
 	Duration       time.Duration
 	Method, URL    string
 	Proto          string
-	RequestHeader  http.Header // masked
+	RequestHeader  http.Header
 	RequestBody    []byte
 	Status         int
 	ResponseProto  string
@@ -66,6 +68,10 @@ type Transport struct {
 	// Verified tells whether the client verifies certificates (false with
 	// --insecure).
 	Verified bool
+	// Secrets hides the run's secrets in what is recorded; the request and
+	// the response passed on are left as they are. May be nil: only the
+	// credential headers are masked, by name.
+	Secrets *mask.Secrets
 
 	mu      sync.Mutex
 	entries []Entry
@@ -81,7 +87,7 @@ func (t *Transport) CloseIdleConnections() {
 
 // RoundTrip implements http.RoundTripper.
 func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
-	e := Entry{Method: r.Method, URL: r.URL.String(), Proto: r.Proto, RequestHeader: mask.Header(r.Header), Started: time.Now()}
+	e := Entry{Method: r.Method, URL: t.Secrets.String(r.URL.String()), Proto: r.Proto, RequestHeader: t.Secrets.Header(r.Header), Started: time.Now()}
 	e.Scenario, _ = r.Context().Value(scenarioKey{}).(string)
 	if r.Body != nil && r.Body != http.NoBody {
 		b, err := io.ReadAll(r.Body)
@@ -89,13 +95,13 @@ func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read the request body: %w", err)
 		}
-		e.RequestBody = capped(b)
+		e.RequestBody = t.capped(b)
 		r = r.Clone(r.Context())
 		r.Body = io.NopCloser(bytes.NewReader(b))
 	}
 	resp, err := t.Base.RoundTrip(r)
 	if err != nil {
-		e.Duration, e.Err = time.Since(e.Started), err.Error()
+		e.Duration, e.Err = time.Since(e.Started), t.Secrets.String(err.Error())
 		t.add(e, nil)
 		return nil, err
 	}
@@ -103,9 +109,9 @@ func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp.Body.Close()
 	resp.Body = io.NopCloser(bytes.NewReader(b))
 	e.Duration = time.Since(e.Started)
-	e.Status, e.ResponseProto, e.ResponseHeader, e.ResponseBody = resp.StatusCode, resp.Proto, resp.Header.Clone(), capped(b)
+	e.Status, e.ResponseProto, e.ResponseHeader, e.ResponseBody = resp.StatusCode, resp.Proto, t.Secrets.Header(resp.Header), t.capped(b)
 	if rerr != nil {
-		e.Err = "reading the body: " + rerr.Error()
+		e.Err = t.Secrets.String("reading the body: " + rerr.Error())
 	}
 	var info *TLS
 	if resp.TLS != nil {
@@ -122,7 +128,15 @@ func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-func capped(b []byte) []byte {
+// capped is a body as recorded: the run's secrets hidden, cut at maxBody.
+// A secret the cut would halve is hidden first: the search looks a little
+// past the cut.
+func (t *Transport) capped(b []byte) []byte {
+	const past = 4 << 10
+	if len(b) > maxBody+past {
+		b = b[:maxBody+past]
+	}
+	b = t.Secrets.Bytes(b)
 	if len(b) > maxBody {
 		return b[:maxBody]
 	}
