@@ -32,6 +32,7 @@ var ErrInconclusive = errors.New("inconclusive")
 func (s *scenario) registerRateLimit(sc *godog.ScenarioContext) {
 	sc.Step(`^each account starts with an unused rate-limit budget$`, s.accountsStartFresh)
 	sc.Step(`^each account sends as many requests as the limit allows, Add Contact, Campaign List and Campaign Stats in turn, then one more of each operation$`, s.sendsBursts)
+	sc.Step(`^each account fills the rest of its budget, Add Contact, Campaign List and Campaign Stats in turn, then sends one more of each operation, another one first$`, s.refillsBursts)
 	sc.Step(`^all of them but the last of each operation should have succeeded$`, s.burstsSucceeded)
 	sc.Step(`^the last Add Contact, Campaign List and Campaign Stats request of each account should be refused with status 429 and exactly this JSON body:$`, s.nextRefused)
 	sc.Step(`^each account's Add Contact, Campaign List and Campaign Stats should be served again$`, s.servedAgain)
@@ -107,8 +108,25 @@ type rateProof struct {
 // window) while the target let a request beyond the limit through is tried
 // again after a fresh window, up to MaxBurstAttempts times.
 func (s *scenario) sendsBursts(ctx context.Context) error {
+	return s.tryBursts(ctx, s.env.Pacer.Limit(), 0)
+}
+
+// refillsBursts, in the window after sendsBursts' (the accounts have sent
+// one request of each operation in it), fills each account's budget again
+// and sends one more of each operation, another one first: a target that
+// counts refused requests refuses only the first request past the limit
+// as the 101st, so each burst tries another operation there.
+func (s *scenario) refillsBursts(ctx context.Context) error {
+	return s.tryBursts(ctx, s.env.Pacer.Limit()-len(s.rateOps()), 2)
+}
+
+// tryBursts sends fill requests per account, then the operations beyond
+// the limit starting at operation first (shifted by one per account), and
+// tries again after a fresh window (then with a whole budget) while the
+// try cannot decide.
+func (s *scenario) tryBursts(ctx context.Context, fill, first int) error {
 	for attempt := 1; ; attempt++ {
-		p, err := s.burst(ctx)
+		p, err := s.burst(ctx, fill, first)
 		if err != nil {
 			return err
 		}
@@ -126,10 +144,11 @@ func (s *scenario) sendsBursts(ctx context.Context) error {
 		if err := s.freshBudgets(ctx); err != nil {
 			return err
 		}
+		fill = s.env.Pacer.Limit()
 	}
 }
 
-func (s *scenario) burst(ctx context.Context) (*rateProof, error) {
+func (s *scenario) burst(ctx context.Context, fill, first int) (*rateProof, error) {
 	p := &rateProof{within: map[string][]*exchange{}, beyond: map[string][]*exchange{}}
 	ops, roles := s.rateOps(), s.rateRoles()
 	send := func(role, op string) (*exchange, error) {
@@ -148,7 +167,7 @@ func (s *scenario) burst(ctx context.Context) (*rateProof, error) {
 		p.last = x
 		return x, nil
 	}
-	for i := range s.env.Pacer.Limit() {
+	for i := range fill {
 		for r, role := range roles {
 			// Each account starts at another operation, so that the
 			// request at every position is of each operation somewhere.
@@ -159,9 +178,9 @@ func (s *scenario) burst(ctx context.Context) (*rateProof, error) {
 			p.within[role] = append(p.within[role], x)
 		}
 	}
-	for _, role := range roles {
-		for _, op := range ops {
-			x, err := send(role, op)
+	for r, role := range roles {
+		for k := range ops {
+			x, err := send(role, ops[(first+r+k)%len(ops)])
 			if err != nil {
 				return nil, err
 			}
