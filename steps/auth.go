@@ -46,7 +46,11 @@ func (s *scenario) sendsCredentialVariants(ctx context.Context, header string) e
 			c.unreachable(cell, "no second account is configured")
 			continue
 		}
-		other, _ := s.other(cell.Account)
+		other, hasOther := s.other(cell.Account)
+		if cell.Condition == matrix.CondOtherAccount && !hasOther {
+			c.unreachable(cell, "no other account is configured")
+			continue
+		}
 		right := credentialHeaders(acct)
 		v, omit, ok := credentialVariant(cell.Condition, right.Get(header), credentialHeaders(other).Get(header))
 		if !ok {

@@ -69,3 +69,47 @@ func TestExitStatusOfEachVerdict(t *testing.T) {
 		}
 	}
 }
+
+// TestWithoutSecondAccountCellsAreUnverified: a run without a second
+// account checks every cell of the primary's, lists the second account's
+// as not checked, and is no certification for it.
+func TestWithoutSecondAccountCellsAreUnverified(t *testing.T) {
+	s, err := sim.New(context.Background(), sim.Config{Insecure: true, DataDir: t.TempDir(), AdminToken: "test-admin-token"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	as := devAccounts(t)
+	res, err := suite.Run(context.Background(), suite.Config{
+		Handler: s.Handler(), AdminHandler: s.AdminHandler(), AdminToken: "test-admin-token",
+		Primary: suite.Account{APIKey: as[0].APIKey, APISecret: as[0].APISecret, AccountID: as[0].AccountID},
+		Tags:    "@normative && @rule-auth-key",
+	})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if res.Verdict != suite.VerdictPass || res.Certification {
+		t.Fatalf("verdict %s, certification %v: want a pass that is no certification", res.Verdict, res.Certification)
+	}
+	// The second account's 3 × 18 cells, and the primary's 3 with the
+	// other account's value.
+	u := res.Scenarios[0].Unverified
+	if len(u) != 3*18+3 {
+		t.Fatalf("%d unverified cells, want 57: %q", len(u), u)
+	}
+	for _, c := range u {
+		if !strings.Contains(c, "second account") && !strings.Contains(c, "no other account") {
+			t.Errorf("unverified cell %q is not for want of a second account", c)
+		}
+	}
+	if !strings.Contains(strings.Join(res.Caveats, "\n"), "57 cells of the matrix were not checked") {
+		t.Errorf("caveats %q do not count the unverified cells", res.Caveats)
+	}
+	var md strings.Builder
+	if err := res.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "## Cells of the matrix not checked") {
+		t.Error("the summary does not list the cells not checked")
+	}
+}

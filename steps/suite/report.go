@@ -112,6 +112,16 @@ func (r *Result) WriteMarkdown(w io.Writer) error {
 			fmt.Fprintf(&b, "- %s (%s): %s\n", s.Title(), steps.SectionList(s.Sections), s.Message)
 		}
 	}
+	var unverified []string
+	for _, s := range r.Scenarios {
+		unverified = append(unverified, s.Unverified...)
+	}
+	if len(unverified) > 0 {
+		b.WriteString("\n## Cells of the matrix not checked\n\nThe run's own configuration kept these from being checked, so their rules were not verified there:\n\n")
+		for _, u := range unverified {
+			fmt.Fprintf(&b, "- %s\n", u)
+		}
+	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("write Markdown summary: %w", err)
 	}
