@@ -93,6 +93,10 @@ type altOptions struct {
 	UnknownZero bool
 	// HTTP2 serves HTTP/2 besides HTTP/1.1.
 	HTTP2 bool
+	// StrictHeaders refuses, with 400, any request whose headers carry a
+	// byte outside ASCII, before it looks at the credentials, as a strict
+	// HTTP layer in front of a service may.
+	StrictHeaders bool
 	// Extras adds what real deployments add without breaking the spec:
 	// fields the spec does not list in every body, gzip when the client
 	// accepts it, a charset parameter, extra headers.
@@ -362,6 +366,16 @@ func (s *altService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !found || r.Method != http.MethodPost || !slices.Contains(simulator.Operations, op) {
 		s.fail(w, http.StatusNotFound, "No such operation")
 		return
+	}
+	if s.opts.StrictHeaders {
+		for _, vs := range r.Header {
+			for _, v := range vs {
+				if strings.IndexFunc(v, func(c rune) bool { return c > 0x7e }) >= 0 {
+					s.fail(w, http.StatusBadRequest, "Malformed header")
+					return
+				}
+			}
+		}
 	}
 	acct, status, msg := s.authenticate(op, r.Header)
 	if status != 0 {
@@ -657,8 +671,8 @@ func TestAlternativeImplementationPasses(t *testing.T) {
 			checkProtocol("HTTP/2.0")},
 		{"clock-aligned windows that spare refused requests; RateLimit-Policy and Retry-After in seconds; newest first",
 			altOptions{FreeRefused: true, RateHeaders: "policy", NewestFirst: true}, nil},
-		{"sliding windows that spare refused requests, no rate-limit headers; UUID contactIds; a missing x-account-id answered 403",
-			altOptions{Sliding: true, FreeRefused: true, UUIDs: true, MissingAccount403: true}, nil},
+		{"sliding windows that spare refused requests, no rate-limit headers; UUID contactIds; a missing x-account-id answered 403; non-ASCII header bytes refused with 400",
+			altOptions{Sliding: true, FreeRefused: true, UUIDs: true, MissingAccount403: true, StrictHeaders: true}, nil},
 	}
 	targets := make([]altTarget, len(tests))
 	for i, tt := range tests {
