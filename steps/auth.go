@@ -7,7 +7,6 @@ package steps
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 
 	"github.com/cucumber/godog"
@@ -112,16 +111,10 @@ var nonASCII = map[string]bool{
 // want gives it; warn marks an answer the spec allows but a vendor should
 // hear of.
 func (s *scenario) checkRefusals(want func(cellExchange) (status int, msg string, warn bool)) error {
-	c := s.pending
-	if c == nil {
-		return fmt.Errorf("no cells were sent before this step")
-	}
-	for _, ce := range s.cellXs {
+	return s.eachCell(func(c *cellCheck, ce cellExchange) {
 		status, msg, warn := want(ce)
 		x := ce.x
 		switch {
-		case x.err != nil:
-			c.fail(ce.cell, x, "no answer: %v", x.err)
 		case x.status == http.StatusBadRequest && nonASCII[ce.cell.Condition]:
 			// An HTTP layer before the service (a proxy, the server's
 			// parser) may refuse header bytes outside ASCII as a malformed
@@ -138,62 +131,24 @@ func (s *scenario) checkRefusals(want func(cellExchange) (status int, msg string
 		case warn:
 			s.warn(c.sections, x, "%s: answered %d %q; 401 %q is the plainer reading of §5 rule 1 (the key is not the account's)", ce.cell, x.status, msg, msgInvalidCredentials)
 		}
-	}
-	return c.err()
+	})
 }
 
 // sendsOwnCredentials sends a valid request of every operation with each
 // account's own credentials (rule auth-served).
 func (s *scenario) sendsOwnCredentials(ctx context.Context) error {
-	c := s.cells("auth-served")
-	s.cellXs = s.cellXs[:0]
-	for _, cell := range c.rule.Cells() {
-		if _, ok := s.account(cell.Account); !ok {
-			c.unreachable(cell, "no second account is configured")
-			continue
-		}
+	return s.sendCells(ctx, "auth-served", func(cell matrix.Cell) ([]byte, error) {
 		if cell.Operation == matrix.OpAddContact && s.env.ReadOnly {
-			c.unreachable(cell, "read-only run: no contact is created")
-			continue
+			return nil, skipCell("read-only run: no contact is created")
 		}
-		body, err := s.validBodyFor(ctx, cell.Account, cell.Operation)
-		if err != nil {
-			return err
-		}
-		x, err := s.sendAs(ctx, cell.Account, cell.Operation, body)
-		if err != nil {
-			return err
-		}
-		s.last = x
-		s.cellXs = append(s.cellXs, cellExchange{cell, x})
-	}
-	s.pending = c
-	return nil
+		return s.validBodyFor(ctx, cell.Account, cell.Operation)
+	})
 }
 
 // everyServed: every answer is a 200 (its body is checked against the
 // spec's tables on every answer, see shapeProblems).
 func (s *scenario) everyServed() error {
-	c := s.pending
-	if c == nil {
-		return fmt.Errorf("no cells were sent before this step")
-	}
-	for _, ce := range s.cellXs {
-		x := ce.x
-		switch {
-		case x.err != nil:
-			c.fail(ce.cell, x, "no answer: %v", x.err)
-		case x.status != http.StatusOK:
-			c.fail(ce.cell, x, "status %d, want 200: the account's own credentials were refused or the request failed", x.status)
-		case labelProblem(x) != "":
-			c.fail(ce.cell, x, "%s", labelProblem(x))
-		default:
-			if secs, p := shapeProblems(x); p != "" {
-				c.fail(ce.cell, x, "%s (spec %s)", p, SectionList(secs))
-			}
-		}
-	}
-	return c.err()
+	return s.everyOK("the account's own credentials were refused or the request failed")
 }
 
 func (s *scenario) headerIs(header, how string) error {

@@ -99,27 +99,11 @@ func (s *scenario) pageOf(x *exchange) (*pageView, error) {
 	if x.status != http.StatusOK {
 		return nil, s.failOn(x, "status %d, want 200", x.status)
 	}
-	m, err := x.object()
-	if err != nil {
-		return nil, s.failOn(x, "%v", err)
+	p, problem := readPage(x)
+	if p == nil {
+		return nil, s.failOn(x, "%s (spec §4.2)", problem)
 	}
-	var p pageView
-	for _, f := range []struct {
-		name string
-		dst  *int64
-	}{{"pageNo", &p.pageNo}, {"pageSize", &p.pageSize}, {"totalPages", &p.totalPages}, {"totalRecords", &p.totalRecords}, {"filteredRecords", &p.filteredRecords}} {
-		v, ok := intOf(m[f.name])
-		if !ok {
-			return nil, s.failOn(x, "%q is %s, want an integer (spec §4.2)", f.name, kindOf(m[f.name]))
-		}
-		*f.dst = v
-	}
-	cs, ok := m["campaigns"].([]any)
-	if !ok {
-		return nil, s.failOn(x, `"campaigns" is %s, want an array (spec §4.2)`, kindOf(m["campaigns"]))
-	}
-	p.campaigns = cs
-	return &p, nil
+	return p, nil
 }
 
 func (s *scenario) pageHoldsExactly(n int) error {

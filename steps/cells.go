@@ -8,6 +8,7 @@ package steps
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"github.com/partner-v3/conformance-kit/fixtures/matrix"
 	"net/http"
@@ -151,4 +152,75 @@ func (s *scenario) noteRetry() {
 // cellOf names a cell of the matrix.
 func cellOf(rule, op, account, cond string) matrix.Cell {
 	return matrix.Cell{Rule: rule, Operation: op, Account: account, Condition: cond}
+}
+
+// skipCell is a body func's way to say a cell cannot be sent in this run
+// (a read-only run creates no contact): the cell is unverified.
+type skipCell string
+
+func (e skipCell) Error() string { return string(e) }
+
+// sendCells sends, for every cell of a rule, its operation as its account
+// with the body body gives it, for the Then step that checks them.
+func (s *scenario) sendCells(ctx context.Context, rule string, body func(matrix.Cell) ([]byte, error)) error {
+	c := s.cells(rule)
+	s.cellXs = s.cellXs[:0]
+	for _, cell := range c.rule.Cells() {
+		if _, ok := s.account(cell.Account); !ok {
+			c.unreachable(cell, "no second account is configured")
+			continue
+		}
+		b, err := body(cell)
+		var skip skipCell
+		if errors.As(err, &skip) {
+			c.unreachable(cell, string(skip))
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		x, err := s.sendAs(ctx, cell.Account, cell.Operation, b)
+		if err != nil {
+			return err
+		}
+		s.last = x
+		s.cellXs = append(s.cellXs, cellExchange{cell, x})
+	}
+	s.pending = c
+	return nil
+}
+
+// eachCell checks every cell the step before sent with check; a cell whose
+// request got no answer fails without it.
+func (s *scenario) eachCell(check func(c *cellCheck, ce cellExchange)) error {
+	c := s.pending
+	if c == nil {
+		return fmt.Errorf("no cells were sent before this step")
+	}
+	for _, ce := range s.cellXs {
+		if ce.x.err != nil {
+			c.fail(ce.cell, ce.x, "no answer: %v", ce.x.err)
+			continue
+		}
+		check(c, ce)
+	}
+	return c.err()
+}
+
+// everyOK checks every cell's answer is a 200 whose body has the spec's
+// fields (shapeProblems); why says what a refusal means.
+func (s *scenario) everyOK(why string) error {
+	return s.eachCell(func(c *cellCheck, ce cellExchange) {
+		x := ce.x
+		switch {
+		case x.status != http.StatusOK:
+			c.fail(ce.cell, x, "status %d, want 200: %s", x.status, why)
+		case labelProblem(x) != "":
+			c.fail(ce.cell, x, "%s", labelProblem(x))
+		default:
+			if secs, p := shapeProblems(x); p != "" {
+				c.fail(ce.cell, x, "%s (spec %s)", p, SectionList(secs))
+			}
+		}
+	})
 }

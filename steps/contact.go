@@ -50,71 +50,42 @@ func (s *scenario) contactBody(form string) []byte {
 // addsEveryForm creates, for each account, a contact of every form of
 // rule contact-created, each with its own address and number.
 func (s *scenario) addsEveryForm(ctx context.Context) error {
-	return s.sendCells(ctx, "contact-created", func(cell matrix.Cell) []byte { return s.contactBody(cell.Condition) })
+	return s.sendCells(ctx, "contact-created", func(cell matrix.Cell) ([]byte, error) { return s.contactBody(cell.Condition), nil })
 }
 
 // addsEveryValue creates, for each account, a contact with each value of
 // rule contact-values ("gender \"other\"" sends "gender": "other").
 func (s *scenario) addsEveryValue(ctx context.Context) error {
-	return s.sendCells(ctx, "contact-values", func(cell matrix.Cell) []byte {
+	return s.sendCells(ctx, "contact-values", func(cell matrix.Cell) ([]byte, error) {
 		field, value, _ := strings.Cut(cell.Condition, " ")
-		return fmt.Appendf(nil, `{"email": %q, %q: %s}`, s.newEmail(), field, value)
+		return fmt.Appendf(nil, `{"email": %q, %q: %s}`, s.newEmail(), field, value), nil
 	})
 }
 
 func (s *scenario) addsNoContact(ctx context.Context) error {
-	return s.sendCells(ctx, "contact-required", func(cell matrix.Cell) []byte {
+	return s.sendCells(ctx, "contact-required", func(cell matrix.Cell) ([]byte, error) {
 		if cell.Condition == matrix.NoContactEmpty {
-			return []byte(`{}`)
+			return []byte(`{}`), nil
 		}
-		return []byte("{" + optionalFields + "}")
+		return []byte("{" + optionalFields + "}"), nil
 	})
-}
-
-// sendCells sends, for every cell of a rule, its operation as its account
-// with the body body gives it.
-func (s *scenario) sendCells(ctx context.Context, rule string, body func(matrix.Cell) []byte) error {
-	c := s.cells(rule)
-	s.cellXs = s.cellXs[:0]
-	for _, cell := range c.rule.Cells() {
-		if _, ok := s.account(cell.Account); !ok {
-			c.unreachable(cell, "no second account is configured")
-			continue
-		}
-		x, err := s.sendAs(ctx, cell.Account, cell.Operation, body(cell))
-		if err != nil {
-			return err
-		}
-		s.last = x
-		s.cellXs = append(s.cellXs, cellExchange{cell, x})
-	}
-	s.pending = c
-	return nil
 }
 
 // everyCreated: every creation answered 200 {"status": "success",
 // "contactId": "<string>"}, and no two of an account's contacts share a
 // contactId (spec §4.1: the identifier of the created contact).
 func (s *scenario) everyCreated() error {
-	c := s.pending
-	if c == nil {
-		return fmt.Errorf("no cells were sent before this step")
-	}
 	ids := map[string]matrix.Cell{}
-	for _, ce := range s.cellXs {
+	return s.eachCell(func(c *cellCheck, ce cellExchange) {
 		x := ce.x
-		if x.err != nil {
-			c.fail(ce.cell, x, "no answer: %v", x.err)
-			continue
-		}
 		if x.status != http.StatusOK {
 			c.fail(ce.cell, x, "status %d, want 200: the contact has what §2.1 requires", x.status)
-			continue
+			return
 		}
 		m, err := x.object()
 		if err != nil {
 			c.fail(ce.cell, x, "%v (spec §1 rule 3)", err)
-			continue
+			return
 		}
 		id, ok := m["contactId"].(string)
 		switch {
@@ -129,8 +100,7 @@ func (s *scenario) everyCreated() error {
 			}
 			ids[key] = ce.cell
 		}
-	}
-	return c.err()
+	})
 }
 
 // noteContact remembers the contactId of a successful Add Contact.
