@@ -18,6 +18,12 @@ import (
 	"github.com/gavv/httpexpect/v2"
 )
 
+// cellExchange is one cell's request and answer, for the Then steps.
+type cellExchange struct {
+	cell matrix.Cell
+	x    *exchange
+}
+
 // cellCheck collects the outcome of a rule's cells in one step.
 type cellCheck struct {
 	s        *scenario
