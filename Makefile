@@ -82,6 +82,9 @@ image: ## build the simulator and runner images FROM scratch (needs a Docker eng
 # gremlins times the steps from it) and keeps vet from failing a mutant
 # (-vet=off). DOCKER_HOST: the coverage step of package simulator runs every
 # test binary below it, and simulator/container's TestMain would build images.
+# cmd/mutationreport then completes gremlins' figures (mutants that did not
+# compile, mutants in case expressions gremlins never tests) and lists the
+# survivors.
 GREMLINS                     := github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0
 MUTATION_PKGS                ?= simulator simulator/server simulator/inmem
 MUTATION_WORKERS             ?= 1
@@ -91,7 +94,7 @@ MUTATION_DIR                 ?= reports/mutation
 # their coverage, run nothing).
 MUTATION_ARGS                ?=
 
-mutation: ## mutation testing of the simulator, the suite as the test; lists the survivors (about 30 min; MUTATION_PKGS, MUTATION_WORKERS=1)
+mutation: ## mutation testing of the simulator, the suite as the test; lists the survivors (about 40 min; MUTATION_PKGS, MUTATION_WORKERS=1)
 	@mkdir -p $(MUTATION_DIR)
 	$(GO) vet -tags mutation ./internal/mutation $(addprefix ./,$(MUTATION_PKGS))
 	@for p in $(MUTATION_PKGS); do \
