@@ -21,7 +21,8 @@
 // it NOT COVERED whatever the suite ran (cases.go says why). Unless
 // -cases=false, the report runs the test on each of those in a switch the
 // suite reached, the mutation applied with go test -overlay (one at a
-// time, some seconds each), and counts them with gremlins' own.
+// time, some seconds each), and counts them with gremlins' own; not after
+// a dry run, which tests nothing.
 //
 // Exit codes: 0 reported (survivors or not), 1 failed, 2 usage.
 package main
@@ -61,6 +62,7 @@ const (
 	statusTimedOut   = "TIMED OUT"
 	statusNotViable  = "NOT VIABLE"
 	statusSkipped    = "SKIPPED"
+	statusRunnable   = "RUNNABLE" // a dry run's covered mutant
 )
 
 // result is the part of gremlins' --output JSON the report reads.
@@ -147,8 +149,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		pkgs = append(pkgs, dir)
 		byPkg[dir] = ms
 	}
+	// A dry run (--dry-run) tests nothing: neither does the report.
+	dry := false
+	for _, p := range pkgs {
+		dry = dry || slices.ContainsFunc(byPkg[p], func(m mutant) bool { return m.Status == statusRunnable })
+	}
 	caseTested := 0
-	if *cases {
+	if *cases && !dry {
 		for _, p := range pkgs {
 			n, err := ct.runCases(ctx, p, byPkg[p])
 			caseTested += n
