@@ -102,7 +102,7 @@ mutation: ## mutation testing of the simulator, the suite as the test; lists the
 		GOFLAGS='-run=^TestMutationSuite$$ -count=1 -vet=off' DOCKER_HOST=unix:///nonexistent.sock \
 		$(GO) run $(GREMLINS) unleash ./$$p --tags mutation --exclude-files / \
 			--workers $(MUTATION_WORKERS) --timeout-coefficient $(MUTATION_TIMEOUT_COEFFICIENT) \
-			--output $(CURDIR)/$(MUTATION_DIR)/$$(echo $$p | tr / -).json $(MUTATION_ARGS) || exit 1; \
+			--output $(abspath $(MUTATION_DIR))/$$(echo $$p | tr / -).json $(MUTATION_ARGS) || exit 1; \
 	done
 	$(GO) run ./cmd/mutationreport $(foreach p,$(MUTATION_PKGS),$(p)=$(MUTATION_DIR)/$(subst /,-,$(p)).json) >$(MUTATION_DIR)/summary.txt
 	@cat $(MUTATION_DIR)/summary.txt
