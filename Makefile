@@ -12,7 +12,7 @@ ARGS        ?=
 IMAGE_REPO  ?= partner-v3
 IMAGE_TAG   ?= latest
 
-.PHONY: help run build build-simulator build-conformance test check fmt vet lint lint-openapi fuzz bench load soak conformance image clean
+.PHONY: help run build build-simulator build-conformance test check fmt vet lint lint-openapi fuzz bench load soak conformance image mutation clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -73,6 +73,39 @@ conformance: build-conformance ## run the normative suite against a URL: make co
 
 image: ## build the simulator and runner images FROM scratch (needs a Docker engine; pulls nothing)
 	$(GO) run ./cmd/image -repo $(IMAGE_REPO) -tag $(IMAGE_TAG) -version $(VERSION)
+
+# Mutation testing (docs/mutation.md): gremlins mutates the simulator's own
+# code, one package at a time, and the conformance suite is the test: each
+# package's TestMutationSuite (build tag mutation) runs it against the
+# mutated simulator. GOFLAGS makes that test the only one go test runs
+# (-run), never takes a cached result for the coverage step (-count=1:
+# gremlins times the steps from it) and keeps vet from failing a mutant
+# (-vet=off). DOCKER_HOST: the coverage step of package simulator runs every
+# test binary below it, and simulator/container's TestMain would build images.
+# cmd/mutationreport then completes gremlins' figures (mutants that did not
+# compile, mutants in case expressions gremlins never tests) and lists the
+# survivors.
+GREMLINS                     := github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0
+MUTATION_PKGS                ?= simulator simulator/server simulator/inmem
+MUTATION_WORKERS             ?= 1
+MUTATION_TIMEOUT_COEFFICIENT ?= 10
+MUTATION_DIR                 ?= reports/mutation
+# More gremlins flags, e.g. MUTATION_ARGS=--dry-run (find the mutants and
+# their coverage, run nothing).
+MUTATION_ARGS                ?=
+
+mutation: ## mutation testing of the simulator, the suite as the test; lists the survivors (about 40 min; MUTATION_PKGS, MUTATION_WORKERS=1)
+	@mkdir -p $(MUTATION_DIR)
+	$(GO) vet -tags mutation ./internal/mutation $(addprefix ./,$(MUTATION_PKGS))
+	@for p in $(MUTATION_PKGS); do \
+		echo "== gremlins: $$p"; \
+		GOFLAGS='-run=^TestMutationSuite$$ -count=1 -vet=off' DOCKER_HOST=unix:///nonexistent.sock \
+		$(GO) run $(GREMLINS) unleash ./$$p --tags mutation --exclude-files / \
+			--workers $(MUTATION_WORKERS) --timeout-coefficient $(MUTATION_TIMEOUT_COEFFICIENT) \
+			--output $(abspath $(MUTATION_DIR))/$$(echo $$p | tr / -).json $(MUTATION_ARGS) || exit 1; \
+	done
+	$(GO) run ./cmd/mutationreport $(foreach p,$(MUTATION_PKGS),$(p)=$(MUTATION_DIR)/$(subst /,-,$(p)).json) >$(MUTATION_DIR)/summary.txt
+	@cat $(MUTATION_DIR)/summary.txt
 
 clean: ## remove what the kit writes: binaries, reports (conformance-report/ is --report-dir's default), the generated certificate
 	rm -rf $(BIN) reports conformance-report .simdata
