@@ -96,7 +96,7 @@ MUTATION_ARGS                ?=
 
 mutation: ## mutation testing of the simulator, the suite as the test; lists the survivors (about 40 min; MUTATION_PKGS, MUTATION_WORKERS=1)
 	@mkdir -p $(MUTATION_DIR)
-	$(GO) vet -tags mutation ./internal/mutation $(addprefix ./,$(MUTATION_PKGS))
+	$(GO) vet -tags mutation ./simulator/internal/mutation $(addprefix ./,$(MUTATION_PKGS))
 	@for p in $(MUTATION_PKGS); do \
 		echo "== gremlins: $$p"; \
 		GOFLAGS='-run=^TestMutationSuite$$ -count=1 -vet=off' DOCKER_HOST=unix:///nonexistent.sock \

@@ -5,7 +5,7 @@ package simulator_test
 import (
 	"testing"
 
-	"github.com/partner-v3/conformance-kit/internal/mutation"
+	"github.com/partner-v3/conformance-kit/simulator/internal/mutation"
 )
 
 // TestMutationSuite is the test of a mutation run over this package (make

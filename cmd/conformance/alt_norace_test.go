@@ -14,3 +14,8 @@ const (
 	altWindow      = 2 * time.Second
 	altConcurrency = 10
 )
+
+// matrixSample is TestMatrixCellsAreCaught's default: every cell, or under
+// the race detector every few (each run costs several times as much; make
+// matrix proves every cell without it).
+const matrixSample = 1

@@ -13,3 +13,8 @@ const (
 	altWindow      = 4 * time.Second
 	altConcurrency = 6
 )
+
+// matrixSample is TestMatrixCellsAreCaught's default: every cell, or under
+// the race detector every few (each run costs several times as much; make
+// matrix proves every cell without it).
+const matrixSample = 5

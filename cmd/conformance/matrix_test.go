@@ -79,13 +79,15 @@ func TestMatrixCellsHaveSwitches(t *testing.T) {
 // scenarios pass against a faithful simulator, and fail, in a section of
 // the rule, against a simulator that breaks the rule in that cell alone.
 // MATRIX_SAMPLE=N proves every Nth cell of each rule (and always its first
-// and last), for a quicker run; unset, every cell.
+// and last), for a quicker run; unset, every cell, or every
+// matrixSampleRace-th under the race detector (make matrix proves them
+// all without it).
 func TestMatrixCellsAreCaught(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the suite once per matrix cell")
 	}
-	every := 1
-	if v, err := strconv.Atoi(os.Getenv("MATRIX_SAMPLE")); err == nil && v > 1 {
+	every := matrixSample
+	if v, err := strconv.Atoi(os.Getenv("MATRIX_SAMPLE")); err == nil && v >= 1 {
 		every = v
 	}
 	var proved, total atomic.Int32

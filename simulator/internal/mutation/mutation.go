@@ -1,3 +1,5 @@
+//go:build mutation
+
 // Package mutation makes the conformance suite the test of a mutation
 // testing run (make mutation, docs/mutation.md). Gremlins mutates one
 // package of the simulator at a time and runs `go test -tags mutation` on
@@ -5,8 +7,12 @@
 // selects (GOFLAGS=-run=^TestMutationSuite$), calls Suite. A mutant is
 // killed when the suite, run against the mutated simulator, does not pass.
 //
-// The package is not behind the tag, so that go vet and staticcheck read it
-// in every build; only the three test files that call it are.
+// It is the one package under simulator/ that imports the suite (steps):
+// a test harness that joins the two halves, as cmd/conformance's tests do,
+// but which the mutated packages' own tests must be able to import (gremlins
+// runs `go test` on the package it mutates). It is behind the mutation
+// build tag, so no build of the simulator ever links it; make mutation vets
+// it with the tag.
 package mutation
 
 import (
