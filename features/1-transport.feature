@@ -80,6 +80,17 @@ Feature: Transport, JSON and the versioned base address
       | field | type   |
       | error | string |
 
+  # §1 rule 2: the body is sent with Content-Type application/json; the
+  # media type is the same with a charset parameter (RFC 8259 JSON is
+  # UTF-8), which clients often add.
+  @simulator @spec-1
+  Scenario: The simulator accepts application/json with a charset parameter
+    When the client calls Campaign List with content type "application/json; charset=utf-8" and body:
+      """
+      {"limit": 10, "page": 1}
+      """
+    Then the response status should be 200
+
   @simulator @spec-1
   Scenario: The simulator refuses malformed JSON with a JSON error
     When the client calls Campaign List with the raw body:

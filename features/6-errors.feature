@@ -17,7 +17,7 @@ Feature: Errors common to all operations
   Scenario Outline: An unexpected failure of <operation> is answered with 500
     Given the simulator will answer the next <operation> request with an unexpected failure
     When the client calls <operation> with a valid request
-    Then the response should be 500 with an "error" field mentioning "Internal server error"
+    Then the response should be 500 with the message "Internal server error"
 
     Examples:
       | operation      |

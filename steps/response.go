@@ -17,6 +17,7 @@ import (
 func (s *scenario) registerBodies(sc *godog.ScenarioContext) {
 	s.registerRequests(sc)
 	sc.Step(`^the response status should be (\d+)$`, s.statusShouldBe)
+	sc.Step(`^the response should be (\d+) with the message "([^"]*)"$`, s.statusWithMessage)
 	sc.Step(`^the response should be (\d+) with an "error" field mentioning "([^"]*)"$`, s.statusWithErrorField)
 	sc.Step(`^the response should not be a server error$`, s.notServerError)
 	sc.Step(`^the response body should be a JSON object with these fields:$`, s.bodyHasFields)
@@ -36,6 +37,22 @@ func (s *scenario) statusShouldBe(want int) error {
 		return skipf("the account has no campaigns, so no real campaignId could be asked for")
 	}
 	return s.failf("status %d, want %d", s.last.status, want)
+}
+
+// statusWithMessage checks the status and that the body, JSON, carries the
+// spec's message exactly as the spec writes it (§4, §7: the messages are
+// contract; case counts).
+func (s *scenario) statusWithMessage(want int, msg string) error {
+	if err := s.statusShouldBe(want); err != nil {
+		return err
+	}
+	if !isJSON(s.last) {
+		return s.failf("the body is not JSON: every response body is JSON (spec §1 rule 3)")
+	}
+	if !mentions(s.last.rbody, msg) {
+		return s.failf("the body does not carry the message %q as the spec writes it", msg)
+	}
+	return nil
 }
 
 func (s *scenario) statusWithErrorField(want int, text string) error {
