@@ -12,7 +12,7 @@ ARGS        ?=
 IMAGE_REPO  ?= partner-v3
 IMAGE_TAG   ?= latest
 
-.PHONY: help run build build-simulator build-conformance test check fmt vet lint lint-openapi fuzz bench load soak conformance image mutation clean
+.PHONY: matrix help run build build-simulator build-conformance test check fmt vet lint lint-openapi fuzz bench load soak conformance image mutation clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -31,6 +31,9 @@ build-conformance:
 test: ## vet, then every test with the race detector (includes the conformance suite against the simulator)
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 20m ./...
+
+matrix: ## prove every cell of the suite's matrix with its violation switch (make test samples them under -race); about a minute
+	MATRIX_SAMPLE=1 $(GO) test -count=1 -run '^TestMatrixCells' ./cmd/conformance
 
 check: fmt lint test ## gofmt, staticcheck, vet and test: what a change must pass
 
