@@ -10,12 +10,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/partner-v3/conformance-kit/fixtures/matrix"
 	"net/http"
 	"slices"
 	"strings"
 
 	"github.com/gavv/httpexpect/v2"
+
+	"github.com/partner-v3/conformance-kit/fixtures/matrix"
 )
 
 // cellExchange is one cell's request and answer, for the Then steps.

@@ -6,10 +6,11 @@ package steps
 // Unicode normalisation, a lookup across accounts) would take for it.
 
 import (
-	"github.com/partner-v3/conformance-kit/fixtures/matrix"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/partner-v3/conformance-kit/fixtures/matrix"
 )
 
 // cyrillic maps Latin letters to Cyrillic ones that look the same.
