@@ -92,7 +92,7 @@ func altDefects() []altDefectCase {
 		{"rate: Campaign List is refused once the budget is spent but never counts", rate, s8, altDefect{cost: costs(simulator.OpCampaignList, 0)}},
 		{"rate: Add Contact counts twice", rate, s8, altDefect{cost: costs(simulator.OpContactAdd, 2)}},
 		{"rate: Campaign Stats counts twice", rate, s8, altDefect{cost: costs(simulator.OpCampaignStats, 2)}},
-		{"rate: the second account's budget is one smaller (19 of 20)", rate, s8, altDefect{limit: func(_ string, acct, limit int) int { return limit - acct }}},
+		{"rate: the second account's budget is one smaller (99 of 100)", rate, s8, altDefect{limit: func(_ string, acct, limit int) int { return limit - acct }}},
 		{"rate: the 101st request is admitted when it is an Add Contact", rate, s8, altDefect{limit: oneMore(simulator.OpContactAdd)}},
 		{"rate: the 101st request is admitted when it is a Campaign Stats", rate, s8, altDefect{limit: oneMore(simulator.OpCampaignStats)}},
 		{"rate: the 101st request is admitted when it is a Campaign List", rate, s8, altDefect{limit: oneMore(simulator.OpCampaignList)}},
@@ -212,7 +212,7 @@ func altDefects() []altDefectCase {
 // but for one sentence of the spec, must fail the normative profile (exit
 // 1) in a scenario of the section that sentence belongs to. Each defect
 // hides in a corner; a defect the suite lets through is reported NOT
-// CAUGHT. The runs use a limit of 20 per altWindow (2 s; 4 s under -race),
+// CAUGHT. The runs use a limit of altLimit per altWindow (2 s; 4 s under -race),
 // the two accounts and 72 and 61 campaigns (several pages at limit 7 and
 // 49, some deleted, both channels, both types).
 func TestAlternativeDefectsAreCaught(t *testing.T) {
@@ -223,7 +223,7 @@ func TestAlternativeDefectsAreCaught(t *testing.T) {
 	defects := altDefects()
 	targets := make([]altTarget, len(defects))
 	for i, d := range defects {
-		targets[i] = altTarget{defect: d.defect, limit: 20}
+		targets[i] = altTarget{defect: d.defect, limit: altLimit}
 	}
 	runs := startAltRuns(t, targets)
 	// verdicts[i] is what became of defect i and by[i] the scenarios that

@@ -19,3 +19,8 @@ const (
 // the race detector every few (each run costs several times as much; make
 // matrix proves every cell without it).
 const matrixSample = 1
+
+// altLimit is the limit per altWindow the alternative implementations
+// allow and the runner is told: the suite's bursts must fit in a window,
+// and a run of about 930 requests takes some ten windows.
+const altLimit = 100

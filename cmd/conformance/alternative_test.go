@@ -614,7 +614,7 @@ func runAltOnce(url, caFile, dir string, accounts []suite.Account) altRun {
 		"--base-url", url + simulator.BasePath, "--ca-cert", caFile,
 		"--api-key", primary.APIKey, "--api-secret", primary.APISecret, "--account-id", primary.AccountID,
 		"--second-api-key", second.APIKey, "--second-api-secret", second.APISecret, "--second-account-id", second.AccountID,
-		"--rate-limit", "20", "--rate-window", altWindow.String(), "--format", "progress", "--report-dir", dir, "--no-colors",
+		"--rate-limit", fmt.Sprint(altLimit), "--rate-window", altWindow.String(), "--format", "progress", "--report-dir", dir, "--no-colors",
 	}, &stdout, &stderr)
 	r := altRun{code: code, out: stdout.String() + "\nstderr:\n" + stderr.String(), took: time.Since(started)}
 	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
@@ -676,7 +676,7 @@ func TestAlternativeImplementationPasses(t *testing.T) {
 	}
 	targets := make([]altTarget, len(tests))
 	for i, tt := range tests {
-		targets[i] = altTarget{opts: tt.opts, limit: 20}
+		targets[i] = altTarget{opts: tt.opts, limit: altLimit}
 	}
 	runs := startAltRuns(t, targets)
 	for i, tt := range tests {
@@ -756,7 +756,7 @@ func TestAlternativeImplementationOffByOneFails(t *testing.T) {
 		t.Skip("waits for rate-limit windows")
 	}
 	t.Parallel()
-	r := <-startAltRuns(t, []altTarget{{limit: 21}})[0]
+	r := <-startAltRuns(t, []altTarget{{limit: altLimit + 1}})[0]
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
@@ -764,7 +764,7 @@ func TestAlternativeImplementationOffByOneFails(t *testing.T) {
 		t.Skipf("the burst crossed a window boundary %d times, nothing proven: %s", r.attempts, why)
 	}
 	if r.code != exitFail {
-		t.Fatalf("exit status %d, want 1: the suite passed a limit of 21 per window told to expect 20\n%s", r.code, r.out)
+		t.Fatalf("exit status %d, want 1: the suite passed a limit of %d per window told to expect %d\n%s", r.code, altLimit+1, altLimit, r.out)
 	}
 	failed := r.res.FailedScenarios()
 	if len(failed) != 1 || !slices.Contains(failed[0].Tags, "@rule-rate-shared") || !slices.Contains(failed[0].Sections, "8") {

@@ -93,14 +93,14 @@ func TestBlackBox(t *testing.T) {
 	runner := buildBinary(t, bin, "./cmd/conformance")
 	baseURL, cert := startSimulator(t, simBin,
 		"--addr", "127.0.0.1:0", "--admin-addr", "", "--data-dir", t.TempDir(),
-		"--rate-limit", "20", "--rate-window", "2s", "--log-level", "error")
+		"--rate-limit", "100", "--rate-window", "2s", "--log-level", "error")
 
 	as := devAccounts(t)
 	report := t.TempDir()
 	cmd := exec.Command(runner,
 		"--base-url", baseURL, "--ca-cert", cert,
 		"--second-api-key", as[1].APIKey, "--second-api-secret", as[1].APISecret, "--second-account-id", as[1].AccountID,
-		"--rate-limit", "20", "--rate-window", "2s",
+		"--rate-limit", "100", "--rate-window", "2s",
 		"--format", "progress,junit", "--report-dir", report, "--no-colors")
 	// The primary account comes from the environment, as a CI job would
 	// pass secrets.
@@ -120,7 +120,7 @@ func TestBlackBox(t *testing.T) {
 		t.Fatalf("verdict %q, want pass", r.Verdict)
 	}
 	if r.Certification {
-		t.Errorf("a run with --rate-limit 20 --rate-window 2s reported itself a certification")
+		t.Errorf("a run with --rate-limit 100 --rate-window 2s reported itself a certification")
 	}
 	for _, sc := range r.Scenarios {
 		if sc.Status == steps.StatusSkipped {

@@ -82,7 +82,7 @@ func TestRunOnASpentBudgetPasses(t *testing.T) {
 		t.Skip("waits for rate-limit windows")
 	}
 	t.Parallel()
-	const limit, window = 20, 2 * time.Second
+	const limit, window = 100, 3 * time.Second
 	s := openLimitedSimulator(t, limit, window)
 	if refused := spendBudget(t, s, limit+5); refused != 5 {
 		t.Fatalf("%d of %d requests refused before the run, want 5: the budget is not spent as the test assumes", refused, limit+5)
@@ -115,7 +115,7 @@ func TestBackToBackRunsPass(t *testing.T) {
 		t.Skip("waits for rate-limit windows")
 	}
 	t.Parallel()
-	const limit, window = 20, 2 * time.Second
+	const limit, window = 100, 3 * time.Second
 	s := openLimitedSimulator(t, limit, window)
 	for i, tags := range []string{"@normative && @rate-limit && @spec-1", "@normative", "@normative"} {
 		dir := t.TempDir()
@@ -139,12 +139,12 @@ func TestStricterLimitFailsSection8(t *testing.T) {
 		t.Skip("waits for rate-limit windows")
 	}
 	t.Parallel()
-	s := openLimitedSimulator(t, 15, 2*time.Second)
+	s := openLimitedSimulator(t, 75, 3*time.Second)
 	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), blackBoxArgs(t, s, 20, 2*time.Second, dir), &stdout, &stderr)
+	code := run(context.Background(), blackBoxArgs(t, s, 100, 3*time.Second, dir), &stdout, &stderr)
 	if code != exitFail {
-		t.Fatalf("exit status %d, want 1: a limit of 15 per window passed a run that expects 20\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+		t.Fatalf("exit status %d, want 1: a limit of 75 per window passed a run that expects 100\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
 	}
 	r := readSummary(t, dir)
 	for _, f := range r.FailedScenarios() {
