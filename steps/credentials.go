@@ -13,12 +13,6 @@ import (
 	"github.com/partner-v3/conformance-kit/fixtures/matrix"
 )
 
-// cyrillic maps Latin letters to Cyrillic ones that look the same.
-var cyrillic = map[rune]rune{
-	'a': 'а', 'c': 'с', 'e': 'е', 'o': 'о', 'p': 'р', 'x': 'х', 'y': 'у', 'i': 'і', 's': 'ѕ',
-	'A': 'А', 'B': 'В', 'C': 'С', 'E': 'Е', 'H': 'Н', 'K': 'К', 'M': 'М', 'O': 'О', 'P': 'Р', 'T': 'Т', 'X': 'Х',
-}
-
 // credentialVariant returns the value to send for cond, given the right
 // value and the other account's (empty without one). omit asks for no
 // header at all; ok is false when cond cannot be made from right (no
@@ -81,7 +75,7 @@ func credentialVariant(cond, right, other string) (value string, omit, ok bool) 
 		})
 	case matrix.CondCyrillic:
 		v = replaceFirst(right, func(r rune) (rune, bool) {
-			c, ok := cyrillic[r]
+			c, ok := matrix.CyrillicLookalikes[r]
 			return c, ok
 		})
 	}

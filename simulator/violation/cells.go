@@ -204,10 +204,7 @@ func cellBreach(c matrix.Cell) (breach, bool) {
 			if n, ok := integer(x.req, "limit"); !mine(x) || !ok || n != int64(limit) {
 				return false
 			}
-			x.status = http.StatusOK
-			x.header.Set("Content-Type", "application/json")
-			x.setDoc(map[string]any{"pageNo": json.Number("1"), "pageSize": json.Number(strconv.Itoa(limit)), "totalPages": json.Number("1"),
-				"totalRecords": json.Number("0"), "filteredRecords": json.Number("0"), "campaigns": []any{}})
+			x.answerEmptyPage(1, limit)
 			return true
 		}}, true
 	case "list-page-min":
@@ -219,10 +216,7 @@ func cellBreach(c matrix.Cell) (breach, bool) {
 			if n, ok := integer(x.req, "page"); !mine(x) || !ok || n != int64(page) {
 				return false
 			}
-			x.status = http.StatusOK
-			x.header.Set("Content-Type", "application/json")
-			x.setDoc(map[string]any{"pageNo": json.Number(strconv.Itoa(page)), "pageSize": json.Number("10"), "totalPages": json.Number("0"),
-				"totalRecords": json.Number("0"), "filteredRecords": json.Number("0"), "campaigns": []any{}})
+			x.answerEmptyPage(page, 10)
 			return true
 		}}, true
 	case "contact-created":
@@ -273,6 +267,15 @@ func cellBreach(c matrix.Cell) (breach, bool) {
 		}}, true
 	}
 	return breach{}, false
+}
+
+// answerEmptyPage answers a Campaign List with a page of no campaigns that
+// reports pageNo and pageSize as given, whatever the bounds of §8.
+func (x *exchange) answerEmptyPage(pageNo, pageSize int) {
+	x.status = http.StatusOK
+	x.header.Set("Content-Type", "application/json")
+	x.setDoc(map[string]any{"pageNo": json.Number(strconv.Itoa(pageNo)), "pageSize": json.Number(strconv.Itoa(pageSize)),
+		"totalPages": json.Number("0"), "totalRecords": json.Number("0"), "filteredRecords": json.Number("0"), "campaigns": []any{}})
 }
 
 // operationPath is the path of a matrix operation.
@@ -438,12 +441,20 @@ func fullwidth(r rune) rune {
 // latinOf folds Cyrillic letters that look Latin, as a confusables
 // skeleton does.
 func latinOf(r rune) rune {
-	if l, ok := map[rune]rune{'а': 'a', 'с': 'c', 'е': 'e', 'о': 'o', 'р': 'p', 'х': 'x', 'у': 'y', 'і': 'i', 'ѕ': 's',
-		'А': 'A', 'В': 'B', 'С': 'C', 'Е': 'E', 'Н': 'H', 'К': 'K', 'М': 'M', 'О': 'O', 'Р': 'P', 'Т': 'T', 'Х': 'X'}[r]; ok {
+	if l, ok := latinOfCyrillic[r]; ok {
 		return l
 	}
 	return r
 }
+
+// latinOfCyrillic inverts matrix.CyrillicLookalikes.
+var latinOfCyrillic = func() map[rune]rune {
+	m := make(map[rune]rune, len(matrix.CyrillicLookalikes))
+	for l, c := range matrix.CyrillicLookalikes {
+		m[c] = l
+	}
+	return m
+}()
 
 // cellRateCounter decides the requests of one cell its own way.
 type cellRateCounter struct {
