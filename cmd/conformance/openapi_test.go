@@ -333,6 +333,8 @@ func TestOpenAPIDocumentCatchesBreaches(t *testing.T) {
 		{"a 200 to a list request without page is invalid", list, `{"limit":1}`, 200, "", page(nil), false},
 		{"a 200 to Add Contact with neither email nor phoneNo is invalid (spec §4.1)", add, `{"firstName":"Jane"}`, 200, "", `{"status":"success","contactId":"ct_1"}`, false},
 		{"a 200 to Add Contact with email only is valid", add, `{"email":"jane@example.com","tag":["a"]}`, 200, "", `{"status":"success","contactId":"ct_1"}`, true},
+		{"a 200 to Add Contact with both email and phoneNo is valid (spec §2.1: at least one)", add, `{"email":"jane@example.com","phoneNo":"+15550100123"}`, 200, "", `{"status":"success","contactId":"ct_1"}`, true},
+		{"a 200 to Add Contact with a numeric phoneNo and no email is invalid (spec §2.1)", add, `{"phoneNo":15550100123}`, 200, "", `{"status":"success","contactId":"ct_1"}`, false},
 		{"a 200 to Add Contact with gender unknown is invalid (spec §2.1)", add, `{"email":"jane@example.com","gender":"x"}`, 200, "", `{"status":"success","contactId":"ct_1"}`, false},
 		{"a 200 to Campaign Stats without campaignId is invalid (spec §4.3)", stat, `{}`, 200, "", stats(nil), false},
 	}

@@ -332,11 +332,15 @@ type ContactGender string
 // ContactSmsOptStatus 0 = opt-out, 1 = opt-in (spec §2.1).
 type ContactSmsOptStatus int
 
-// Contact0 defines model for Contact.0.
-type Contact0 = interface{}
+// Contact0 A contact with an email (spec §2.1, §4.1).
+type Contact0 struct {
+	Email string `json:"email"`
+}
 
-// Contact1 defines model for Contact.1.
-type Contact1 = interface{}
+// Contact1 A contact with a phoneNo (spec §2.1, §4.1).
+type Contact1 struct {
+	PhoneNo string `json:"phoneNo"`
+}
 
 // ContactAdded The success body of Add Contact (spec §4.1).
 type ContactAdded struct {
