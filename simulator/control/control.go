@@ -5,12 +5,14 @@
 // accounts. Every call sends "Authorization: Bearer <Token>" and JSON.
 //
 // A non-2xx answer is returned as a *Error (use errors.As), wrapped with the
-// call: "control: POST /faults: 400 kind must be one of ...".
+// call: "control: POST /faults: 400 kind must be one of ..."; no answer at
+// all wraps ErrUnreachable. The bodies are the wire types of package
+// simulator, the very ones the server decodes and answers.
 //
 // It imports only the simulator package and the standard library, so a
 // partner's test can use it against any running simulator: in-process
 // (simulator/simtest), in a container (simulator/container) or a shared
-// one.
+// one. The conformance runner uses it too.
 package control
 
 import (
