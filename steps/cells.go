@@ -17,6 +17,7 @@ import (
 	"github.com/gavv/httpexpect/v2"
 
 	"github.com/partner-v3/conformance-kit/fixtures/matrix"
+	"github.com/partner-v3/conformance-kit/simulator/control"
 )
 
 // cellExchange is one cell's request and answer, for the Then steps.
@@ -88,7 +89,7 @@ func (c *cellCheck) err() error {
 
 // account returns the credentials of a role, and false when the run has no
 // such account.
-func (s *scenario) account(role string) (Account, bool) {
+func (s *scenario) account(role string) (control.Credentials, bool) {
 	if role == matrix.Second {
 		return s.env.Second, s.env.Second.Complete()
 	}
@@ -96,7 +97,7 @@ func (s *scenario) account(role string) (Account, bool) {
 }
 
 // other returns the other role's credentials, and false without them.
-func (s *scenario) other(role string) (Account, bool) {
+func (s *scenario) other(role string) (control.Credentials, bool) {
 	if role == matrix.Second {
 		return s.account(matrix.Primary)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/steps/internal/mask"
 )
 
@@ -93,7 +94,7 @@ func TestIsJSONType(t *testing.T) {
 }
 
 func TestReportMasksCredentials(t *testing.T) {
-	acct := Account{APIKey: "dev-key-alpha-7f3c2b9e", APISecret: "dev-secret-alpha-9d41e6a0c58b", AccountID: "acc_enc_QWxwaGFQYXJ0bmVyMDAx"}
+	acct := control.Credentials{APIKey: "dev-key-alpha-7f3c2b9e", APISecret: "dev-secret-alpha-9d41e6a0c58b", AccountID: "acc_enc_QWxwaGFQYXJ0bmVyMDAx"}
 	sec := mask.NewSecrets(mask.Value{Text: acct.APIKey}, mask.Value{Text: acct.APISecret, Secret: true}, mask.Value{Text: acct.AccountID})
 	// The target echoes what it was sent, in a header and in the body: the
 	// right secret and the key with its last character changed.

@@ -13,6 +13,7 @@ import (
 	"github.com/cucumber/godog"
 
 	"github.com/partner-v3/conformance-kit/fixtures/matrix"
+	"github.com/partner-v3/conformance-kit/simulator/control"
 )
 
 func (s *scenario) registerContact(sc *godog.ScenarioContext) {
@@ -133,12 +134,12 @@ func (s *scenario) simulatorHoldsContact(ctx context.Context) error {
 	if s.env.Control == nil {
 		return skipf("needs the simulator's control API")
 	}
-	cs, err := s.env.Control.Contacts(ctx, s.env.Primary.AccountID)
+	cs, _, err := s.env.Control.Contacts(ctx, control.ContactFilter{AccountID: s.env.Primary.AccountID})
 	if err != nil {
 		return fmt.Errorf("list contacts through the control API: %w", err)
 	}
 	for _, c := range cs {
-		if e, _ := c["email"].(string); strings.EqualFold(e, s.email) {
+		if strings.EqualFold(c.Email, s.email) {
 			return nil
 		}
 	}

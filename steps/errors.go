@@ -8,6 +8,9 @@ import (
 	"fmt"
 
 	"github.com/cucumber/godog"
+
+	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/control"
 )
 
 func (s *scenario) registerErrors(sc *godog.ScenarioContext) {
@@ -33,7 +36,9 @@ func (s *scenario) simulatorWillFail(ctx context.Context, op string) error {
 			return err
 		}
 	}
-	if err := s.env.Control.Fail(ctx, s.env.Primary.AccountID, operations[op], 1); err != nil {
+	// Only the run's own account: other runs may share the simulator.
+	fault := control.FaultSpec{AccountID: s.env.Primary.AccountID, Operation: operations[op], Kind: simulator.FaultError, Count: 1}
+	if _, err := s.env.Control.InjectFault(ctx, fault); err != nil {
 		return fmt.Errorf("inject a fault through the control API: %w", err)
 	}
 	return nil

@@ -25,25 +25,10 @@ import (
 
 	"github.com/cucumber/godog"
 
-	"github.com/partner-v3/conformance-kit/steps/internal/control"
+	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/steps/internal/mask"
 	"github.com/partner-v3/conformance-kit/steps/internal/pace"
 )
-
-// Account holds the three credentials of spec §5.
-type Account struct {
-	APIKey    string
-	APISecret string
-	AccountID string
-}
-
-// IsZero reports whether no credential is set.
-func (a Account) IsZero() bool { return a == Account{} }
-
-// Complete reports whether all three credentials are set.
-func (a Account) Complete() bool {
-	return a.APIKey != "" && a.APISecret != "" && a.AccountID != ""
-}
 
 // Env is what the step library needs from the runner.
 type Env struct {
@@ -52,7 +37,7 @@ type Env struct {
 	// Client sends every partner request: paced, budget-aware, recorded.
 	Client *http.Client
 	// Primary is the account every scenario uses; Second may be zero.
-	Primary, Second Account
+	Primary, Second control.Credentials
 	// Pacer keeps the run within the target's rate limit (spec §8).
 	Pacer *pace.Pacer
 	// Control is the simulator's control API; nil for any other target.

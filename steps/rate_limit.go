@@ -359,7 +359,7 @@ func (s *scenario) fullWindowPasses(ctx context.Context) error {
 	if s.env.Control != nil {
 		for _, role := range s.rateRoles() {
 			acct, _ := s.account(role)
-			if err := s.env.Control.Advance(ctx, acct.AccountID, w+time.Second); err != nil {
+			if _, err := s.env.Control.AdvanceAccountClock(ctx, acct.AccountID, w+time.Second); err != nil {
 				return fmt.Errorf("advance the simulator's clock: %w", err)
 			}
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/cucumber/godog"
 	"github.com/gavv/httpexpect/v2"
 
+	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/steps/internal/pace"
 	"github.com/partner-v3/conformance-kit/steps/internal/record"
 )
@@ -52,8 +53,8 @@ type scenario struct {
 	primary  *httpexpect.Expect // clean primary credentials
 	second   *httpexpect.Expect // clean second credentials; nil without one
 
-	base      Account            // whose credentials e sends
-	overrides map[string]*string // header -> value, nil value = omitted
+	base      control.Credentials // whose credentials e sends
+	overrides map[string]*string  // header -> value, nil value = omitted
 
 	// email and phone are unique to the scenario; email2 and phone2 are a
 	// second contact's.
@@ -137,7 +138,7 @@ func (s *scenario) expect(headers func() http.Header) *httpexpect.Expect {
 	})
 }
 
-func credentialHeaders(a Account) http.Header {
+func credentialHeaders(a control.Credentials) http.Header {
 	h := http.Header{}
 	h.Set("x-api-key", a.APIKey)
 	h.Set("x-api-secret", a.APISecret)
@@ -325,7 +326,7 @@ type campaignInfo struct {
 
 // campaigns returns what the suite knows of an account's campaign list,
 // reading it once with the account's own credentials.
-func (s *scenario) campaigns(ctx context.Context, acct Account) (*campaignInfo, error) {
+func (s *scenario) campaigns(ctx context.Context, acct control.Credentials) (*campaignInfo, error) {
 	l := s.lib
 	l.mu.Lock()
 	info := l.campaigns[acct.AccountID]
@@ -401,7 +402,7 @@ func (s *scenario) campaigns(ctx context.Context, acct Account) (*campaignInfo, 
 
 // firstCampaignID returns the Id of the account's first listed campaign, or
 // skips the scenario when the account has none.
-func (s *scenario) firstCampaignID(ctx context.Context, acct Account) (int64, error) {
+func (s *scenario) firstCampaignID(ctx context.Context, acct control.Credentials) (int64, error) {
 	info, err := s.campaigns(ctx, acct)
 	if err != nil {
 		return 0, err

@@ -22,13 +22,17 @@ func (c *Client) CreateAccount(ctx context.Context, spec simulator.AccountSpec) 
 // Accounts calls GET /accounts: the configured accounts, then the
 // throwaway ones, oldest first.
 func (c *Client) Accounts(ctx context.Context) ([]simulator.AccountInfo, error) {
-	var out struct {
-		Accounts []simulator.AccountInfo `json:"accounts"`
-	}
+	var out simulator.AccountsResponse
 	if _, err := c.do(ctx, request{method: http.MethodGet, path: "/accounts"}, &out); err != nil {
 		return nil, err
 	}
-	return out.Accounts, nil
+	list := make([]simulator.AccountInfo, 0, len(out.Accounts))
+	for _, a := range out.Accounts {
+		if a != nil {
+			list = append(list, *a)
+		}
+	}
+	return list, nil
 }
 
 // Account calls GET /accounts/{accountID}. Returns a 404 *Error for an

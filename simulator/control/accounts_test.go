@@ -8,7 +8,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"regexp"
 	"strings"
@@ -212,14 +211,7 @@ func ptr(n int) *int { return &n }
 // rawGET returns a control API answer as text, to check what it leaves out.
 func rawGET(t *testing.T, s *simtest.Simulator, path string) string {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, s.AdminURL+path, nil)
-	req.Header.Set("Authorization", "Bearer "+s.AdminToken)
-	resp, err := s.HTTPClient().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	_, b := call(t, s, http.MethodGet, path, nil)
 	if !json.Valid(b) {
 		t.Fatalf("GET %s: not JSON: %s", path, b)
 	}

@@ -5,12 +5,14 @@
 // accounts. Every call sends "Authorization: Bearer <Token>" and JSON.
 //
 // A non-2xx answer is returned as a *Error (use errors.As), wrapped with the
-// call: "control: POST /faults: 400 kind must be one of ...".
+// call: "control: POST /faults: 400 kind must be one of ..."; no answer at
+// all wraps ErrUnreachable. The bodies are the wire types of package
+// simulator, the very ones the server decodes and answers.
 //
 // It imports only the simulator package and the standard library, so a
 // partner's test can use it against any running simulator: in-process
 // (simulator/simtest), in a container (simulator/container) or a shared
-// one.
+// one. The conformance runner uses it too.
 package control
 
 import (
@@ -44,7 +46,41 @@ type Client struct {
 	// which does not trust a simulator's self-signed certificate: give a
 	// client that does (simtest's and container's HTTPClient).
 	HTTP *http.Client
+	// Redact, when set, rewrites the text of every error the client
+	// returns, the control API's answer quoted in it included (an
+	// *Error's Message too), so that a secret it holds (the token, an
+	// account's credentials the answer echoes) never reaches a log or a
+	// report. May be nil: errors are returned as they are. errors.Is and
+	// errors.As still see through a redacted error.
+	Redact func(string) string
 }
+
+// redactedError is an error whose text Client.Redact rewrote.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+// redact applies c.Redact to err.
+func (c *Client) redact(err error) error {
+	if err == nil || c.Redact == nil {
+		return err
+	}
+	if msg := c.Redact(err.Error()); msg != err.Error() {
+		return &redactedError{msg: msg, err: err}
+	}
+	return err
+}
+
+// ErrUnreachable is wrapped by the error of a call that got no HTTP answer
+// at all: the connection was refused or cut, TLS failed, the request timed
+// out or its context ended. The simulator is down or not where BaseURL
+// says; a simulator that answered, even 500, gives an *Error instead. Test
+// with errors.Is.
+var ErrUnreachable = errors.New("unreachable")
 
 // Error is a non-2xx answer of the control API.
 type Error struct {
@@ -76,6 +112,11 @@ type request struct {
 // do sends r and decodes a 2xx JSON answer into out (when not nil); it
 // returns the raw answer too.
 func (c *Client) do(ctx context.Context, r request, out any) ([]byte, error) {
+	b, err := c.send(ctx, r, out)
+	return b, c.redact(err)
+}
+
+func (c *Client) send(ctx context.Context, r request, out any) ([]byte, error) {
 	wrap := func(err error) error { return fmt.Errorf("control: %s %s: %w", r.method, r.path, err) }
 	var body io.Reader
 	if r.in != nil {
@@ -107,7 +148,7 @@ func (c *Client) do(ctx context.Context, r request, out any) ([]byte, error) {
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return nil, wrap(err)
+		return nil, wrap(fmt.Errorf("%w: %w", ErrUnreachable, err))
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes))
@@ -121,6 +162,9 @@ func (c *Client) do(ctx context.Context, r request, out any) ([]byte, error) {
 		msg := strings.TrimSpace(string(b))
 		if json.Unmarshal(b, &e) == nil && e.Error != "" {
 			msg = e.Error
+		}
+		if c.Redact != nil {
+			msg = c.Redact(msg)
 		}
 		return nil, wrap(&Error{Status: resp.StatusCode, Message: msg})
 	}
@@ -147,7 +191,8 @@ func (c *Client) Reset(ctx context.Context) error {
 	return err
 }
 
-// Config is what GET /config (and GET /version) report.
+// Config is what GET /config (and GET /version) report, with the rate
+// window as a time.Duration.
 type Config struct {
 	// RateLimit requests per RateWindow per account: spec §8's 100 per
 	// minute unless the simulator was started with others.
@@ -168,32 +213,26 @@ type Config struct {
 	ContactsPerAccount  int
 }
 
-type configJSON struct {
-	RateLimit           int      `json:"rateLimit"`
-	RateWindow          string   `json:"rateWindow"`
-	MaxBodyBytes        int64    `json:"maxBodyBytes"`
-	BasePath            string   `json:"basePath"`
-	Version             string   `json:"version"`
-	Violations          []string `json:"violations"`
-	Seed                int64    `json:"seed"`
-	CampaignsPerAccount int      `json:"campaignsPerAccount"`
-	ContactsPerAccount  int      `json:"contactsPerAccount"`
-}
-
 func (c *Client) config(ctx context.Context, path string) (*Config, error) {
-	var out configJSON
+	var out simulator.ConfigResponse
 	if _, err := c.do(ctx, request{method: http.MethodGet, path: path}, &out); err != nil {
 		return nil, err
 	}
 	window, err := time.ParseDuration(out.RateWindow)
 	if err != nil {
-		return nil, fmt.Errorf("control: GET %s: rateWindow %q: %w", path, out.RateWindow, err)
+		return nil, c.redact(fmt.Errorf("control: GET %s: rateWindow %q: %w", path, out.RateWindow, err))
 	}
-	return &Config{
-		RateLimit: out.RateLimit, RateWindow: window, MaxBodyBytes: out.MaxBodyBytes, BasePath: out.BasePath,
-		Version: out.Version, Violations: out.Violations, Seed: out.Seed,
-		CampaignsPerAccount: out.CampaignsPerAccount, ContactsPerAccount: out.ContactsPerAccount,
-	}, nil
+	cfg := &Config{RateLimit: out.RateLimit, RateWindow: window, MaxBodyBytes: out.MaxBodyBytes, BasePath: out.BasePath}
+	if b := out.BuildInfo; b != nil {
+		cfg.Version, cfg.Violations, cfg.ContactsPerAccount = b.Version, b.Violations, b.ContactsPerAccount
+		if b.Seed != nil {
+			cfg.Seed = *b.Seed
+		}
+		if b.CampaignsPerAccount != nil {
+			cfg.CampaignsPerAccount = *b.CampaignsPerAccount
+		}
+	}
+	return cfg, nil
 }
 
 // Config calls GET /config.
@@ -211,67 +250,94 @@ func (c *Client) Version(ctx context.Context) (string, error) {
 // Clock is the simulator's clock as the control API reports it: the time
 // it judges rate-limit windows (spec §8) and timestamps by.
 type Clock struct {
-	// Now is the simulated time, to the millisecond.
+	// Now is the simulated time, to the millisecond: one account's when
+	// AccountID is set.
 	Now time.Time
-	// Offset is how far Now is from real time (while not frozen).
+	// Offset is how far the simulator's clock is from real time (while not
+	// frozen).
 	Offset time.Duration
 	// Frozen reports whether the clock stands still at Now.
 	Frozen bool
+	// AccountID is set for one account's clock (AccountClock,
+	// AdvanceAccountClock, ResetAccountClock), and AccountOffset is how far
+	// that account's clock runs ahead of the simulator's.
+	AccountID     string
+	AccountOffset time.Duration
 }
 
-type clockJSON struct {
-	Now    simulator.Timestamp `json:"now"`
-	Offset string              `json:"offset"`
-	Frozen bool                `json:"frozen"`
-}
-
-// clockRequest is the body of POST /clock; the simulator applies reset,
-// set, advance, freeze in that order.
-type clockRequest struct {
-	Reset   bool                 `json:"reset,omitempty"`
-	Set     *simulator.Timestamp `json:"set,omitempty"`
-	Advance string               `json:"advance,omitempty"`
-	Freeze  *bool                `json:"freeze,omitempty"`
-}
-
-func (c *Client) clock(ctx context.Context, method string, in any) (Clock, error) {
-	var out clockJSON
-	if _, err := c.do(ctx, request{method: method, path: "/clock", in: in}, &out); err != nil {
+func (c *Client) clock(ctx context.Context, method string, query url.Values, in *simulator.ClockRequest) (Clock, error) {
+	r := request{method: method, path: "/clock", query: query}
+	if in != nil {
+		r.in = in
+	}
+	var out simulator.ClockResponse
+	if _, err := c.do(ctx, r, &out); err != nil {
 		return Clock{}, err
 	}
-	offset, err := time.ParseDuration(out.Offset)
-	if err != nil {
-		return Clock{}, fmt.Errorf("control: %s /clock: offset %q: %w", method, out.Offset, err)
+	clock := Clock{Now: out.Now.Time, Frozen: out.Frozen, AccountID: out.AccountID}
+	for _, d := range []struct {
+		name, v string
+		dst     *time.Duration
+	}{{"offset", out.Offset, &clock.Offset}, {"accountOffset", out.AccountOffset, &clock.AccountOffset}} {
+		if d.v == "" {
+			continue
+		}
+		v, err := time.ParseDuration(d.v)
+		if err != nil {
+			return Clock{}, c.redact(fmt.Errorf("control: %s /clock: %s %q: %w", method, d.name, d.v, err))
+		}
+		*d.dst = v
 	}
-	return Clock{Now: out.Now.Time, Offset: offset, Frozen: out.Frozen}, nil
+	return clock, nil
 }
 
 // Clock calls GET /clock.
 func (c *Client) Clock(ctx context.Context) (Clock, error) {
-	return c.clock(ctx, http.MethodGet, nil)
+	return c.clock(ctx, http.MethodGet, nil, nil)
 }
 
 // AdvanceClock moves the clock forward by d (POST /clock {"advance"}), so
 // a rate-limit window passes without waiting. d must be positive.
 func (c *Client) AdvanceClock(ctx context.Context, d time.Duration) (Clock, error) {
-	return c.clock(ctx, http.MethodPost, clockRequest{Advance: d.String()})
+	return c.clock(ctx, http.MethodPost, nil, &simulator.ClockRequest{Advance: d.String()})
 }
 
 // SetClock sets the clock to t (POST /clock {"set"}), to the millisecond;
 // it keeps running from there unless frozen.
 func (c *Client) SetClock(ctx context.Context, t time.Time) (Clock, error) {
-	return c.clock(ctx, http.MethodPost, clockRequest{Set: &simulator.Timestamp{Time: t}})
+	return c.clock(ctx, http.MethodPost, nil, &simulator.ClockRequest{Set: &simulator.Timestamp{Time: t}})
 }
 
 // FreezeClock stops the clock at its present time (frozen true) or lets it
 // run again from where it stands (false).
 func (c *Client) FreezeClock(ctx context.Context, frozen bool) (Clock, error) {
-	return c.clock(ctx, http.MethodPost, clockRequest{Freeze: &frozen})
+	return c.clock(ctx, http.MethodPost, nil, &simulator.ClockRequest{Freeze: &frozen})
 }
 
 // ResetClock returns the clock to real time, running.
 func (c *Client) ResetClock(ctx context.Context) (Clock, error) {
-	return c.clock(ctx, http.MethodPost, clockRequest{Reset: true})
+	return c.clock(ctx, http.MethodPost, nil, &simulator.ClockRequest{Reset: true})
+}
+
+// AccountClock calls GET /clock?accountId=: the clock accountID's requests
+// are counted and stamped by, the simulator's plus the account's own
+// offset. Returns a 404 *Error for an unknown account.
+func (c *Client) AccountClock(ctx context.Context, accountID string) (Clock, error) {
+	return c.clock(ctx, http.MethodGet, url.Values{"accountId": {accountID}}, nil)
+}
+
+// AdvanceAccountClock moves accountID's clock alone forward by d (POST
+// /clock {"accountId","advance"}): its rate-limit window (spec §8) passes
+// while every other account's, which other runs sharing the simulator may
+// rely on, stays where it was. d must be positive.
+func (c *Client) AdvanceAccountClock(ctx context.Context, accountID string, d time.Duration) (Clock, error) {
+	return c.clock(ctx, http.MethodPost, nil, &simulator.ClockRequest{AccountID: accountID, Advance: d.String()})
+}
+
+// ResetAccountClock forgets accountID's own offset: its clock is the
+// simulator's again.
+func (c *Client) ResetAccountClock(ctx context.Context, accountID string) (Clock, error) {
+	return c.clock(ctx, http.MethodPost, nil, &simulator.ClockRequest{AccountID: accountID, Reset: true})
 }
 
 // ResetBudget clears accountID's rate counter (POST /rate-limit/reset), so
@@ -279,7 +345,7 @@ func (c *Client) ResetClock(ctx context.Context) (Clock, error) {
 // empty accountID clears every account's.
 func (c *Client) ResetBudget(ctx context.Context, accountID string) error {
 	_, err := c.do(ctx, request{method: http.MethodPost, path: "/rate-limit/reset",
-		in: map[string]string{"accountId": accountID}}, nil)
+		in: &simulator.RateResetRequest{AccountID: accountID}}, nil)
 	return err
 }
 
@@ -314,9 +380,7 @@ func (c *Client) Journal(ctx context.Context, f JournalFilter) ([]simulator.Jour
 	if f.Limit > 0 {
 		q.Set("limit", strconv.Itoa(f.Limit))
 	}
-	var out struct {
-		Entries []simulator.JournalEntry `json:"entries"`
-	}
+	var out simulator.JournalResponse
 	if _, err := c.do(ctx, request{method: http.MethodGet, path: "/journal", query: q}, &out); err != nil {
 		return nil, err
 	}
@@ -351,10 +415,7 @@ func (c *Client) Contacts(ctx context.Context, f ContactFilter) ([]*simulator.Co
 	if f.Limit > 0 {
 		q.Set("limit", strconv.Itoa(f.Limit))
 	}
-	var out struct {
-		Contacts []*simulator.Contact `json:"contacts"`
-		Total    int                  `json:"total"`
-	}
+	var out simulator.ContactsResponse
 	if _, err := c.do(ctx, request{method: http.MethodGet, path: "/contacts", query: q}, &out); err != nil {
 		return nil, 0, err
 	}

@@ -36,21 +36,11 @@ type FaultSpec struct {
 	Probability float64
 }
 
-// faultRequest is the wire body of POST /faults: only the fields given,
-// since the control API refuses a kind's field on another kind.
-type faultRequest struct {
-	Operation   string   `json:"operation"`
-	Kind        string   `json:"kind"`
-	AccountID   *string  `json:"accountId,omitempty"`
-	Count       *int     `json:"count,omitempty"`
-	Status      *int     `json:"status,omitempty"`
-	RetryAfter  *int     `json:"retryAfter,omitempty"`
-	Delay       *string  `json:"delay,omitempty"`
-	Probability *float64 `json:"probability,omitempty"`
-}
-
-func (f FaultSpec) request() faultRequest {
-	r := faultRequest{Operation: f.Operation, Kind: f.Kind}
+// Request returns the body of POST /faults that asks for f: only the
+// fields f sets, since the control API refuses a kind's field on another
+// kind.
+func (f FaultSpec) Request() simulator.FaultRequest {
+	r := simulator.FaultRequest{Operation: f.Operation, Kind: f.Kind}
 	if f.AccountID != "" {
 		r.AccountID = &f.AccountID
 	}
@@ -74,64 +64,26 @@ func (f FaultSpec) request() faultRequest {
 	return r
 }
 
-// faultJSON is a stored fault on the control API's wire.
-type faultJSON struct {
-	ID          string  `json:"id"`
-	Operation   string  `json:"operation"`
-	AccountID   string  `json:"accountId"`
-	Kind        string  `json:"kind"`
-	Remaining   int     `json:"remaining"`
-	Status      int     `json:"status"`
-	RetryAfter  *int    `json:"retryAfter"`
-	Delay       string  `json:"delay"`
-	Probability float64 `json:"probability"`
-}
-
-func (f faultJSON) fault() (simulator.Fault, error) {
-	out := simulator.Fault{ID: f.ID, Operation: f.Operation, AccountID: f.AccountID, Kind: f.Kind,
-		Remaining: f.Remaining, Status: f.Status, Probability: f.Probability}
-	if f.RetryAfter != nil {
-		out.RetryAfter = time.Duration(*f.RetryAfter) * time.Second
-	}
-	if f.Delay != "" {
-		d, err := time.ParseDuration(f.Delay)
-		if err != nil {
-			return simulator.Fault{}, fmt.Errorf("fault %s: delay %q: %w", f.ID, f.Delay, err)
-		}
-		out.Delay = d
-	}
-	return out, nil
-}
-
 // InjectFault calls POST /faults and returns the stored fault, with its ID
 // and every default filled in. Returns a 400 *Error naming the field for a
 // spec the control API refuses.
 func (c *Client) InjectFault(ctx context.Context, spec FaultSpec) (*simulator.Fault, error) {
-	var out faultJSON
-	if _, err := c.do(ctx, request{method: http.MethodPost, path: "/faults", in: spec.request()}, &out); err != nil {
-		return nil, err
-	}
-	f, err := out.fault()
-	if err != nil {
-		return nil, fmt.Errorf("control: POST /faults: %w", err)
-	}
-	return &f, nil
+	req := spec.Request()
+	return c.fault(ctx, request{method: http.MethodPost, path: "/faults", in: &req})
 }
 
 // Faults calls GET /faults: the pending faults, oldest first; with an
 // accountID, only the faults scoped to that account.
 func (c *Client) Faults(ctx context.Context, accountID string) ([]simulator.Fault, error) {
-	var out struct {
-		Faults []faultJSON `json:"faults"`
-	}
+	var out simulator.FaultsResponse
 	if _, err := c.do(ctx, request{method: http.MethodGet, path: "/faults", query: accountQuery(accountID)}, &out); err != nil {
 		return nil, err
 	}
 	fs := make([]simulator.Fault, 0, len(out.Faults))
 	for _, j := range out.Faults {
-		f, err := j.fault()
+		f, err := j.Fault()
 		if err != nil {
-			return nil, fmt.Errorf("control: GET /faults: %w", err)
+			return nil, c.redact(fmt.Errorf("control: GET /faults: %w", err))
 		}
 		fs = append(fs, f)
 	}
@@ -141,13 +93,18 @@ func (c *Client) Faults(ctx context.Context, accountID string) ([]simulator.Faul
 // DeleteFault calls DELETE /faults/{id} and returns the fault as it was.
 // Returns a 404 *Error when there is none (consumed or never made).
 func (c *Client) DeleteFault(ctx context.Context, id string) (*simulator.Fault, error) {
-	var out faultJSON
-	if _, err := c.do(ctx, request{method: http.MethodDelete, path: "/faults/" + url.PathEscape(id)}, &out); err != nil {
+	return c.fault(ctx, request{method: http.MethodDelete, path: "/faults/" + url.PathEscape(id)})
+}
+
+// fault sends r, whose answer is one fault.
+func (c *Client) fault(ctx context.Context, r request) (*simulator.Fault, error) {
+	var out simulator.FaultResponse
+	if _, err := c.do(ctx, r, &out); err != nil {
 		return nil, err
 	}
-	f, err := out.fault()
+	f, err := out.Fault()
 	if err != nil {
-		return nil, fmt.Errorf("control: DELETE /faults/%s: %w", id, err)
+		return nil, c.redact(fmt.Errorf("control: %s %s: %w", r.method, r.path, err))
 	}
 	return &f, nil
 }

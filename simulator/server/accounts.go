@@ -62,10 +62,6 @@ func (s *Server) handleAccountCreate(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, a)
 }
 
-type accountListResponse struct {
-	Accounts []*simulator.AccountInfo `json:"accounts"`
-}
-
 func (s *Server) handleAccountList(w http.ResponseWriter, r *http.Request) {
 	reg, err := s.registry()
 	if err != nil {
@@ -77,7 +73,7 @@ func (s *Server) handleAccountList(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, fmt.Errorf("list accounts: %w", err))
 		return
 	}
-	writeJSON(w, http.StatusOK, &accountListResponse{Accounts: list})
+	writeJSON(w, http.StatusOK, &simulator.AccountsResponse{Accounts: list})
 }
 
 // account returns the account accountID, configured or throwaway, and the

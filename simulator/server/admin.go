@@ -109,16 +109,8 @@ func decodeAdmin(r *http.Request, v any) error {
 
 func (s *Server) handleAdminConfig(w http.ResponseWriter, r *http.Request) {
 	limit, window := s.rateLimit()
-	out := map[string]any{
-		"rateLimit":    limit,
-		"rateWindow":   window.String(),
-		"maxBodyBytes": s.maxBodyBytes(),
-		"basePath":     simulator.BasePath,
-	}
-	for k, v := range s.Info {
-		out[k] = v
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, &simulator.ConfigResponse{RateLimit: limit, RateWindow: window.String(),
+		MaxBodyBytes: s.maxBodyBytes(), BasePath: simulator.BasePath, BuildInfo: s.Info})
 }
 
 // handleAdminReset puts the state back as it was at start: no contacts, no
@@ -139,16 +131,6 @@ func (s *Server) handleAdminReset(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "reset"})
 }
 
-type clockResponse struct {
-	Now    simulator.Timestamp `json:"now"`
-	Offset string              `json:"offset"`
-	Frozen bool                `json:"frozen"`
-	// AccountID and AccountOffset are set when the clock asked for is one
-	// account's: Now then includes its offset.
-	AccountID     string `json:"accountId,omitempty"`
-	AccountOffset string `json:"accountOffset,omitempty"`
-}
-
 // writeClock answers the simulator's clock, or one account's (the
 // simulator's plus the account's own offset) when accountID, a known
 // account the caller looked up, is set.
@@ -158,7 +140,7 @@ func (s *Server) writeClock(w http.ResponseWriter, r *http.Request, accountID st
 		s.Error(w, r, fmt.Errorf("read clock: %w", err))
 		return
 	}
-	out := &clockResponse{Now: simulator.Timestamp{Time: c.Now(s.now()())}, Offset: c.Offset.String(), Frozen: c.Frozen}
+	out := &simulator.ClockResponse{Now: simulator.Timestamp{Time: c.Now(s.now()())}, Offset: c.Offset.String(), Frozen: c.Frozen}
 	if accountID != "" {
 		off, err := s.Control.AccountOffset(r.Context(), accountID)
 		if err != nil {
@@ -182,17 +164,6 @@ func (s *Server) handleAdminClockGet(w http.ResponseWriter, r *http.Request) {
 	s.writeClock(w, r, id)
 }
 
-// clockRequest holds one change of the clock; fields apply in the order
-// reset, set, advance, freeze. With AccountID, only reset and advance
-// apply, to that account's clock alone.
-type clockRequest struct {
-	AccountID string               `json:"accountId"`
-	Reset     bool                 `json:"reset"`
-	Set       *simulator.Timestamp `json:"set"`
-	Advance   string               `json:"advance"`
-	Freeze    *bool                `json:"freeze"`
-}
-
 // parseAdvance reads the advance field: a positive Go duration, or none.
 func parseAdvance(v string) (time.Duration, error) {
 	if v == "" {
@@ -206,7 +177,7 @@ func parseAdvance(v string) (time.Duration, error) {
 }
 
 func (s *Server) handleAdminClockSet(w http.ResponseWriter, r *http.Request) {
-	var req clockRequest
+	var req simulator.ClockRequest
 	if err := decodeAdmin(r, &req); err != nil {
 		s.Error(w, r, err)
 		return
@@ -255,7 +226,7 @@ func (s *Server) handleAdminClockSet(w http.ResponseWriter, r *http.Request) {
 // setAccountClock moves one account's clock alone: runs that share a
 // simulator, each with its own accounts, skip their rate-limit windows
 // (spec §8) without moving anyone else's.
-func (s *Server) setAccountClock(w http.ResponseWriter, r *http.Request, req clockRequest, advance time.Duration) {
+func (s *Server) setAccountClock(w http.ResponseWriter, r *http.Request, req simulator.ClockRequest, advance time.Duration) {
 	if req.Set != nil || req.Freeze != nil {
 		s.Error(w, r, simulator.Errorf(simulator.EINVALID, "with accountId, only advance and reset apply: set and freeze move the whole simulator's clock"))
 		return
@@ -281,9 +252,7 @@ func (s *Server) setAccountClock(w http.ResponseWriter, r *http.Request, req clo
 }
 
 func (s *Server) handleAdminRateReset(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		AccountID string `json:"accountId"`
-	}
+	var req simulator.RateResetRequest
 	if err := decodeAdmin(r, &req); err != nil {
 		s.Error(w, r, err)
 		return
@@ -308,10 +277,10 @@ func (s *Server) handleAdminJournalGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.URL.Query().Has("accountId") {
-		writeJSON(w, http.StatusOK, map[string]any{"entries": s.journal.latestOf(r.URL.Query().Get("accountId"), n)})
+		writeJSON(w, http.StatusOK, &simulator.JournalResponse{Entries: s.journal.latestOf(r.URL.Query().Get("accountId"), n)})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"entries": s.journal.latest(n)})
+	writeJSON(w, http.StatusOK, &simulator.JournalResponse{Entries: s.journal.latest(n)})
 }
 
 // handleAdminJournalClear empties the journal. The client reports are kept:
@@ -319,7 +288,7 @@ func (s *Server) handleAdminJournalGet(w http.ResponseWriter, r *http.Request) {
 // journal must not erase another's findings (POST /reset clears both).
 func (s *Server) handleAdminJournalClear(w http.ResponseWriter, r *http.Request) {
 	s.journal.clear()
-	writeJSON(w, http.StatusOK, map[string]any{"entries": []simulator.JournalEntry{}})
+	writeJSON(w, http.StatusOK, &simulator.JournalResponse{Entries: []simulator.JournalEntry{}})
 }
 
 func (s *Server) handleAdminContacts(w http.ResponseWriter, r *http.Request) {
@@ -342,7 +311,7 @@ func (s *Server) handleAdminContacts(w http.ResponseWriter, r *http.Request) {
 	if cs == nil {
 		cs = []*simulator.Contact{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"contacts": cs, "total": total})
+	writeJSON(w, http.StatusOK, &simulator.ContactsResponse{Contacts: cs, Total: total})
 }
 
 func queryInt(r *http.Request, name string, def int) (int, error) {

@@ -17,56 +17,9 @@ const (
 	maxFaultRetryAfter = 24 * 60 * 60 // seconds
 )
 
-// faultJSON is a fault on the control API's wire.
-type faultJSON struct {
-	ID          string  `json:"id"`
-	Operation   string  `json:"operation"`
-	AccountID   string  `json:"accountId,omitempty"`
-	Kind        string  `json:"kind"`
-	Remaining   int     `json:"remaining"`
-	Status      int     `json:"status,omitempty"`
-	RetryAfter  *int    `json:"retryAfter,omitempty"`
-	Delay       string  `json:"delay,omitempty"`
-	Probability float64 `json:"probability"`
-}
-
-func toFaultJSON(f simulator.Fault) faultJSON {
-	out := faultJSON{ID: f.ID, Operation: f.Operation, AccountID: f.AccountID, Kind: f.Kind, Remaining: f.Remaining,
-		Probability: f.Probability}
-	if out.Probability == 0 {
-		out.Probability = 1
-	}
-	switch f.Kind {
-	case simulator.FaultError:
-		out.Status = f.Status
-		if out.Status == 0 {
-			out.Status = http.StatusInternalServerError
-		}
-	case simulator.FaultRateLimit:
-		sec := int(f.RetryAfter / time.Second)
-		out.RetryAfter = &sec
-	case simulator.FaultDelay:
-		out.Delay = f.Delay.String()
-	}
-	return out
-}
-
-// faultRequest is the body of POST /faults. Pointers tell an absent field
-// from a zero one.
-type faultRequest struct {
-	Operation   string   `json:"operation"`
-	Kind        string   `json:"kind"`
-	AccountID   *string  `json:"accountId"`
-	Count       *int     `json:"count"`
-	Status      *int     `json:"status"`
-	RetryAfter  *int     `json:"retryAfter"`
-	Delay       *string  `json:"delay"`
-	Probability *float64 `json:"probability"`
-}
-
 // fault checks every field of req and returns the fault it asks for, or an
 // EINVALID naming the first field that is wrong.
-func (s *Server) fault(r *http.Request, req faultRequest) (simulator.Fault, error) {
+func (s *Server) fault(r *http.Request, req simulator.FaultRequest) (simulator.Fault, error) {
 	invalid := func(format string, args ...any) (simulator.Fault, error) {
 		return simulator.Fault{}, simulator.Errorf(simulator.EINVALID, format, args...)
 	}
@@ -149,7 +102,7 @@ func (s *Server) fault(r *http.Request, req faultRequest) (simulator.Fault, erro
 }
 
 func (s *Server) handleAdminFaultsAdd(w http.ResponseWriter, r *http.Request) {
-	var req faultRequest
+	var req simulator.FaultRequest
 	if err := decodeAdmin(r, &req); err != nil {
 		s.Error(w, r, err)
 		return
@@ -166,7 +119,7 @@ func (s *Server) handleAdminFaultsAdd(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, fmt.Errorf("add fault: %w", err))
 		return
 	}
-	writeJSON(w, http.StatusCreated, toFaultJSON(f))
+	writeJSON(w, http.StatusCreated, simulator.NewFaultResponse(f))
 }
 
 // accountFaults lists the pending faults, only those of the account the
@@ -195,11 +148,11 @@ func (s *Server) handleAdminFaultsGet(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	out := make([]faultJSON, 0, len(fs))
+	out := make([]simulator.FaultResponse, 0, len(fs))
 	for _, f := range fs {
-		out = append(out, toFaultJSON(f))
+		out = append(out, simulator.NewFaultResponse(f))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"faults": out})
+	writeJSON(w, http.StatusOK, &simulator.FaultsResponse{Faults: out})
 }
 
 // handleAdminFaultsClear removes every pending fault, or, with
@@ -222,7 +175,7 @@ func (s *Server) handleAdminFaultsClear(w http.ResponseWriter, r *http.Request) 
 		s.Error(w, r, fmt.Errorf("clear faults: %w", err))
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"faults": []faultJSON{}})
+	writeJSON(w, http.StatusOK, &simulator.FaultsResponse{Faults: []simulator.FaultResponse{}})
 }
 
 // handleAdminFaultDelete removes one fault and answers it as it was.
@@ -235,5 +188,5 @@ func (s *Server) handleAdminFaultDelete(w http.ResponseWriter, r *http.Request) 
 		s.Error(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, toFaultJSON(*f))
+	writeJSON(w, http.StatusOK, simulator.NewFaultResponse(*f))
 }

@@ -69,7 +69,8 @@ type Server struct {
 	// JournalSize is how many requests the journal keeps. Zero means 1000.
 	JournalSize int
 	// Info is what GET /config and /version report besides the limits.
-	Info map[string]any
+	// May be nil. If nil, they report the limits only.
+	Info *simulator.BuildInfo
 	// OpenAPI is served at /openapi.yaml and /openapi.json, outside the
 	// base path. May be nil: then those are unknown paths (404).
 	OpenAPI *Document

@@ -174,7 +174,7 @@ func New(ctx context.Context, cfg Config) (*Simulator, error) {
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		Logger:       cfg.Logger,
 		Now:          cfg.Now,
-		Info:         map[string]any{"violations": violations.Names(), "version": cmp.Or(cfg.Version, "dev")},
+		Info:         &simulator.BuildInfo{Violations: violationNames(violations), Version: cmp.Or(cfg.Version, "dev")},
 		OpenAPI:      doc,
 	}
 	if err := sim.openState(ctx, cfg, limit, window); err != nil {
@@ -284,7 +284,7 @@ func (sim *Simulator) seed(ctx context.Context, cfg Config, accounts []*simulato
 			ids[i] = a.AccountID
 		}
 		campaigns, version = seed.Campaigns(s, ids, n), seed.Version(s, ids, n)
-		sim.Info["seed"], sim.Info["campaignsPerAccount"] = s, n
+		sim.Info.Seed, sim.Info.CampaignsPerAccount = &s, &n
 	}
 	stored, err := sim.Campaigns.SeedCampaigns(ctx, version, campaigns)
 	if err != nil {
@@ -314,7 +314,7 @@ func (sim *Simulator) seedContacts(ctx context.Context, cfg Config, accounts []*
 	if !ok {
 		return fmt.Errorf("seed contacts: %T cannot seed", sim.Contacts)
 	}
-	sim.Info["contactsPerAccount"] = n
+	sim.Info.ContactsPerAccount = n
 	version := seed.ContactsVersion(s, ids, n)
 	contacts := seed.Contacts(s, ids, n)
 	if n > 0 {
@@ -430,4 +430,14 @@ func (sim *Simulator) URL() string {
 		return u
 	}
 	return strings.TrimSuffix(u, simulator.BasePath) + sim.basePath
+}
+
+// violationNames lists the switched-on breaches for GET /config: empty, not
+// nil, when none is on, so a faithful simulator answers "violations": [].
+func violationNames(v violation.Set) []string {
+	out := make([]string, 0, len(v.Names()))
+	for _, n := range v.Names() {
+		out = append(out, string(n))
+	}
+	return out
 }

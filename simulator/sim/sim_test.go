@@ -113,6 +113,23 @@ func TestCampaignsFile(t *testing.T) {
 	if got := call(t, s, simulator.OpCampaignStats, `{"campaignId":7}`).Body.String(); !strings.Contains(got, `"smsStat":{"Sent":10,"Delivered":9,"Failed":1}`) {
 		t.Fatalf("stats: %s", got)
 	}
+	// GET /config names no seed: the campaigns were not generated.
+	req := httptest.NewRequest(http.MethodGet, "/config", nil)
+	req.Header.Set("Authorization", "Bearer "+s.Server.AdminToken)
+	rec := httptest.NewRecorder()
+	s.Server.AdminHandler().ServeHTTP(rec, req)
+	var cfg map[string]any
+	if err := json.Unmarshal(rec.Body.Bytes(), &cfg); err != nil || rec.Code != http.StatusOK {
+		t.Fatalf("GET /config: %d %s", rec.Code, rec.Body)
+	}
+	for _, key := range []string{"seed", "campaignsPerAccount"} {
+		if _, ok := cfg[key]; ok {
+			t.Errorf("GET /config = %s: names %s, want it absent with a campaigns file", rec.Body, key)
+		}
+	}
+	if _, ok := cfg["contactsPerAccount"]; !ok || cfg["version"] != "dev" || cfg["violations"] == nil {
+		t.Errorf("GET /config = %s: want the version, the violations and the contacts per account", rec.Body)
+	}
 
 	tests := []struct{ name, file, want string }{
 		{"not JSON", `[{`, "decode campaigns"},

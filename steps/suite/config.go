@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/partner-v3/conformance-kit/steps"
+	"github.com/partner-v3/conformance-kit/simulator/control"
 )
 
 // Spec limits of §8, the defaults of Config.RateLimit and Config.RateWindow.
@@ -63,8 +63,10 @@ var (
 	ErrInterrupted = errors.New("run interrupted")
 )
 
-// Account holds the three credentials of spec §5.
-type Account = steps.Account
+// Account holds the three credentials of spec §5: the runner side's one
+// credentials type, control.Credentials, under the name the suite's
+// callers use.
+type Account = control.Credentials
 
 // Config describes one run of the suite. The zero value of every optional
 // field is documented; only Primary and one of BaseURL or Handler are

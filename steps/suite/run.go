@@ -16,8 +16,9 @@ import (
 	"github.com/gavv/httpexpect/v2"
 
 	"github.com/partner-v3/conformance-kit/features"
+	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/steps"
-	"github.com/partner-v3/conformance-kit/steps/internal/control"
 	"github.com/partner-v3/conformance-kit/steps/internal/mask"
 	"github.com/partner-v3/conformance-kit/steps/internal/pace"
 	"github.com/partner-v3/conformance-kit/steps/internal/record"
@@ -219,13 +220,13 @@ func (r *run) createAccounts(ctx context.Context, cfg *Config, runID string) err
 		role string
 		dst  *Account
 	}{{"primary", &cfg.Primary}, {"second", &cfg.Second}} {
-		a, err := r.control.CreateAccount(ctx, "conformance run "+runID+" ("+acct.role+")")
+		a, err := r.control.CreateAccount(ctx, simulator.AccountSpec{Name: "conformance run " + runID + " (" + acct.role + ")"})
 		if err != nil {
 			r.deleteAccounts(ctx)
 			return fmt.Errorf("%w: make the run's %s account (--ephemeral-accounts): %w", ErrConnection, acct.role, err)
 		}
 		r.throwaway = append(r.throwaway, a.AccountID)
-		*acct.dst = Account{APIKey: a.APIKey, APISecret: a.APISecret, AccountID: a.AccountID}
+		*acct.dst = control.CredentialsOf(a.Account)
 		// In full: it dies with the run, and names the run's requests in
 		// the simulator's journal.
 		fmt.Fprintf(r.cfg.Log, "made throwaway %s account %s\n", acct.role, a.AccountID)
@@ -277,18 +278,20 @@ func newRun(ctx context.Context, cfg Config, base *url.URL, runID string) (*run,
 			adminURL = "http://admin.in-process.invalid"
 		}
 		r.adminHTTP = &http.Client{Transport: at, Timeout: cfg.Timeout}
-		r.control = &control.Client{BaseURL: adminURL, Token: cfg.AdminToken, HTTP: r.adminHTTP, Secrets: cfg.secrets()}
+		// Its errors quote the control API's answers, and end up in the
+		// reports: they hide the run's secrets (the token among them).
+		r.control = &control.Client{BaseURL: adminURL, Token: cfg.AdminToken, HTTP: r.adminHTTP, Redact: cfg.secrets().String}
 		// The simulator's own limits, unless the caller stated them.
 		if cfg.RateLimit == 0 || cfg.RateWindow == 0 {
-			limit, window, err := r.control.RateConfig(ctx)
+			sim, err := r.control.Config(ctx)
 			if err != nil {
 				return nil, fmt.Errorf("%w: read the simulator's configuration: %w%s", ErrConnection, err, tlsHint(err))
 			}
 			if cfg.RateLimit == 0 {
-				cfg.RateLimit = limit
+				cfg.RateLimit = sim.RateLimit
 			}
 			if cfg.RateWindow == 0 {
-				cfg.RateWindow = window
+				cfg.RateWindow = sim.RateWindow
 			}
 		}
 		if cfg.EphemeralAccounts {
@@ -310,20 +313,20 @@ func newRun(ctx context.Context, cfg Config, base *url.URL, runID string) (*run,
 	r.cfg = cfg
 	r.secrets = cfg.secrets()
 	if r.control != nil {
-		r.control.Secrets = r.secrets
+		r.control.Redact = r.secrets.String // the throwaway accounts' too
 	}
 	r.pacer = pace.New(cfg.RateLimit, cfg.RateWindow, cfg.Log)
 	r.pacer.Mask = mask.Credential
 	if r.control != nil {
-		r.pacer.Reset = r.control.ResetRate
+		r.pacer.Reset = r.control.ResetBudget
 	}
 	r.recorder = &record.Transport{Base: transport, Verified: cfg.verifiesTLS() && cfg.Handler == nil, Secrets: r.secrets}
 	r.client = &http.Client{
 		Transport: &pace.Transport{
 			Base:    r.recorder,
 			Pacer:   r.pacer,
-			Primary: pace.Account{Key: cfg.Primary.APIKey, ID: cfg.Primary.AccountID},
-			Second:  pace.Account{Key: cfg.Second.APIKey, ID: cfg.Second.AccountID},
+			Primary: cfg.Primary,
+			Second:  cfg.Second,
 			// Per attempt, after the pacer's wait: a wait for the window
 			// is the suite's own and never a timeout of the target.
 			Timeout: cfg.Timeout,

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/partner-v3/conformance-kit/simulator/control"
 )
 
 // TestPacerResetsThroughControlAPI checks that, with a control API, the
@@ -44,7 +46,7 @@ func TestPacerResetsThroughControlAPI(t *testing.T) {
 // every account whose credentials it carries, and anything else for the
 // primary.
 func TestTransportAttributesRequestsToAccounts(t *testing.T) {
-	tr := &Transport{Primary: Account{Key: "k1", ID: "a1"}, Second: Account{Key: "k2", ID: "a2"}}
+	tr := &Transport{Primary: control.Credentials{APIKey: "k1", AccountID: "a1"}, Second: control.Credentials{APIKey: "k2", AccountID: "a2"}}
 	tests := []struct {
 		name    string
 		key, id string
@@ -133,7 +135,7 @@ func TestTransportWaitsOutABudgetSpentBeforeTheRun(t *testing.T) {
 			if tt.reset {
 				p.Reset = func(context.Context, string) error { resets++; return nil }
 			}
-			client := &http.Client{Transport: &Transport{Base: sc, Pacer: p, Primary: Account{Key: "k", ID: "a"}}}
+			client := &http.Client{Transport: &Transport{Base: sc, Pacer: p, Primary: control.Credentials{APIKey: "k", AccountID: "a"}}}
 			ctx, note := WithNote(context.Background())
 			if tt.deliberate {
 				ctx = Deliberate(ctx)
@@ -218,7 +220,7 @@ func TestTimeoutCountsNoPacingWait(t *testing.T) {
 		}
 		return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader("{}")), Header: http.Header{}, Request: r}, nil
 	})
-	client := &http.Client{Transport: &Transport{Base: base, Pacer: p, Primary: Account{Key: "k", ID: "a"}, Timeout: 100 * time.Millisecond}}
+	client := &http.Client{Transport: &Transport{Base: base, Pacer: p, Primary: control.Credentials{APIKey: "k", AccountID: "a"}, Timeout: 100 * time.Millisecond}}
 	send := func() (time.Duration, error) {
 		start := time.Now()
 		req, _ := http.NewRequest(http.MethodPost, "https://target.invalid/op", strings.NewReader("{}"))

@@ -8,14 +8,9 @@ import (
 	"net/http"
 	"strconv"
 	"time"
-)
 
-// Account identifies whose budget a request spends, by the two headers of
-// spec §5 that name an account.
-type Account struct {
-	Key string // x-api-key
-	ID  string // x-account-id
-}
+	"github.com/partner-v3/conformance-kit/simulator/control"
+)
 
 // Note receives, for one request, what the Transport did besides sending it.
 type Note struct {
@@ -55,8 +50,10 @@ type Transport struct {
 	Base http.RoundTripper
 	// Pacer paces them. Required.
 	Pacer *Pacer
-	// Primary and Second are the run's accounts; Second may be zero.
-	Primary, Second Account
+	// Primary and Second are the run's accounts; Second may be zero. A
+	// request's x-api-key and x-account-id (spec §5) say whose budget it
+	// spends; the secret is not looked at.
+	Primary, Second control.Credentials
 	// Timeout bounds each attempt from the moment it is sent to the end
 	// of its body: the waits for the rate-limit window before it never
 	// count (they are the suite's own, and last up to a window). Zero: no
@@ -79,14 +76,14 @@ func (t *Transport) CloseIdleConnections() {
 func (t *Transport) accounts(r *http.Request) []string {
 	key, id := r.Header.Get("x-api-key"), r.Header.Get("x-account-id")
 	sec := t.Second
-	if sec.ID != "" && (key == sec.Key || id == sec.ID) {
-		out := []string{sec.ID}
-		if key == t.Primary.Key || id == t.Primary.ID {
-			out = append(out, t.Primary.ID)
+	if sec.AccountID != "" && (key == sec.APIKey || id == sec.AccountID) {
+		out := []string{sec.AccountID}
+		if key == t.Primary.APIKey || id == t.Primary.AccountID {
+			out = append(out, t.Primary.AccountID)
 		}
 		return out
 	}
-	return []string{t.Primary.ID}
+	return []string{t.Primary.AccountID}
 }
 
 // retryHow is what the suite does before sending a refused request again.
