@@ -31,7 +31,7 @@ type Account struct {
 // AccountStore finds the account that owns a set of credentials.
 type AccountStore interface {
 	// Authenticate returns the account whose key and secret both match.
-	// Returns EUNAUTHORIZED (MsgInvalidCredentials) when none does.
+	// Returns EUNAUTHORIZED (spec.MsgInvalidCredentials) when none does.
 	// Implementations compare in constant time.
 	Authenticate(ctx context.Context, apiKey, apiSecret string) (*Account, error)
 

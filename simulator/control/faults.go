@@ -13,7 +13,7 @@ import (
 // FaultSpec asks for an injected failure (POST /faults). Zero fields take
 // the control API's defaults.
 type FaultSpec struct {
-	// Operation is one of simulator.Operations (e.g. simulator.OpCampaignList)
+	// Operation is one of spec.Paths() (e.g. spec.PathCampaignList)
 	// or "*" for all three. Required.
 	Operation string
 	// Kind is one of simulator.FaultKinds. Required.

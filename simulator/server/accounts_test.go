@@ -8,6 +8,7 @@ import (
 
 	"github.com/gavv/httpexpect/v2"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/seed"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
@@ -136,7 +137,7 @@ func TestAccounts_Lifecycle(t *testing.T) {
 		IsEqual(map[string]any{"status": "deleted", "accountId": a.AccountID})
 
 	expectError(h.as(&a.Account).POST("/campaign/list").WithJSON(map[string]int{"limit": 1, "page": 1}).Expect(),
-		http.StatusUnauthorized, simulator.MsgInvalidCredentials)
+		http.StatusUnauthorized, spec.MsgInvalidCredentials)
 	if got := h.contactCount(&a.Account); got != 0 {
 		t.Fatalf("%d contacts of the deleted account kept", got)
 	}
@@ -178,7 +179,7 @@ func TestAccounts_Defaults(t *testing.T) {
 	// Two accounts are two sets of credentials: one's secret is not the other's.
 	expectError(h.anon().POST("/campaign/list").WithJSON(map[string]int{"limit": 1, "page": 1}).
 		WithHeader("x-api-key", a.APIKey).WithHeader("x-api-secret", none.APISecret).WithHeader("x-account-id", a.AccountID).
-		Expect(), http.StatusUnauthorized, simulator.MsgInvalidCredentials)
+		Expect(), http.StatusUnauthorized, spec.MsgInvalidCredentials)
 
 	// POST /reset keeps throwaway accounts (other CI jobs may hold them).
 	h.admin().POST("/reset").Expect().Status(http.StatusOK)
@@ -267,5 +268,5 @@ func TestAccounts_Violations(t *testing.T) {
 	h.admin().GET("/accounts/" + a.AccountID + "/budget").Expect().Status(http.StatusOK)
 	h.admin().DELETE("/accounts/" + a.AccountID).Expect().Status(http.StatusOK)
 	expectError(h.as(&a.Account).POST("/campaign/list").WithJSON(map[string]int{"limit": 1, "page": 1}).Expect(),
-		http.StatusUnauthorized, simulator.MsgInvalidCredentials)
+		http.StatusUnauthorized, spec.MsgInvalidCredentials)
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 )
 
@@ -113,7 +114,7 @@ func (s *Server) handleAdminConfig(w http.ResponseWriter, r *http.Request) {
 		"rateLimit":    limit,
 		"rateWindow":   window.String(),
 		"maxBodyBytes": s.maxBodyBytes(),
-		"basePath":     simulator.BasePath,
+		"basePath":     spec.BasePath,
 	}
 	for k, v := range s.Info {
 		out[k] = v

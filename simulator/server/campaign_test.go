@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"testing"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 )
@@ -137,7 +138,7 @@ func TestCampaignStats(t *testing.T) {
 		e.Value("Clicked").Number().Le(e.Value("Opened").Number().Raw())
 		m.Value("Delivered").Number().Le(m.Value("Sent").Number().Raw())
 		quiet := m
-		if c.Value("campaignChannel").String().Raw() == simulator.ChannelSMS {
+		if c.Value("campaignChannel").String().Raw() == spec.ChannelSMS {
 			quiet = e
 		}
 		for _, n := range quiet.Values().Iter() {
@@ -152,9 +153,9 @@ func TestCampaignStats(t *testing.T) {
 		status     int
 		message    string
 	}{
-		{"campaignId missing", `{}`, 400, simulator.MsgCampaignIDRequired},
-		{"campaignId null", `{"campaignId":null}`, 400, simulator.MsgCampaignIDRequired},
-		{"campaignId misspelt", `{"campaign":1}`, 400, simulator.MsgCampaignIDRequired},
+		{"campaignId missing", `{}`, 400, spec.MsgCampaignIDRequired},
+		{"campaignId null", `{"campaignId":null}`, 400, spec.MsgCampaignIDRequired},
+		{"campaignId misspelt", `{"campaign":1}`, 400, spec.MsgCampaignIDRequired},
 		{"campaignId as string", `{"campaignId":"12"}`, 400, "campaignId must be an integer"},
 		{"campaignId fraction", `{"campaignId":1.5}`, 400, "campaignId must be an integer"},
 		{"unknown campaign", `{"campaignId":999999999}`, 404, simulator.MsgCampaignNotFound},

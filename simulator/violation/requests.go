@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"regexp"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 )
 
@@ -31,11 +32,11 @@ func rewriteCredentials(fix func(c credentials, all []*simulator.Account) (crede
 			return false
 		}
 		h := x.r.Header
-		c := credentials{h.Get(headerAPIKey), h.Get(headerAPISecret), h.Get(headerAccountID)}
+		c := credentials{h.Get(spec.HeaderAPIKey), h.Get(spec.HeaderAPISecret), h.Get(spec.HeaderAccountID)}
 		if fixed, ok := fix(c, all); ok && fixed != c {
-			x.setHeader(headerAPIKey, fixed.key)
-			x.setHeader(headerAPISecret, fixed.secret)
-			x.setHeader(headerAccountID, fixed.account)
+			x.setHeader(spec.HeaderAPIKey, fixed.key)
+			x.setHeader(spec.HeaderAPISecret, fixed.secret)
+			x.setHeader(spec.HeaderAccountID, fixed.account)
 		}
 		return false
 	}
