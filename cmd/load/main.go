@@ -82,9 +82,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		" (started with --rate-limit 1000000000 and --log-level warn); empty: start one in-process")
 	fs.StringVar(&c.caFile, "ca", "", "PEM certificate to trust for --base-url (default: cert.pem in --data-dir)")
 	fs.StringVar(&c.dataDir, "data-dir", ".simdata", "the running simulator's --data-dir, whose cert.pem is trusted")
-	fs.StringVar(&c.apiKey, "api-key", "", "x-api-key (default: the first development account)")
-	fs.StringVar(&c.apiSecret, "api-secret", "", "x-api-secret (default: the first development account)")
-	fs.StringVar(&c.accountID, "account-id", "", "x-account-id (default: the first development account)")
+	fs.StringVar(&c.apiKey, "api-key", "", spec.HeaderAPIKey+" (default: the first development account)")
+	fs.StringVar(&c.apiSecret, "api-secret", "", spec.HeaderAPISecret+" (default: the first development account)")
+	fs.StringVar(&c.accountID, "account-id", "", spec.HeaderAccountID+" (default: the first development account)")
 	fs.StringVar(&c.redisURL, "redis-url", "", "in-process simulator only: keep its state in this Redis (default: in memory)")
 	fs.IntVar(&c.connections, "connections", 32, "keep-alive connections (and concurrent requests) per operation")
 	fs.DurationVar(&c.duration, "duration", 5*time.Second, "measured time per operation and server")
@@ -376,7 +376,7 @@ func operations(ctx context.Context, c *config, t *target) ([]operation, error) 
 		return nil, fmt.Errorf("campaign list: no campaign to ask statistics of (%v): %s", err, body)
 	}
 	stats := []byte(`{"campaignId":` + strconv.FormatInt(page.Campaigns[0].ID, 10) + `}`)
-	list := []byte(`{"limit":50,"page":1}`)
+	list := fmt.Appendf(nil, `{"limit":%d,"page":1}`, spec.MaxPageSize)
 	run := strconv.FormatInt(time.Now().UnixNano(), 36)
 	var seq atomic.Int64
 	all := map[string]operation{
@@ -414,9 +414,9 @@ func do(ctx context.Context, client *http.Client, t *target, op string, body []b
 		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("x-api-key", t.account.APIKey)
-	req.Header.Set("x-api-secret", t.account.APISecret)
-	req.Header.Set("x-account-id", t.account.AccountID)
+	req.Header.Set(spec.HeaderAPIKey, t.account.APIKey)
+	req.Header.Set(spec.HeaderAPISecret, t.account.APISecret)
+	req.Header.Set(spec.HeaderAccountID, t.account.AccountID)
 	resp, err := client.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
