@@ -17,6 +17,7 @@ import (
 	"github.com/gavv/httpexpect/v2"
 
 	"github.com/partner-v3/conformance-kit/fixtures/matrix"
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 )
 
 // cellExchange is one cell's request and answer, for the Then steps.
@@ -127,9 +128,9 @@ func (s *scenario) sendAs(ctx context.Context, role, op string, body []byte) (*e
 // new contact, page 1, the statistics of the account's first campaign.
 func (s *scenario) validBodyFor(ctx context.Context, role, op string) ([]byte, error) {
 	switch op {
-	case matrix.OpAddContact:
+	case spec.OpAddContact:
 		return fmt.Appendf(nil, `{"email": %q, "firstName": "Conformance"}`, s.newEmail()), nil
-	case matrix.OpCampaignList:
+	case spec.OpCampaignList:
 		return []byte(`{"limit": 1, "page": 1}`), nil
 	}
 	acct, _ := s.account(role)

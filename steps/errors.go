@@ -8,6 +8,8 @@ import (
 	"fmt"
 
 	"github.com/cucumber/godog"
+
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 )
 
 func (s *scenario) registerErrors(sc *godog.ScenarioContext) {
@@ -28,7 +30,7 @@ func (s *scenario) simulatorWillFail(ctx context.Context, op string) error {
 	}
 	// Read what the valid request needs first, so the fault hits the
 	// scenario's own request.
-	if op == "Campaign Stats" {
+	if op == spec.OpCampaignStats {
 		if _, err := s.validBody(ctx, op); err != nil {
 			return err
 		}

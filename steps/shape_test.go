@@ -7,7 +7,7 @@ import (
 	"github.com/cucumber/godog"
 
 	"github.com/partner-v3/conformance-kit/features"
-	"github.com/partner-v3/conformance-kit/fixtures/matrix"
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 )
 
 // TestShapesMatchTheScenarios keeps the field tables every answer is
@@ -74,7 +74,7 @@ func TestMatrixFieldsAreTheShapes(t *testing.T) {
 		name   string
 		fields []string
 		shape  []fieldRow
-	}{{"campaign", matrix.CampaignFields, campaignShape}, {"envelope", matrix.EnvelopeFields, pageShape}} {
+	}{{"campaign", spec.CampaignFields(), campaignShape}, {"envelope", spec.ListFields(), pageShape}} {
 		var names []string
 		for _, r := range tt.shape {
 			names = append(names, r.field)

@@ -23,6 +23,7 @@ import (
 	tclog "github.com/testcontainers/testcontainers-go/log"
 	"github.com/testcontainers/testcontainers-go/wait"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator/container"
 	"github.com/partner-v3/conformance-kit/steps/suite"
 )
@@ -51,7 +52,7 @@ func (im *imageOptions) register(fs *flag.FlagSet) {
 // shares the host's network, so it is on this machine's loopback.
 func (im *imageOptions) setBaseURL(baseURL *string) {
 	if im.name != "" && *baseURL == "" {
-		*baseURL = "https://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(im.port)) + suite.BasePathSuffix
+		*baseURL = "https://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(im.port)) + spec.BasePath
 	}
 }
 
@@ -113,7 +114,7 @@ func (im *imageOptions) start(ctx context.Context, log io.Writer) (*testcontaine
 		// Readiness only: any HTTP answer over TLS on the base path. Whether
 		// the certificate is trusted, and what the answer says, is for the
 		// scenarios to check (spec §1, §9).
-		testcontainers.WithWaitStrategy(wait.ForHTTP(suite.BasePathSuffix).
+		testcontainers.WithWaitStrategy(wait.ForHTTP(spec.BasePath).
 			WithPort(strconv.Itoa(im.port)+"/tcp").
 			WithTLS(true, &tls.Config{InsecureSkipVerify: true}). //nolint:gosec // readiness probe, not the suite's client
 			WithStatusCodeMatcher(func(int) bool { return true }).

@@ -299,7 +299,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if o.showVersion {
-		fmt.Fprintf(stdout, "%s, Partner API v%s\n", buildinfo.String("conformance", version), suite.SpecVersion)
+		fmt.Fprintf(stdout, "%s, Partner API v%s\n", buildinfo.String("conformance", version), spec.Version)
 		return exitPass
 	}
 	o.image.setBaseURL(&o.baseURL)

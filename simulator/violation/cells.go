@@ -282,9 +282,9 @@ func (x *exchange) answerEmptyPage(pageNo, pageSize int) {
 // operationPath is the path of a matrix operation.
 func operationPath(name string) string {
 	switch name {
-	case matrix.OpAddContact:
+	case spec.OpAddContact:
 		return spec.PathContactAdd
-	case matrix.OpCampaignList:
+	case spec.OpCampaignList:
 		return spec.PathCampaignList
 	}
 	return spec.PathCampaignStats

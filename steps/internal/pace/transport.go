@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 )
 
 // Account identifies whose budget a request spends, by the two headers of
@@ -77,7 +79,7 @@ func (t *Transport) CloseIdleConnections() {
 // accounts' credentials counts for both: the suite cannot know how the
 // target attributes it.
 func (t *Transport) accounts(r *http.Request) []string {
-	key, id := r.Header.Get("x-api-key"), r.Header.Get("x-account-id")
+	key, id := r.Header.Get(spec.HeaderAPIKey), r.Header.Get(spec.HeaderAccountID)
 	sec := t.Second
 	if sec.ID != "" && (key == sec.Key || id == sec.ID) {
 		out := []string{sec.ID}
