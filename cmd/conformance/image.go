@@ -42,7 +42,7 @@ type imageOptions struct {
 
 // register adds the --image flags to fs.
 func (im *imageOptions) register(fs *flag.FlagSet) {
-	fs.StringVar(&im.name, "image", "", "container image of the implementation to test: started with host networking for the run, then removed; --base-url defaults to https://127.0.0.1:<--image-port>/v3/partner/webhook")
+	fs.StringVar(&im.name, "image", "", "container image of the implementation to test: started with host networking for the run, then removed; --base-url defaults to https://127.0.0.1:<--image-port>"+spec.BasePath)
 	fs.Var(&im.env, "image-env", "K=V environment variable of the --image container (repeatable; CONFORMANCE_IMAGE_ENV holds one per line)")
 	fs.IntVar(&im.port, "image-port", 8443, "port the --image container listens on, on this machine's loopback (host networking)")
 	fs.DurationVar(&im.timeout, "image-timeout", time.Minute, "how long to wait for the --image container to answer over HTTPS")

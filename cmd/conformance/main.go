@@ -53,7 +53,7 @@ var help = flagenv.Help{
 	Usage: "usage: conformance [flags]\n" +
 		"       conformance verify certificate.json --public-key FILE\n" +
 		"       conformance keygen [--private FILE] [--public FILE]",
-	Intro: "Runs the Partner API v3 conformance suite against a deployment (--base-url) or\n" +
+	Intro: "Runs the Partner API v" + spec.Version + " conformance suite against a deployment (--base-url) or\n" +
 		"a container image (--image), and writes the verdict and reports to --report-dir.\n" +
 		"verify checks a signed certificate.json; keygen makes a signing key pair\n" +
 		"(conformance verify --help, conformance keygen --help). Flags win over their variables.",
@@ -140,7 +140,7 @@ func parseFlags(args []string, getenv func(string) string) (*options, error) {
 	fs := flag.NewFlagSet("conformance", flag.ContinueOnError)
 	flagenv.Quiet(fs)
 	o.fs = fs
-	fs.StringVar(&o.baseURL, "base-url", "", "target base address, ending in /v3/partner/webhook (required)")
+	fs.StringVar(&o.baseURL, "base-url", "", "target base address, ending in "+spec.BasePath+" (required)")
 	fs.StringVar(&o.apiKey, "api-key", "", spec.HeaderAPIKey+" of the primary account (required)")
 	fs.StringVar(&o.apiSecret, "api-secret", "", spec.HeaderAPISecret+" of the primary account (required)")
 	fs.StringVar(&o.accountID, "account-id", "", spec.HeaderAccountID+" of the primary account (required)")

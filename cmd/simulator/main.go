@@ -31,7 +31,7 @@ var version = "dev"
 // help is what --help says besides the flags.
 var help = flagenv.Help{
 	Usage: "usage: simulator [flags]",
-	Intro: "Runs the Partner Contact and Campaign Service, API v3, simulator: the three\n" +
+	Intro: "Runs the " + spec.Title + ", simulator: the three\n" +
 		"operations over HTTPS and the control API. Flags win over their variables.",
 	Prefix:  "SIM_",
 	EnvNote: "A variable set to the empty string counts: SIM_ADMIN_ADDR= turns the control API off.",
@@ -221,7 +221,7 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 func (m *Main) printBanner() {
 	s, w := m.Simulator, m.stdout
 	a := s.Accounts[0]
-	fmt.Fprintf(w, "Partner API v3 simulator %s\n\n", buildinfo.Version(version))
+	fmt.Fprintf(w, "Partner API v%s simulator %s\n\n", spec.Version, buildinfo.Version(version))
 	fmt.Fprintf(w, "  Base URL:     %s\n", s.URL())
 	if s.AdminURL() != "" {
 		fmt.Fprintf(w, "  Control API:  %s  (Authorization: Bearer %s)\n", s.AdminURL(), s.AdminToken)

@@ -46,7 +46,8 @@ func (r *run) preflight(ctx context.Context) error {
 			missing = missing && st == http.StatusNotFound
 		}
 		if missing {
-			return fmt.Errorf("%w: no operation of the spec answers at %s: Campaign List, Campaign Stats and Add Contact all answered 404; check --base-url (the deployment's address of /v3/partner/webhook, spec §1)", ErrPreflight, r.base)
+			return fmt.Errorf("%w: no operation of the spec answers at %s: %s, %s and %s all answered 404; check --base-url (the deployment's address of %s, spec §1)",
+				ErrPreflight, r.base, spec.OpCampaignList, spec.OpCampaignStats, spec.OpAddContact, spec.BasePath)
 		}
 	}
 	if err := credentialsRefused(status, msg, "primary", "--api-key, --api-secret", "--account-id"); err != nil {
