@@ -117,12 +117,12 @@ var catalogue = []Violation{
 		after: message(spec.MsgUnauthorizedAccount, "Access to this account is not allowed", on(campaignStats))}),
 
 	// §8 rate limit, with its §7 answer.
-	v("rate-off-by-one", "§8: the 101st request in a minute is let through", breach{limits: func(l int, w time.Duration) (int, time.Duration) { return l + 1, w }}),
-	v("rate-limit-too-low", "§8: only 50 requests per minute are let through", breach{limits: func(l int, w time.Duration) (int, time.Duration) { return max(l/2, 1), w }}),
-	v("rate-limit-99", "§8: the 100th request in a minute is refused", breach{limits: func(l int, w time.Duration) (int, time.Duration) { return max(l-1, 1), w }}),
-	v("rate-never-frees", "§8: a refused account stays refused after the minute has passed", breach{
+	v("rate-off-by-one", fmt.Sprintf("§8: the %s request in a %s is let through", ordinal(spec.RateLimit+1), spec.RateWindowName), breach{limits: func(l int, w time.Duration) (int, time.Duration) { return l + 1, w }}),
+	v("rate-limit-too-low", fmt.Sprintf("§8: only %d requests per %s are let through", spec.RateLimit/2, spec.RateWindowName), breach{limits: func(l int, w time.Duration) (int, time.Duration) { return max(l/2, 1), w }}),
+	v("rate-limit-99", fmt.Sprintf("§8: the %s request in a %s is refused", ordinal(spec.RateLimit), spec.RateWindowName), breach{limits: func(l int, w time.Duration) (int, time.Duration) { return max(l-1, 1), w }}),
+	v("rate-never-frees", fmt.Sprintf("§8: a refused account stays refused after the %s has passed", spec.RateWindowName), breach{
 		limits: func(l int, _ time.Duration) (int, time.Duration) { return l, 100 * 365 * 24 * time.Hour }}),
-	v("rate-window-double", "§8: a refused account is freed only after two minutes", breach{limits: func(l int, w time.Duration) (int, time.Duration) { return l, 2 * w }}),
+	v("rate-window-double", fmt.Sprintf("§8: a refused account is freed only after two %ss", spec.RateWindowName), breach{limits: func(l int, w time.Duration) (int, time.Duration) { return l, 2 * w }}),
 	v("rate-per-operation", "§8: each operation has its own counter instead of one per account", breach{note: true, counter: countBy(
 		func(ctx context.Context, key string) (string, bool) { return key + "|" + noteFrom(ctx).op, true },
 		func(key string) []string {
@@ -250,7 +250,7 @@ var catalogue = []Violation{
 	v("list-past-end-no-page-no", "§4.2: pageNo is left out on a page past the end", breach{after: at("pageNo", drop, listOK, pastEnd)}),
 	v("list-campaigns-object", "§4.2: campaigns is an object keyed by Id instead of an array", breach{after: at("campaigns", keyedByID, listOK)}),
 	v("list-envelope-wrapped", "§4.2: the answer is wrapped in {\"data\": ...}", breach{after: whole(wrapData, listOK)}),
-	v("list-limit-51-served", "§4.2, §8: limit 51 is served with 51 campaigns", breach{
+	v("list-limit-51-served", fmt.Sprintf("§4.2, §8: limit %[1]d is served with %[1]d campaigns", spec.MaxPageSize+1), breach{
 		before: rewriteBody(campaignList, func(x *exchange, f map[string]json.RawMessage) bool {
 			if n, ok := integer(f, "limit"); !ok || n != spec.MaxPageSize+1 {
 				return false
@@ -269,7 +269,7 @@ var catalogue = []Violation{
 		),
 	}),
 	v("list-limit-50-refused", fmt.Sprintf("§4.2, §8: limit %d is refused 400", spec.MaxPageSize), breach{
-		after: replace(http.StatusBadRequest, "limit must be between 1 and 49", listOK, func(x *exchange, _ map[string]any) bool {
+		after: replace(http.StatusBadRequest, fmt.Sprintf("limit must be between 1 and %d", spec.MaxPageSize-1), listOK, func(x *exchange, _ map[string]any) bool {
 			n, ok := integer(x.req, "limit")
 			return ok && n == spec.MaxPageSize
 		})}),
@@ -579,4 +579,21 @@ func pageAsked(x *exchange) {
 		obj["pageNo"] = json.Number(strconv.Itoa(*x.note.pageAsked))
 		x.changed()
 	}
+}
+
+// ordinal writes n as an English ordinal (101st, 100th) for the
+// descriptions of the rate-limit switches.
+func ordinal(n int) string {
+	suffix := "th"
+	if n%100 < 11 || n%100 > 13 {
+		switch n % 10 {
+		case 1:
+			suffix = "st"
+		case 2:
+			suffix = "nd"
+		case 3:
+			suffix = "rd"
+		}
+	}
+	return strconv.Itoa(n) + suffix
 }
