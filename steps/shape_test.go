@@ -67,9 +67,9 @@ func TestShapesMatchTheScenarios(t *testing.T) {
 	}
 }
 
-// TestMatrixFieldsAreTheShapes: the fields the matrix's cells name are the
+// TestSpecFieldsAreTheShapes: the fields of package spec, which the matrix's cells name, are the
 // spec's tables the answers are checked against, in order.
-func TestMatrixFieldsAreTheShapes(t *testing.T) {
+func TestSpecFieldsAreTheShapes(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
 		fields []string
@@ -80,7 +80,7 @@ func TestMatrixFieldsAreTheShapes(t *testing.T) {
 			names = append(names, r.field)
 		}
 		if !slices.Equal(names, tt.fields) {
-			t.Errorf("%s: the matrix names %v, the shape %v", tt.name, tt.fields, names)
+			t.Errorf("%s: package spec names %v, the shape %v", tt.name, tt.fields, names)
 		}
 	}
 }
