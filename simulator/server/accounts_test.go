@@ -66,7 +66,7 @@ func TestAccounts_Lifecycle(t *testing.T) {
 	// The three operations with the new credentials.
 	h.as(&a.Account).POST("/contact/add").WithJSON(map[string]string{"email": "tmp@example.com"}).
 		Expect().Status(http.StatusOK).JSON().Object().HasValue("status", "success")
-	list := h.as(&a.Account).POST("/campaign/list").WithJSON(map[string]int{"limit": 50, "page": 1}).
+	list := h.as(&a.Account).POST("/campaign/list").WithJSON(map[string]int{"limit": spec.MaxPageSize, "page": 1}).
 		Expect().Status(http.StatusOK).JSON().Object()
 	list.HasValue("totalRecords", 5)
 	// The campaigns are seed.Campaigns of the account: the same on every replica.
@@ -169,11 +169,11 @@ func TestAccounts_Defaults(t *testing.T) {
 	}
 	h.admin().GET("/accounts/"+h.alpha.AccountID).Expect().Status(http.StatusOK).JSON().Object().
 		HasValue("seed", seed.DefaultSeed).HasValue("campaigns", 12).HasValue("throwaway", false).NotContainsKey("createdAt")
-	h.as(&a.Account).POST("/campaign/list").WithJSON(map[string]int{"limit": 50, "page": 1}).
+	h.as(&a.Account).POST("/campaign/list").WithJSON(map[string]int{"limit": spec.MaxPageSize, "page": 1}).
 		Expect().Status(http.StatusOK).JSON().Object().HasValue("totalRecords", 12)
 
 	none := h.createAccount(map[string]any{"campaigns": 0})
-	h.as(&none.Account).POST("/campaign/list").WithJSON(map[string]int{"limit": 50, "page": 1}).
+	h.as(&none.Account).POST("/campaign/list").WithJSON(map[string]int{"limit": spec.MaxPageSize, "page": 1}).
 		Expect().Status(http.StatusOK).JSON().Object().HasValue("totalRecords", 0)
 
 	// Two accounts are two sets of credentials: one's secret is not the other's.
@@ -259,7 +259,7 @@ func TestAccounts_BadRequests(t *testing.T) {
 func TestAccounts_Violations(t *testing.T) {
 	h := MustOpenServer(t, sim.Config{Violations: []string{"auth-secret-ignored", "rate-global"}})
 	a := h.createAccount(map[string]any{"campaigns": 3})
-	h.as(&a.Account).POST("/campaign/list").WithJSON(map[string]int{"limit": 50, "page": 1}).
+	h.as(&a.Account).POST("/campaign/list").WithJSON(map[string]int{"limit": spec.MaxPageSize, "page": 1}).
 		Expect().Status(http.StatusOK).JSON().Object().HasValue("totalRecords", 3)
 	// §5 rule 1 broken: a wrong secret passes for the throwaway account too.
 	h.anon().POST("/campaign/list").WithJSON(map[string]int{"limit": 1, "page": 1}).
