@@ -67,7 +67,7 @@ func (s *scenario) sendsCredentialVariants(ctx context.Context, header string) e
 		if err != nil {
 			return err
 		}
-		x := s.send(ctx, s.expect(func() http.Header { return h }), http.MethodPost, operations[cell.Operation], "application/json", body)
+		x := s.send(ctx, s.expect(func() http.Header { return h }), http.MethodPost, operations[cell.Operation], spec.ContentType, body)
 		if x.budget != "" {
 			return s.failIn([]string{"8"}, x, "%s", x.budget)
 		}

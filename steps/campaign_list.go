@@ -38,7 +38,7 @@ func (s *scenario) secondCallsListPage(ctx context.Context, page, limit int64) e
 	if s.second == nil {
 		return skipf("no second account is configured")
 	}
-	x := s.send(ctx, s.second, http.MethodPost, operations[spec.OpCampaignList], "application/json", fmt.Appendf(nil, `{"limit": %d, "page": %d}`, limit, page))
+	x := s.send(ctx, s.second, http.MethodPost, operations[spec.OpCampaignList], spec.ContentType, fmt.Appendf(nil, `{"limit": %d, "page": %d}`, limit, page))
 	s.secondLast = x
 	return s.took(x, "Campaign List of the second account")
 }

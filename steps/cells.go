@@ -117,7 +117,7 @@ func (s *scenario) client(role string) *httpexpect.Expect {
 // budget finding (a 429 after a quiet window) is returned as the step's
 // failure.
 func (s *scenario) sendAs(ctx context.Context, role, op string, body []byte) (*exchange, error) {
-	x := s.send(ctx, s.client(role), http.MethodPost, operations[op], "application/json", body)
+	x := s.send(ctx, s.client(role), http.MethodPost, operations[op], spec.ContentType, body)
 	if x.budget != "" {
 		return x, s.failIn([]string{"8"}, x, "%s", x.budget)
 	}

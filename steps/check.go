@@ -141,7 +141,7 @@ func checkFormat(v any, format string) string {
 // isJSONType reports whether a media type says JSON: application/json or a
 // +json type (RFC 6839).
 func isJSONType(mt string) bool {
-	return mt == "application/json" || strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")
+	return mt == spec.ContentType || strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")
 }
 
 // inspect looks at every answer for what the spec allows but a vendor should
@@ -154,7 +154,7 @@ func (s *scenario) inspect(x *exchange) {
 	}
 	if len(cts) > 0 {
 		if mt, params, err := mime.ParseMediaType(cts[0]); err == nil && isJSONType(mt) {
-			if mt != "application/json" {
+			if mt != spec.ContentType {
 				s.warn([]string{"1"}, x, "the answer is labelled %s: JSON, but not application/json as clients expect", mt)
 			}
 			for k, v := range params {

@@ -282,7 +282,7 @@ func (s *scenario) call(ctx context.Context, op string, body []byte) error {
 	if !ok {
 		return fmt.Errorf("unknown operation %q (want one of %s)", op, strings.Join(spec.Names(), ", "))
 	}
-	if err := s.took(s.send(ctx, s.e, http.MethodPost, path, "application/json", body), op); err != nil {
+	if err := s.took(s.send(ctx, s.e, http.MethodPost, path, spec.ContentType, body), op); err != nil {
 		return err
 	}
 	s.ownLast = s.last
@@ -343,7 +343,7 @@ func (s *scenario) campaigns(ctx context.Context, acct Account) (*campaignInfo, 
 	// Reading the list is preparation, never part of a @rate-limit burst.
 	ctx = withPrep(ctx)
 	page := func(n int64) (map[string]any, error) {
-		x := s.send(ctx, e, http.MethodPost, operations[spec.OpCampaignList], "application/json", fmt.Appendf(nil, `{"limit": %d, "page": %d}`, spec.MaxPageSize, n))
+		x := s.send(ctx, e, http.MethodPost, operations[spec.OpCampaignList], spec.ContentType, fmt.Appendf(nil, `{"limit": %d, "page": %d}`, spec.MaxPageSize, n))
 		if x.budget != "" {
 			return nil, s.failIn([]string{"8"}, x, "%s", x.budget)
 		}

@@ -221,7 +221,7 @@ func attack(ctx context.Context, c *config, t *target, o operation, rate float64
 		pacer = vegeta.ConstantPacer{Freq: max(int(rate), 1), Per: time.Second}
 	}
 	header := http.Header{
-		"Content-Type": {"application/json"},
+		"Content-Type": {spec.ContentType},
 		"X-Api-Key":    {t.account.APIKey},
 		"X-Api-Secret": {t.account.APISecret},
 		"X-Account-Id": {t.account.AccountID},
@@ -413,7 +413,7 @@ func do(ctx context.Context, client *http.Client, t *target, op string, body []b
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", spec.ContentType)
 	req.Header.Set(spec.HeaderAPIKey, t.account.APIKey)
 	req.Header.Set(spec.HeaderAPISecret, t.account.APISecret)
 	req.Header.Set(spec.HeaderAccountID, t.account.AccountID)

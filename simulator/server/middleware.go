@@ -183,11 +183,11 @@ func jsonMediaType(r *http.Request) error {
 		return simulator.Errorf(simulator.EUNSUPPORTED, "Content-Type must be sent once, as application/json (got %d)", len(cts))
 	}
 	ct := r.Header.Get("Content-Type")
-	if ct == "application/json" && len(r.Header.Values("Content-Encoding")) == 0 {
+	if ct == spec.ContentType && len(r.Header.Values("Content-Encoding")) == 0 {
 		return nil // what nearly every client sends: no parsing needed
 	}
 	mt, params, err := mime.ParseMediaType(ct)
-	if err != nil || mt != "application/json" {
+	if err != nil || mt != spec.ContentType {
 		if ct == "" {
 			ct = "none"
 		}
@@ -247,7 +247,7 @@ func (s *Server) injectFault(w http.ResponseWriter, r *http.Request, f *simulato
 		writeJSON(w, http.StatusTooManyRequests, &ErrorResponse{Error: spec.MsgRateLimit})
 		return true
 	case simulator.FaultMalformed:
-		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Type", spec.ContentType)
 		w.WriteHeader(http.StatusOK)
 		_, _ = io.WriteString(w, malformedBody)
 		return true

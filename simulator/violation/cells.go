@@ -246,7 +246,7 @@ func cellBreach(c matrix.Cell) (breach, bool) {
 				return false
 			}
 			x.status = http.StatusOK
-			x.header.Set("Content-Type", "application/json")
+			x.header.Set("Content-Type", spec.ContentType)
 			x.setDoc(map[string]any{"status": "success", "contactId": "c-without-address"})
 			return true
 		}}, true
@@ -274,7 +274,7 @@ func cellBreach(c matrix.Cell) (breach, bool) {
 // reports pageNo and pageSize as given, whatever the bounds of §8.
 func (x *exchange) answerEmptyPage(pageNo, pageSize int) {
 	x.status = http.StatusOK
-	x.header.Set("Content-Type", "application/json")
+	x.header.Set("Content-Type", spec.ContentType)
 	x.setDoc(map[string]any{"pageNo": json.Number(strconv.Itoa(pageNo)), "pageSize": json.Number(strconv.Itoa(pageSize)),
 		"totalPages": json.Number("0"), "totalRecords": json.Number("0"), "filteredRecords": json.Number("0"), "campaigns": []any{}})
 }

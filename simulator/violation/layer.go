@@ -200,7 +200,7 @@ func (x *exchange) operation() string {
 // answer replaces the answer with a JSON error.
 func (x *exchange) answer(status int, message string) {
 	x.status = status
-	x.header.Set("Content-Type", "application/json")
+	x.header.Set("Content-Type", spec.ContentType)
 	x.setDoc(map[string]any{"error": message})
 }
 

@@ -76,7 +76,7 @@ func answerOn(op string, methodOK func(string) bool, status int, body map[string
 			return false
 		}
 		x.status = status
-		x.header.Set("Content-Type", "application/json")
+		x.header.Set("Content-Type", spec.ContentType)
 		x.setDoc(body)
 		return true
 	}
@@ -110,7 +110,7 @@ const placeholderPhone = `"+10000000000"`
 // parameters.
 func charsetless(ct string) bool {
 	mt, params, err := mime.ParseMediaType(ct)
-	return err == nil && mt == "application/json" && len(params) == 0
+	return err == nil && mt == spec.ContentType && len(params) == 0
 }
 
 // refusedLabel is a Content-Type the server refuses, put in for one it

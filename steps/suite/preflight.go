@@ -104,7 +104,7 @@ func (r *run) probe(ctx context.Context, acct steps.Account, op, body string) (i
 	if err != nil {
 		return 0, "", fmt.Errorf("%w: build the first request: %w", ErrConfig, err)
 	}
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", spec.ContentType)
 	req.Header.Set(spec.HeaderAPIKey, acct.APIKey)
 	req.Header.Set(spec.HeaderAPISecret, acct.APISecret)
 	req.Header.Set(spec.HeaderAccountID, acct.AccountID)
