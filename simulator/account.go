@@ -1,8 +1,9 @@
 // Package simulator holds the domain of the Partner Contact and Campaign
 // Service, API v3: accounts, contacts, campaigns and their statistics, the
-// application error type and the spec's messages, and the interfaces of the
-// stores and the rate counter that the backends (inmem, redisstore)
-// implement. It imports nothing but the standard library.
+// application error type and the simulator's own messages, and the
+// interfaces of the stores and the rate counter that the backends (inmem,
+// redisstore) implement. It imports nothing but the standard library and
+// fixtures/spec, where the spec's messages, paths and limits are stated.
 package simulator
 
 import (
@@ -31,7 +32,7 @@ type Account struct {
 // AccountStore finds the account that owns a set of credentials.
 type AccountStore interface {
 	// Authenticate returns the account whose key and secret both match.
-	// Returns EUNAUTHORIZED (MsgInvalidCredentials) when none does.
+	// Returns EUNAUTHORIZED (spec.MsgInvalidCredentials) when none does.
 	// Implementations compare in constant time.
 	Authenticate(ctx context.Context, apiKey, apiSecret string) (*Account, error)
 

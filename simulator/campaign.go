@@ -7,18 +7,17 @@ import (
 	"io"
 	"regexp"
 	"time"
+
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 )
 
-// TimestampLayout is the spec §2.2 timestamp: ISO 8601, UTC, milliseconds.
-const TimestampLayout = "2006-01-02T15:04:05.000Z"
-
-// Timestamp is a time that marshals as TimestampLayout and unmarshals only
+// Timestamp is a time that marshals as spec.TimestampLayout and unmarshals only
 // from it.
 type Timestamp struct{ time.Time }
 
 // MarshalJSON implements json.Marshaler.
 func (t Timestamp) MarshalJSON() ([]byte, error) {
-	return []byte(`"` + t.UTC().Format(TimestampLayout) + `"`), nil
+	return []byte(`"` + t.UTC().Format(spec.TimestampLayout) + `"`), nil
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
@@ -27,22 +26,13 @@ func (t *Timestamp) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return fmt.Errorf("timestamp must be a string")
 	}
-	v, err := time.Parse(TimestampLayout, s)
+	v, err := time.Parse(spec.TimestampLayout, s)
 	if err != nil {
-		return fmt.Errorf("timestamp %q is not of the form %s", s, TimestampLayout)
+		return fmt.Errorf("timestamp %q is not of the form %s", s, spec.TimestampLayout)
 	}
 	t.Time = v
 	return nil
 }
-
-// Channels and types of spec §2.2.
-const (
-	ChannelEmail = "email"
-	ChannelSMS   = "sms"
-
-	CampaignStatic  = 0
-	CampaignDynamic = 1
-)
 
 // Campaign is a stored campaign: its spec §2.2 record, its owner, and the
 // statistics Campaign Stats answers with (§2.3). In JSON (the campaigns
@@ -158,9 +148,9 @@ func (c *Campaign) Validate() error {
 		return fmt.Errorf("Id must be a positive integer")
 	case c.CampaignName == "":
 		return fmt.Errorf("campaign %d: campaignName is empty", c.ID)
-	case c.CampaignType != CampaignStatic && c.CampaignType != CampaignDynamic:
+	case c.CampaignType != spec.CampaignStatic && c.CampaignType != spec.CampaignDynamic:
 		return fmt.Errorf("campaign %d: campaignType must be 0 or 1", c.ID)
-	case c.CampaignChannel != ChannelEmail && c.CampaignChannel != ChannelSMS:
+	case c.CampaignChannel != spec.ChannelEmail && c.CampaignChannel != spec.ChannelSMS:
 		return fmt.Errorf("campaign %d: campaignChannel must be email or sms", c.ID)
 	case c.Status == "":
 		return fmt.Errorf("campaign %d: status is empty", c.ID)

@@ -37,10 +37,10 @@ const (
 var FaultKinds = []string{FaultError, FaultRateLimit, FaultMalformed, FaultDelay, FaultDrop}
 
 // Fault is an injected failure for the next Remaining requests of Operation
-// (one of Operations, or "*" for all three) made by AccountID (every
-// account when empty). With a Probability below 1, each matching request
-// is faulted with that probability, and one that is not faulted consumes
-// nothing.
+// (an operation path of package fixtures/spec, or "*" for all three) made
+// by AccountID (every account when empty). With a Probability below 1,
+// each matching request is faulted with that probability, and one that is
+// not faulted consumes nothing.
 type Fault struct {
 	ID        string `json:"id"`
 	Operation string `json:"operation"`

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 )
 
@@ -22,13 +23,13 @@ func TestFaultResponseRoundTrip(t *testing.T) {
 			`{"id":"flt_1","operation":"*","kind":"error","remaining":2,"status":500,"probability":1}`,
 			simulator.Fault{ID: "flt_1", Operation: "*", Kind: simulator.FaultError, Remaining: 2, Status: 500, Probability: 1}},
 		{"a rate-limit fault shows its Retry-After in seconds, zero included",
-			simulator.Fault{ID: "flt_2", Operation: simulator.OpCampaignList, AccountID: "acc", Kind: simulator.FaultRateLimit, Remaining: 1, Probability: 0.5},
+			simulator.Fault{ID: "flt_2", Operation: spec.PathCampaignList, AccountID: "acc", Kind: simulator.FaultRateLimit, Remaining: 1, Probability: 0.5},
 			`{"id":"flt_2","operation":"campaign/list","accountId":"acc","kind":"rate-limit","remaining":1,"retryAfter":0,"probability":0.5}`,
-			simulator.Fault{ID: "flt_2", Operation: simulator.OpCampaignList, AccountID: "acc", Kind: simulator.FaultRateLimit, Remaining: 1, Probability: 0.5}},
+			simulator.Fault{ID: "flt_2", Operation: spec.PathCampaignList, AccountID: "acc", Kind: simulator.FaultRateLimit, Remaining: 1, Probability: 0.5}},
 		{"a delay fault shows its delay as a Go duration and no status",
-			simulator.Fault{ID: "flt_3", Operation: simulator.OpContactAdd, Kind: simulator.FaultDelay, Remaining: 1, Delay: 1500 * time.Millisecond, Status: 502, Probability: 1},
+			simulator.Fault{ID: "flt_3", Operation: spec.PathContactAdd, Kind: simulator.FaultDelay, Remaining: 1, Delay: 1500 * time.Millisecond, Status: 502, Probability: 1},
 			`{"id":"flt_3","operation":"contact/add","kind":"delay","remaining":1,"delay":"1.5s","probability":1}`,
-			simulator.Fault{ID: "flt_3", Operation: simulator.OpContactAdd, Kind: simulator.FaultDelay, Remaining: 1, Delay: 1500 * time.Millisecond, Probability: 1}},
+			simulator.Fault{ID: "flt_3", Operation: spec.PathContactAdd, Kind: simulator.FaultDelay, Remaining: 1, Delay: 1500 * time.Millisecond, Probability: 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,6 +3,8 @@ package simulator
 import (
 	"errors"
 	"fmt"
+
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 )
 
 // Application error codes. The server maps each to an HTTP status
@@ -58,5 +60,5 @@ func ErrorMessage(err error) string {
 	} else if errors.As(err, &e) {
 		return e.Message
 	}
-	return MsgInternal
+	return spec.MsgInternal
 }

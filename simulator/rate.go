@@ -6,12 +6,6 @@ import (
 	"time"
 )
 
-// Spec §8: 100 requests per minute per account, all operations together.
-const (
-	DefaultRateLimit  = 100
-	DefaultRateWindow = time.Minute
-)
-
 // RateDecision is the outcome of one RateCounter.Take.
 type RateDecision struct {
 	Allowed bool

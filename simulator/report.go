@@ -1,6 +1,12 @@
 package simulator
 
-import "time"
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
+)
 
 // ClientReport is what the simulator saw one account's client do, judged
 // against the spec: the control API's GET /accounts/{accountId}/report. A
@@ -126,37 +132,62 @@ var FindingCatalogue = map[string]FindingInfo{
 	FindingWrongContentType: {"§1", SeverityError, "Body not sent as application/json",
 		"Spec §1 rule 2: send Content-Type: application/json (a charset of utf-8 is fine) once, with an uncompressed body."},
 	FindingUnknownOperation: {"§1", SeverityError, "Path is not one of the three operations",
-		"Spec §1 and §9: the operations are POST {base}/contact/add, /campaign/list and /campaign/stats, under the base address ending in /v3/partner/webhook. Build paths from the base address, without a trailing slash or escaped characters."},
+		fmt.Sprintf("Spec §1 and §9: the operations are POST {base}/%s, /%s and /%s, under the base address ending in %s. Build paths from the base address, without a trailing slash or escaped characters.",
+			spec.PathContactAdd, spec.PathCampaignList, spec.PathCampaignStats, spec.BasePath)},
 	FindingInvalidField: {"§2.1", SeverityError, "Body refused for a field",
 		"The 400's message names the field and what it must be (spec §2.1 for Add Contact, §4.2 and §4.3 for the others). Validate the field before sending: a 400 is never worth retrying."},
 	FindingUnknownField: {"§2.1", SeverityError, "Body has a field the operation does not take",
 		"Send only the fields of spec §2.1 (Add Contact), §4.2 (limit, page) or §4.3 (campaignId), spelt as the spec spells them (phoneNo, not phone)."},
 	FindingDuplicateContact: {"§2.1", SeverityWarning, "Add Contact sent again for a contact already added",
 		"Spec §2.1 shows no behaviour for a contact that already exists, so what a re-send does on the real service (an error, a second contact, an update) is unknown. Remember which contacts you added and send each once; retry only a request that failed (5xx, no answer)."},
-	FindingPageSizeOverMax: {"§8", SeverityError, "Campaign List with limit above 50",
-		"Spec §4.2 and §8: limit is at most 50. Ask for 50 and follow the pages."},
-	FindingPageBelowOne: {"§8", SeverityError, "Campaign List with page below 1",
-		"Spec §4.2 and §8: pages count from 1."},
+	FindingPageSizeOverMax: {"§8", SeverityError, fmt.Sprintf("Campaign List with limit above %d", spec.MaxPageSize),
+		fmt.Sprintf("Spec §4.2 and §8: limit is at most %d. Ask for %[1]d and follow the pages.", spec.MaxPageSize)},
+	FindingPageBelowOne: {"§8", SeverityError, fmt.Sprintf("Campaign List with page below %d", spec.MinPage),
+		fmt.Sprintf("Spec §4.2 and §8: pages count from %d.", spec.MinPage)},
 	FindingPagePastEnd: {"§4.2", SeverityWarning, "Campaign List for a page past totalPages",
 		"Spec §4.2: stop at the totalPages of the answer; a page past it holds no campaign and costs a request of the budget of §8."},
 	FindingUnknownCampaign: {"§4.3", SeverityWarning, "Campaign Stats for a campaign the account does not own",
 		"Take campaignId from the Id of a campaign Campaign List returned for the same account (spec §2.2, §4.3)."},
 	FindingMissingHeader: {"§5", SeverityError, "Authentication header missing",
-		"Spec §5: every request carries x-api-key, x-api-secret and x-account-id. Set all three on every request, also on retries."},
+		fmt.Sprintf("Spec §5: every request carries %s, %s and %s. Set all three on every request, also on retries.",
+			spec.HeaderAPIKey, spec.HeaderAPISecret, spec.HeaderAccountID)},
 	FindingRepeatedHeader: {"§5", SeverityError, "Authentication header sent more than once",
 		"Spec §5 shows one of each header: set it once (Header.Set, not Header.Add), also when a retry or a middleware adds its own."},
 	FindingWrongCredentials: {"§5", SeverityError, "Key and secret match no account",
 		"Spec §5 rule 1: the service answers 401. Check that the key and secret are the pair issued together, with no surrounding space; a 401 is never worth retrying."},
-	FindingWrongAccountID: {"§5", SeverityError, "x-account-id is not the key's account",
+	FindingWrongAccountID: {"§5", SeverityError, spec.HeaderAccountID + " is not the key's account",
 		"Spec §5 rule 2: the service answers 403. Send the account identifier issued with the key, as it was issued (it is the encrypted identifier)."},
-	FindingRateLimited: {"§8", SeverityError, "Refused 429 by the rate limiter, over the spec's 100 per minute",
-		"Spec §8: at most 100 requests per minute per account, all operations together. Pace the client below the limit and, after a 429, wait the Retry-After it carries before the next request."},
+	FindingRateLimited: {"§8", SeverityError, fmt.Sprintf("Refused 429 by the rate limiter, over the spec's %d per %s", spec.RateLimit, spec.RateWindowName),
+		fmt.Sprintf("Spec §8: at most %d requests per %s per account, all operations together. Pace the client below the limit and, after a 429, wait the Retry-After it carries before the next request.",
+			spec.RateLimit, spec.RateWindowName)},
 	FindingRetryTooSoon: {"§8", SeverityError, "Request sent before Retry-After had passed",
 		"Spec §7 and §8: after a 429, wait at least the Retry-After seconds it carries, counted from the answer, before any request of the account (the limit is shared by all operations)."},
 	FindingHammering: {"§8", SeverityError, "Refused 429 again while an earlier Retry-After was running",
 		"The client kept sending after a 429 without waiting. Stop every request of the account until Retry-After has passed (one shared pause, not one per goroutine), then resume paced."},
-	FindingBurst: {"§8", SeverityWarning, "101st request within 60 seconds",
-		"Spec §8: the real service refuses the 101st request within any 60 seconds. This simulator's limit let it through (it runs with a raised limit); pace the client to 100 per minute or fewer before going live."},
+	FindingBurst: {"§8", SeverityWarning, fmt.Sprintf("%s request within %s", ordinal(spec.RateLimit+1), seconds(spec.RateWindow)),
+		fmt.Sprintf("Spec §8: the real service refuses the %s request within any %s. This simulator's limit let it through (it runs with a raised limit); pace the client to %d per %s or fewer before going live.",
+			ordinal(spec.RateLimit+1), seconds(spec.RateWindow), spec.RateLimit, spec.RateWindowName)},
 	FindingRefused: {"§7", SeverityError, "Request refused for another reason",
 		"Detail holds the HTTP status; the answer's error message says why (e.g. 413 for a body over the size cap, 408 for a body that came too slowly)."},
+}
+
+// ordinal writes n as an English ordinal: 101st, 102nd, 111th.
+func ordinal(n int) string {
+	suffix := "th"
+	if n%100 < 11 || n%100 > 13 {
+		switch n % 10 {
+		case 1:
+			suffix = "st"
+		case 2:
+			suffix = "nd"
+		case 3:
+			suffix = "rd"
+		}
+	}
+	return strconv.Itoa(n) + suffix
+}
+
+// seconds writes a window as the report words it: "60 seconds".
+func seconds(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + " seconds"
 }

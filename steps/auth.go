@@ -8,24 +8,29 @@ package steps
 import (
 	"context"
 	"net/http"
+	"regexp"
 
 	"github.com/cucumber/godog"
 
 	"github.com/partner-v3/conformance-kit/fixtures/matrix"
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 )
 
 func (s *scenario) registerAuth(sc *godog.ScenarioContext) {
-	sc.Step(`^the "(x-api-key|x-api-secret|x-account-id)" header is (wrong|missing|empty)$`, s.headerIs)
+	sc.Step(`^the "`+headerRE+`" header is (wrong|missing|empty)$`, s.headerIs)
 	sc.Step(`^a second account is configured$`, s.secondAccountConfigured)
-	sc.Step(`^each account sends Add Contact, Campaign List and Campaign Stats with its "(x-api-key|x-api-secret|x-account-id)" header changed in every way a comparison can be loose$`, s.sendsCredentialVariants)
+	sc.Step(`^each account sends Add Contact, Campaign List and Campaign Stats with its "`+headerRE+`" header changed in every way a comparison can be loose$`, s.sendsCredentialVariants)
 	sc.Step(`^every answer should be (\d+) with the message "([^"]*)"$`, s.everyAnswerIs)
-	sc.Step(`^every answer should be 403 with the message "Unauthorized account access", or 401 with the message "Invalid API credentials" where the header is missing or empty$`, s.everyAnswerIsAccountRefusal)
+	sc.Step(`^every answer should be 403 with the message "`+regexp.QuoteMeta(spec.MsgUnauthorizedAccount)+`", or 401 with the message "`+regexp.QuoteMeta(spec.MsgInvalidCredentials)+`" where the header is missing or empty$`, s.everyAnswerIsAccountRefusal)
 	sc.Step(`^each account sends a valid Add Contact, Campaign List and Campaign Stats request with its own credentials$`, s.sendsOwnCredentials)
 	sc.Step(`^every one of them should be served$`, s.everyServed)
 }
 
+// headerRE matches the three headers of §5.
+var headerRE = oneOf(spec.Headers())
+
 // credentialRule is the matrix rule of a §5 header.
-var credentialRule = map[string]string{"x-api-key": "auth-key", "x-api-secret": "auth-secret", "x-account-id": "auth-account"}
+var credentialRule = map[string]string{spec.HeaderAPIKey: "auth-key", spec.HeaderAPISecret: "auth-secret", spec.HeaderAccountID: "auth-account"}
 
 // sendsCredentialVariants sends, for every cell of the header's rule (every
 // operation, account and way the value can be wrong), a valid request
@@ -62,7 +67,7 @@ func (s *scenario) sendsCredentialVariants(ctx context.Context, header string) e
 		if err != nil {
 			return err
 		}
-		x := s.send(ctx, s.expect(func() http.Header { return h }), http.MethodPost, operations[cell.Operation], "application/json", body)
+		x := s.send(ctx, s.expect(func() http.Header { return h }), http.MethodPost, operations[cell.Operation], spec.ContentType, body)
 		if x.budget != "" {
 			return s.failIn([]string{"8"}, x, "%s", x.budget)
 		}
@@ -79,7 +84,7 @@ func (s *scenario) everyAnswerIs(status int, msg string) error {
 		// A key of the other account with this account's secret and id:
 		// which mismatched header wins is not shown, so 403 is allowed.
 		if ce.cell.Rule == "auth-key" && ce.cell.Condition == matrix.CondOtherAccount && ce.x.status == http.StatusForbidden {
-			return http.StatusForbidden, msgUnauthorizedAccount, true
+			return http.StatusForbidden, spec.MsgUnauthorizedAccount, true
 		}
 		return status, msg, false
 	})
@@ -90,9 +95,9 @@ func (s *scenario) everyAnswerIs(status int, msg string) error {
 func (s *scenario) everyAnswerIsAccountRefusal() error {
 	return s.checkRefusals(func(ce cellExchange) (int, string, bool) {
 		if (ce.cell.Condition == matrix.CondMissing || ce.cell.Condition == matrix.CondEmpty) && ce.x.status == http.StatusUnauthorized {
-			return http.StatusUnauthorized, msgInvalidCredentials, false
+			return http.StatusUnauthorized, spec.MsgInvalidCredentials, false
 		}
-		return http.StatusForbidden, msgUnauthorizedAccount, false
+		return http.StatusForbidden, spec.MsgUnauthorizedAccount, false
 	})
 }
 
@@ -125,7 +130,7 @@ func (s *scenario) checkRefusals(want func(cellExchange) (status int, msg string
 		case !mentions(x.rbody, msg):
 			c.fail(ce.cell, x, "status %d, but the body does not carry the message %q", x.status, msg)
 		case warn:
-			s.warn(c.sections, x, "%s: answered %d %q; 401 %q is the plainer reading of §5 rule 1 (the key is not the account's)", ce.cell, x.status, msg, msgInvalidCredentials)
+			s.warn(c.sections, x, "%s: answered %d %q; 401 %q is the plainer reading of §5 rule 1 (the key is not the account's)", ce.cell, x.status, msg, spec.MsgInvalidCredentials)
 		}
 	})
 }
@@ -134,7 +139,7 @@ func (s *scenario) checkRefusals(want func(cellExchange) (status int, msg string
 // account's own credentials (rule auth-served).
 func (s *scenario) sendsOwnCredentials(ctx context.Context) error {
 	return s.sendCells(ctx, "auth-served", func(cell matrix.Cell) ([]byte, error) {
-		if cell.Operation == matrix.OpAddContact && s.env.ReadOnly {
+		if cell.Operation == spec.OpAddContact && s.env.ReadOnly {
 			return nil, skipCell("read-only run: no contact is created")
 		}
 		return s.validBodyFor(ctx, cell.Account, cell.Operation)

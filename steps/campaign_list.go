@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/cucumber/godog"
+
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 )
 
 func (s *scenario) registerCampaignList(sc *godog.ScenarioContext) {
@@ -29,14 +31,14 @@ func (s *scenario) registerCampaignList(sc *godog.ScenarioContext) {
 }
 
 func (s *scenario) clientCallsListPage(ctx context.Context, page, limit int64) error {
-	return s.call(ctx, "Campaign List", fmt.Appendf(nil, `{"limit": %d, "page": %d}`, limit, page))
+	return s.call(ctx, spec.OpCampaignList, fmt.Appendf(nil, `{"limit": %d, "page": %d}`, limit, page))
 }
 
 func (s *scenario) secondCallsListPage(ctx context.Context, page, limit int64) error {
 	if s.second == nil {
 		return skipf("no second account is configured")
 	}
-	x := s.send(ctx, s.second, http.MethodPost, operations["Campaign List"], "application/json", fmt.Appendf(nil, `{"limit": %d, "page": %d}`, limit, page))
+	x := s.send(ctx, s.second, http.MethodPost, operations[spec.OpCampaignList], spec.ContentType, fmt.Appendf(nil, `{"limit": %d, "page": %d}`, limit, page))
 	s.secondLast = x
 	return s.took(x, "Campaign List of the second account")
 }
@@ -64,7 +66,7 @@ func (s *scenario) clientReadsEveryPage(ctx context.Context) error {
 	}
 	// About three pages, the last one partial when possible, so that a
 	// totalPages rounded down shows.
-	limit := min(max((info.total+2)/3, 1), 50)
+	limit := min(max((info.total+2)/3, 1), spec.MaxPageSize)
 	if info.total%limit == 0 && limit > 2 {
 		limit--
 	}

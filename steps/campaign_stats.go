@@ -14,6 +14,7 @@ import (
 	"github.com/cucumber/godog"
 
 	"github.com/partner-v3/conformance-kit/fixtures/matrix"
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 )
 
 func (s *scenario) registerCampaignStats(sc *godog.ScenarioContext) {
@@ -63,7 +64,7 @@ func (s *scenario) statsOfEveryKind(ctx context.Context) error {
 		acct, ok := s.account(role)
 		if !ok {
 			for _, k := range matrix.StatsKinds {
-				c.unreachable(cellOf("stats-keys", matrix.OpCampaignStats, role, k), "no second account is configured")
+				c.unreachable(cellOf("stats-keys", spec.OpCampaignStats, role, k), "no second account is configured")
 			}
 			continue
 		}
@@ -76,24 +77,24 @@ func (s *scenario) statsOfEveryKind(ctx context.Context) error {
 		ask := func(kind string, cm map[string]any) error {
 			id, _ := intOf(cm["Id"])
 			asked[id] = true
-			x, err := s.sendAs(ctx, role, matrix.OpCampaignStats, fmt.Appendf(nil, `{"campaignId": %d}`, id))
+			x, err := s.sendAs(ctx, role, spec.OpCampaignStats, fmt.Appendf(nil, `{"campaignId": %d}`, id))
 			if err != nil {
 				return err
 			}
 			s.last = x
 			if allZero(x) {
 				zero = true
-				s.cellXs = append(s.cellXs, cellExchange{cellOf("stats-keys", matrix.OpCampaignStats, role, matrix.StatsZero), x})
+				s.cellXs = append(s.cellXs, cellExchange{cellOf("stats-keys", spec.OpCampaignStats, role, matrix.StatsZero), x})
 			}
 			if kind != "" {
-				s.cellXs = append(s.cellXs, cellExchange{cellOf("stats-keys", matrix.OpCampaignStats, role, kind), x})
+				s.cellXs = append(s.cellXs, cellExchange{cellOf("stats-keys", spec.OpCampaignStats, role, kind), x})
 			}
 			return nil
 		}
 		for _, kind := range matrix.StatsKinds[:4] {
 			i := slices.IndexFunc(info.listed, func(cm map[string]any) bool { return statsKind(cm) == kind })
 			if i < 0 {
-				c.missing(cellOf("stats-keys", matrix.OpCampaignStats, role, kind), "the account lists no active campaign of that kind")
+				c.missing(cellOf("stats-keys", spec.OpCampaignStats, role, kind), "the account lists no active campaign of that kind")
 				continue
 			}
 			if err := ask(kind, info.listed[i]); err != nil {
@@ -120,7 +121,7 @@ func (s *scenario) statsOfEveryKind(ctx context.Context) error {
 			}
 		}
 		if !zero {
-			c.missing(cellOf("stats-keys", matrix.OpCampaignStats, role, matrix.StatsZero), fmt.Sprintf("no campaign with every count zero among the %d asked", len(asked)))
+			c.missing(cellOf("stats-keys", spec.OpCampaignStats, role, matrix.StatsZero), fmt.Sprintf("no campaign with every count zero among the %d asked", len(asked)))
 		}
 	}
 	s.pending = c
@@ -137,7 +138,7 @@ func allZero(x *exchange) bool {
 	if err != nil {
 		return false
 	}
-	for _, k := range []string{"emailStat", "smsStat"} {
+	for _, k := range []string{spec.EmailStat, spec.SMSStat} {
 		o, ok := m[k].(map[string]any)
 		if !ok {
 			return false
@@ -162,7 +163,7 @@ func (s *scenario) statsEmptyBody(ctx context.Context) error {
 }
 
 func (s *scenario) callStats(ctx context.Context, id int64) error {
-	return s.call(ctx, "Campaign Stats", fmt.Appendf(nil, `{"campaignId": %d}`, id))
+	return s.call(ctx, spec.OpCampaignStats, fmt.Appendf(nil, `{"campaignId": %d}`, id))
 }
 
 func (s *scenario) clientCallsStatsFor(ctx context.Context, which string) error {
@@ -233,7 +234,7 @@ func (s *scenario) statObjects() (map[string]map[string]any, error) {
 		return nil, s.failf("%v", err)
 	}
 	out := make(map[string]map[string]any)
-	for _, k := range []string{"emailStat", "smsStat"} {
+	for _, k := range []string{spec.EmailStat, spec.SMSStat} {
 		o, ok := m[k].(map[string]any)
 		if !ok {
 			return nil, s.failf("%q is %s, want an object (spec §2.3)", k, kindOf(m[k]))
@@ -264,7 +265,7 @@ func (s *scenario) statisticsFunnel() error {
 		return err
 	}
 	n := func(o map[string]any, k string) int64 { v, _ := intOf(o[k]); return v }
-	e, m := objs["emailStat"], objs["smsStat"]
+	e, m := objs[spec.EmailStat], objs[spec.SMSStat]
 	checks := []struct {
 		ok   bool
 		what string

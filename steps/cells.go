@@ -17,6 +17,7 @@ import (
 	"github.com/gavv/httpexpect/v2"
 
 	"github.com/partner-v3/conformance-kit/fixtures/matrix"
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator/control"
 )
 
@@ -117,7 +118,7 @@ func (s *scenario) client(role string) *httpexpect.Expect {
 // budget finding (a 429 after a quiet window) is returned as the step's
 // failure.
 func (s *scenario) sendAs(ctx context.Context, role, op string, body []byte) (*exchange, error) {
-	x := s.send(ctx, s.client(role), http.MethodPost, operations[op], "application/json", body)
+	x := s.send(ctx, s.client(role), http.MethodPost, operations[op], spec.ContentType, body)
 	if x.budget != "" {
 		return x, s.failIn([]string{"8"}, x, "%s", x.budget)
 	}
@@ -128,9 +129,9 @@ func (s *scenario) sendAs(ctx context.Context, role, op string, body []byte) (*e
 // new contact, page 1, the statistics of the account's first campaign.
 func (s *scenario) validBodyFor(ctx context.Context, role, op string) ([]byte, error) {
 	switch op {
-	case matrix.OpAddContact:
+	case spec.OpAddContact:
 		return fmt.Appendf(nil, `{"email": %q, "firstName": "Conformance"}`, s.newEmail()), nil
-	case matrix.OpCampaignList:
+	case spec.OpCampaignList:
 		return []byte(`{"limit": 1, "page": 1}`), nil
 	}
 	acct, _ := s.account(role)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/cucumber/godog"
 
-	"github.com/partner-v3/conformance-kit/fixtures/matrix"
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 )
 
 // fieldRow is one row of a "field | type | format" table.
@@ -107,7 +107,7 @@ func checkFormat(v any, format string) string {
 		if !timestampRE.MatchString(s) {
 			return fmt.Sprintf("%q is not an ISO 8601 UTC timestamp with milliseconds (YYYY-MM-DDTHH:MM:SS.mmmZ)", s)
 		}
-		if _, err := time.Parse("2006-01-02T15:04:05.000Z", s); err != nil {
+		if _, err := time.Parse(spec.TimestampLayout, s); err != nil {
 			return fmt.Sprintf("%q is not a real date and time", s)
 		}
 	case "utc offset":
@@ -141,7 +141,7 @@ func checkFormat(v any, format string) string {
 // isJSONType reports whether a media type says JSON: application/json or a
 // +json type (RFC 6839).
 func isJSONType(mt string) bool {
-	return mt == "application/json" || strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")
+	return mt == spec.ContentType || strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")
 }
 
 // inspect looks at every answer for what the spec allows but a vendor should
@@ -154,7 +154,7 @@ func (s *scenario) inspect(x *exchange) {
 	}
 	if len(cts) > 0 {
 		if mt, params, err := mime.ParseMediaType(cts[0]); err == nil && isJSONType(mt) {
-			if mt != "application/json" {
+			if mt != spec.ContentType {
 				s.warn([]string{"1"}, x, "the answer is labelled %s: JSON, but not application/json as clients expect", mt)
 			}
 			for k, v := range params {
@@ -168,7 +168,7 @@ func (s *scenario) inspect(x *exchange) {
 	limit, window := s.env.Pacer.Limit(), s.env.Pacer.Window()
 	if v := x.rheader.Get("X-RateLimit-Limit"); v != "" {
 		if n, err := strconv.Atoi(v); err == nil && n != limit {
-			s.warn([]string{"8"}, x, "X-RateLimit-Limit says %d, but the run checks a limit of %d per %s (spec §8: 100 per minute)", n, limit, window)
+			s.warn([]string{"8"}, x, "X-RateLimit-Limit says %d, but the run checks a limit of %d per %s (spec §8: %d per %s)", n, limit, window, spec.RateLimit, spec.RateWindowName)
 		}
 	}
 	if x.status == 429 {
@@ -232,9 +232,9 @@ func (s *scenario) warnExtraFields(x *exchange) {
 		}
 	}
 	switch opOf(x) {
-	case matrix.OpAddContact:
+	case spec.OpAddContact:
 		extra("the body", m, contactShape)
-	case matrix.OpCampaignList:
+	case spec.OpCampaignList:
 		extra("the body", m, pageShape)
 		var ext []string
 		for _, c := range asArray(m["campaigns"]) {
@@ -251,12 +251,12 @@ func (s *scenario) warnExtraFields(x *exchange) {
 			slices.Sort(ext)
 			s.warn(nil, x, "campaigns carry fields the spec does not list (§2.2): %s", quoted(ext))
 		}
-	case matrix.OpCampaignStats:
+	case spec.OpCampaignStats:
 		extra("the body", m, statsShape)
-		for _, k := range []string{"emailStat", "smsStat"} {
+		for _, k := range []string{spec.EmailStat, spec.SMSStat} {
 			if o, ok := m[k].(map[string]any); ok {
 				rows := emailStatShape
-				if k == "smsStat" {
+				if k == spec.SMSStat {
 					rows = smsStatShape
 				}
 				extra(fmt.Sprintf("%q", k), o, rows)

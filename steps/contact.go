@@ -13,6 +13,7 @@ import (
 	"github.com/cucumber/godog"
 
 	"github.com/partner-v3/conformance-kit/fixtures/matrix"
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator/control"
 )
 
@@ -20,7 +21,7 @@ func (s *scenario) registerContact(sc *godog.ScenarioContext) {
 	sc.Step(`^both answers should carry the same contactId$`, s.sameContactID)
 	sc.Step(`^the simulator should hold a contact with the scenario's email address$`, s.simulatorHoldsContact)
 	sc.Step(`^each account calls Add Contact with a contact of every form of §2\.1$`, s.addsEveryForm)
-	sc.Step(`^every answer should be 200 with status "success" and a contactId of its own$`, s.everyCreated)
+	sc.Step(`^every answer should be 200 with status "`+spec.StatusSuccess+`" and a contactId of its own$`, s.everyCreated)
 	sc.Step(`^each account calls Add Contact with an empty body and with every optional field but neither email nor phoneNo$`, s.addsNoContact)
 	sc.Step(`^each account calls Add Contact with each value §2\.1 lists for gender, emailOptStatus, smsOptStatus, country and dateOfBirth$`, s.addsEveryValue)
 }
@@ -90,8 +91,8 @@ func (s *scenario) everyCreated() error {
 		}
 		id, ok := m["contactId"].(string)
 		switch {
-		case m["status"] != "success":
-			c.fail(ce.cell, x, "status is %s, want \"success\" (spec §4.1)", jsonText(m["status"]))
+		case m["status"] != spec.StatusSuccess:
+			c.fail(ce.cell, x, "status is %s, want %q (spec §4.1)", jsonText(m["status"]), spec.StatusSuccess)
 		case !ok || id == "":
 			c.fail(ce.cell, x, "contactId is %s, want a non-empty string (spec §4.1)", jsonText(m["contactId"]))
 		default:
@@ -106,7 +107,7 @@ func (s *scenario) everyCreated() error {
 
 // noteContact remembers the contactId of a successful Add Contact.
 func (s *scenario) noteContact(op string) {
-	if op != "Add Contact" {
+	if op != spec.OpAddContact {
 		return
 	}
 	s.contactCalls++

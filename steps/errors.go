@@ -9,6 +9,7 @@ import (
 
 	"github.com/cucumber/godog"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/control"
 )
@@ -31,7 +32,7 @@ func (s *scenario) simulatorWillFail(ctx context.Context, op string) error {
 	}
 	// Read what the valid request needs first, so the fault hits the
 	// scenario's own request.
-	if op == "Campaign Stats" {
+	if op == spec.OpCampaignStats {
 		if _, err := s.validBody(ctx, op); err != nil {
 			return err
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/cucumber/godog"
 
 	"github.com/partner-v3/conformance-kit/fixtures/matrix"
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 )
 
 // MaxBurstAttempts bounds how often a rate-limit proof that could not
@@ -54,9 +55,9 @@ func (s *scenario) rateRoles() []string {
 // create nothing in a read-only run.
 func (s *scenario) rateOps() []string {
 	if s.env.ReadOnly {
-		return []string{matrix.OpCampaignList, matrix.OpCampaignStats}
+		return []string{spec.OpCampaignList, spec.OpCampaignStats}
 	}
-	return matrix.AllOperations
+	return spec.Names()
 }
 
 func (s *scenario) accountsStartFresh(ctx context.Context) error {
@@ -281,7 +282,7 @@ func (s *scenario) nextRefused(doc *godog.DocString) error {
 			case err != nil:
 				c.fail(cellOf("rate-shared", op, role, matrix.CondRefused), x, "the 429 body is not JSON: spec §7 shows it as a JSON object with one string field \"error\"")
 			case !reflect.DeepEqual(got, want):
-				c.fail(cellOf("rate-shared", op, role, matrix.CondRefused), x, "the 429 body is %s, want %s (spec §7: one string field \"error\" holding %q)", cut(s.env.Secrets, x.rbody), strings.TrimSpace(doc.Content), msgRateLimit)
+				c.fail(cellOf("rate-shared", op, role, matrix.CondRefused), x, "the 429 body is %s, want %s (spec §7: one string field \"error\" holding %q)", cut(s.env.Secrets, x.rbody), strings.TrimSpace(doc.Content), spec.MsgRateLimit)
 			default:
 				if p := labelProblem(x); p != "" {
 					c.fail(cellOf("rate-shared", op, role, matrix.CondRefused), x, "%s", p)
@@ -336,7 +337,7 @@ func (s *scenario) usedUpBudget(ctx context.Context) error {
 	// during the loop.
 	limit := 2*s.env.Pacer.Limit() + 2
 	for range limit {
-		if err := s.call(ctx, "Campaign List", []byte(`{"limit": 1, "page": 1}`)); err != nil {
+		if err := s.call(ctx, spec.OpCampaignList, []byte(`{"limit": 1, "page": 1}`)); err != nil {
 			return err
 		}
 		switch s.last.status {

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/cucumber/godog"
+
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 )
 
 func (s *scenario) registerBodies(sc *godog.ScenarioContext) {
@@ -173,9 +175,9 @@ func (s *scenario) clientCallsWith(ctx context.Context, op string, doc *godog.Do
 // first page, the statistics of the account's first campaign.
 func (s *scenario) validBody(ctx context.Context, op string) ([]byte, error) {
 	switch op {
-	case "Add Contact":
+	case spec.OpAddContact:
 		return fmt.Appendf(nil, `{"email": %q, "firstName": "Conformance"}`, s.email), nil
-	case "Campaign List":
+	case spec.OpCampaignList:
 		return []byte(`{"limit": 1, "page": 1}`), nil
 	}
 	id, err := s.firstCampaignID(ctx, s.env.Primary)

@@ -7,7 +7,10 @@ package steps
 import (
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
+
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 )
 
 // The spec's field tables (§2.2, §2.3, §4.1, §4.2), as the scenarios' own
@@ -24,9 +27,9 @@ var (
 		{"broadcast", "integer", ""}, {"createdAt", "string", "timestamp"}, {"updatedAt", "string", "timestamp"},
 		{"reason", "null or string", ""},
 	}
-	statsShape     = []fieldRow{{"emailStat", "object", ""}, {"smsStat", "object", ""}}
-	emailStatShape = countRows("Sent", "Opened", "Delivered", "Hardbounce", "Softbounce", "Failed", "Clicked", "Unsubscribe", "Complained")
-	smsStatShape   = countRows("Sent", "Delivered", "Failed")
+	statsShape     = []fieldRow{{spec.EmailStat, "object", ""}, {spec.SMSStat, "object", ""}}
+	emailStatShape = countRows(spec.EmailStatKeys()...)
+	smsStatShape   = countRows(spec.SMSStatKeys()...)
 )
 
 func countRows(names ...string) []fieldRow {
@@ -65,14 +68,14 @@ func shapeProblems(x *exchange) (sections []string, problem string) {
 		return nil, ""
 	}
 	switch op {
-	case "Add Contact":
+	case spec.OpAddContact:
 		if sec, p := check([]string{"4.1"}, "the Add Contact answer", m, contactShape); p != "" {
 			return sec, p
 		}
-		if m["status"] != "success" || m["contactId"] == "" {
-			return []string{"4.1"}, fmt.Sprintf("the Add Contact answer has status %s and contactId %s, want \"success\" and a non-empty string (spec §4.1)", jsonText(m["status"]), jsonText(m["contactId"]))
+		if m["status"] != spec.StatusSuccess || m["contactId"] == "" {
+			return []string{"4.1"}, fmt.Sprintf("the Add Contact answer has status %s and contactId %s, want %q and a non-empty string (spec §4.1)", jsonText(m["status"]), jsonText(m["contactId"]), spec.StatusSuccess)
 		}
-	case "Campaign List":
+	case spec.OpCampaignList:
 		if sec, p := check([]string{"4.2"}, "the Campaign List answer", m, pageShape); p != "" {
 			return sec, p
 		}
@@ -85,14 +88,14 @@ func shapeProblems(x *exchange) (sections []string, problem string) {
 				return sec, p
 			}
 		}
-	case "Campaign Stats":
+	case spec.OpCampaignStats:
 		if sec, p := check([]string{"2.3", "4.3"}, "the Campaign Stats answer", m, statsShape); p != "" {
 			return sec, p
 		}
-		if sec, p := check([]string{"2.3"}, `"emailStat"`, m["emailStat"].(map[string]any), emailStatShape); p != "" {
+		if sec, p := check([]string{"2.3"}, strconv.Quote(spec.EmailStat), m[spec.EmailStat].(map[string]any), emailStatShape); p != "" {
 			return sec, p
 		}
-		return check([]string{"2.3"}, `"smsStat"`, m["smsStat"].(map[string]any), smsStatShape)
+		return check([]string{"2.3"}, strconv.Quote(spec.SMSStat), m[spec.SMSStat].(map[string]any), smsStatShape)
 	}
 	return nil, ""
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/cucumber/godog"
 
 	"github.com/partner-v3/conformance-kit/features"
-	"github.com/partner-v3/conformance-kit/fixtures/matrix"
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 )
 
 // TestShapesMatchTheScenarios keeps the field tables every answer is
@@ -67,20 +67,20 @@ func TestShapesMatchTheScenarios(t *testing.T) {
 	}
 }
 
-// TestMatrixFieldsAreTheShapes: the fields the matrix's cells name are the
+// TestSpecFieldsAreTheShapes: the fields of package spec, which the matrix's cells name, are the
 // spec's tables the answers are checked against, in order.
-func TestMatrixFieldsAreTheShapes(t *testing.T) {
+func TestSpecFieldsAreTheShapes(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
 		fields []string
 		shape  []fieldRow
-	}{{"campaign", matrix.CampaignFields, campaignShape}, {"envelope", matrix.EnvelopeFields, pageShape}} {
+	}{{"campaign", spec.CampaignFields(), campaignShape}, {"envelope", spec.ListFields(), pageShape}} {
 		var names []string
 		for _, r := range tt.shape {
 			names = append(names, r.field)
 		}
 		if !slices.Equal(names, tt.fields) {
-			t.Errorf("%s: the matrix names %v, the shape %v", tt.name, tt.fields, names)
+			t.Errorf("%s: package spec names %v, the shape %v", tt.name, tt.fields, names)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -14,30 +15,32 @@ import (
 	"github.com/cucumber/godog"
 	"github.com/gavv/httpexpect/v2"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/steps/internal/pace"
 	"github.com/partner-v3/conformance-kit/steps/internal/record"
 )
 
 // Operation paths of spec §4, by the names the spec and the scenarios use.
-var operations = map[string]string{
-	"Add Contact":    "contact/add",
-	"Campaign List":  "campaign/list",
-	"Campaign Stats": "campaign/stats",
-}
+var operations = func() map[string]string {
+	m := map[string]string{}
+	for _, o := range spec.Operations() {
+		m[o.Name] = o.Path
+	}
+	return m
+}()
 
 // opRE matches the three operation names of spec §4.
-const opRE = `(Add Contact|Campaign List|Campaign Stats)`
+var opRE = oneOf(spec.Names())
 
-// msgRateLimit is the 429 message of spec §7; the steps need it
-// themselves (the scenarios carry the other messages).
-const msgRateLimit = "Rate limit exceeded. Try again later."
-
-// The §5 messages, which the matrix's steps check themselves.
-const (
-	msgInvalidCredentials  = "Invalid API credentials"
-	msgUnauthorizedAccount = "Unauthorized account access"
-)
+// oneOf is a regular expression group matching exactly one of ss.
+func oneOf(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = regexp.QuoteMeta(s)
+	}
+	return "(" + strings.Join(q, "|") + ")"
+}
 
 // scenario is one scenario's state; every step is a method on it. godog
 // builds one per scenario, so scenarios cannot leak into each other.
@@ -140,9 +143,9 @@ func (s *scenario) expect(headers func() http.Header) *httpexpect.Expect {
 
 func credentialHeaders(a control.Credentials) http.Header {
 	h := http.Header{}
-	h.Set("x-api-key", a.APIKey)
-	h.Set("x-api-secret", a.APISecret)
-	h.Set("x-account-id", a.AccountID)
+	h.Set(spec.HeaderAPIKey, a.APIKey)
+	h.Set(spec.HeaderAPISecret, a.APISecret)
+	h.Set(spec.HeaderAccountID, a.AccountID)
 	return h
 }
 
@@ -278,9 +281,9 @@ func (s *scenario) headersOf(e *httpexpect.Expect) http.Header {
 func (s *scenario) call(ctx context.Context, op string, body []byte) error {
 	path, ok := operations[op]
 	if !ok {
-		return fmt.Errorf("unknown operation %q (want Add Contact, Campaign List or Campaign Stats)", op)
+		return fmt.Errorf("unknown operation %q (want one of %s)", op, strings.Join(spec.Names(), ", "))
 	}
-	if err := s.took(s.send(ctx, s.e, http.MethodPost, path, "application/json", body), op); err != nil {
+	if err := s.took(s.send(ctx, s.e, http.MethodPost, path, spec.ContentType, body), op); err != nil {
 		return err
 	}
 	s.ownLast = s.last
@@ -319,8 +322,8 @@ func (s *scenario) expand(body string) string {
 // once with the account's own credentials.
 type campaignInfo struct {
 	total     int64            // filteredRecords: what the pages hold
-	firstPage []map[string]any // page 1 with limit 50
-	listed    []map[string]any // pages 1 to 3 and the last, with limit 50
+	firstPage []map[string]any // page 1 with limit spec.MaxPageSize
+	listed    []map[string]any // pages 1 to 3 and the last, with limit spec.MaxPageSize
 	lastID    int64            // Id of the last campaign of the last page
 }
 
@@ -341,7 +344,7 @@ func (s *scenario) campaigns(ctx context.Context, acct control.Credentials) (*ca
 	// Reading the list is preparation, never part of a @rate-limit burst.
 	ctx = withPrep(ctx)
 	page := func(n int64) (map[string]any, error) {
-		x := s.send(ctx, e, http.MethodPost, operations["Campaign List"], "application/json", fmt.Appendf(nil, `{"limit": 50, "page": %d}`, n))
+		x := s.send(ctx, e, http.MethodPost, operations[spec.OpCampaignList], spec.ContentType, fmt.Appendf(nil, `{"limit": %d, "page": %d}`, spec.MaxPageSize, n))
 		if x.budget != "" {
 			return nil, s.failIn([]string{"8"}, x, "%s", x.budget)
 		}

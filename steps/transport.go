@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/cucumber/godog"
+
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 )
 
 func (s *scenario) registerTransport(sc *godog.ScenarioContext) {
@@ -58,7 +60,7 @@ func (s *scenario) clientSendsMethod(ctx context.Context, method, op string) err
 	if method != http.MethodGet && method != http.MethodHead {
 		body = []byte(`{"limit": 1, "page": 1}`)
 	}
-	return s.took(s.send(ctx, s.e, method, operations[op], "application/json", body), method+" "+op)
+	return s.took(s.send(ctx, s.e, method, operations[op], spec.ContentType, body), method+" "+op)
 }
 
 func (s *scenario) clientCallsWithContentType(ctx context.Context, op, ct string, doc *godog.DocString) error {
@@ -75,7 +77,7 @@ func (s *scenario) clientCallsBigBody(ctx context.Context, op string, kib int) e
 }
 
 func (s *scenario) clientCallsUnknown(ctx context.Context, path string) error {
-	return s.took(s.send(ctx, s.e, http.MethodPost, path, "application/json", []byte(`{}`)), "POST "+path)
+	return s.took(s.send(ctx, s.e, http.MethodPost, path, spec.ContentType, []byte(`{}`)), "POST "+path)
 }
 
 func (s *scenario) notSuccess() error {

@@ -21,6 +21,7 @@ import (
 	"github.com/cucumber/godog"
 
 	"github.com/partner-v3/conformance-kit/fixtures/matrix"
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 )
 
 // maxWalkPages bounds the pages one walk reads before it jumps to the last
@@ -45,14 +46,14 @@ type walk struct {
 }
 
 func (s *scenario) registerWalk(sc *godog.ScenarioContext) {
-	sc.Step(`^the (primary|second) account walks its campaign list at limits 1, 7, 49 and 50$`, s.walksList)
+	sc.Step(`^the (primary|second) account walks its campaign list at limits `+matrix.Limits(matrix.WalkLimits)+`$`, s.walksList)
 	sc.Step(`^every page of every walk should carry the envelope of §4\.2$`, s.walkEnvelopes)
 	sc.Step(`^each walk should hold every campaign once, as many as filteredRecords, the same campaigns at every limit$`, s.walkHoldsEachOnce)
 	sc.Step(`^every campaign of every kind should carry the fields of §2\.2 in their formats:$`, s.walkFields)
-	sc.Step(`^each account calls Campaign List for page 1 with limits 51 and 500$`, s.listsAboveMax)
-	sc.Step(`^each account calls Campaign List with limit 10 for pages 0 and -1$`, s.listsBelowOne)
-	sc.Step(`^every answer should be a client error, or a success whose "pageSize" is at most 50 with at most 50 campaigns$`, s.everyCapped)
-	sc.Step(`^every answer should be a client error, or a success whose "pageNo" is at least 1$`, s.everyPageAtLeastOne)
+	sc.Step(fmt.Sprintf(`^each account calls Campaign List for page 1 with limits %s$`, matrix.Limits(matrix.LimitsAboveMax)), s.listsAboveMax)
+	sc.Step(fmt.Sprintf(`^each account calls Campaign List with limit 10 for pages %s$`, matrix.Limits(matrix.PagesBelowMin)), s.listsBelowOne)
+	sc.Step(fmt.Sprintf(`^every answer should be a client error, or a success whose "pageSize" is at most %[1]d with at most %[1]d campaigns$`, spec.MaxPageSize), s.everyCapped)
+	sc.Step(fmt.Sprintf(`^every answer should be a client error, or a success whose "pageNo" is at least %d$`, spec.MinPage), s.everyPageAtLeastOne)
 }
 
 func (s *scenario) walksList(ctx context.Context, role string) error {
@@ -76,7 +77,7 @@ func (s *scenario) walksList(ctx context.Context, role string) error {
 func (s *scenario) walkAt(ctx context.Context, role string, limit int64) (*walk, error) {
 	w := &walk{limit: limit}
 	read := func(p int64) error {
-		x, err := s.sendAs(ctx, role, matrix.OpCampaignList, fmt.Appendf(nil, `{"limit": %d, "page": %d}`, limit, p))
+		x, err := s.sendAs(ctx, role, spec.OpCampaignList, fmt.Appendf(nil, `{"limit": %d, "page": %d}`, limit, p))
 		if err != nil {
 			return err
 		}
@@ -190,7 +191,7 @@ func (s *scenario) walkEnvelopes() error {
 			kinds := kindsOf(wp.page, last)
 			failAll := func(field, format string, args ...any) {
 				for _, k := range kinds {
-					c.fail(cellOf("list-envelope", matrix.OpCampaignList, role, matrix.WalkCondition(int(w.limit), k, field)), wp.x, format, args...)
+					c.fail(cellOf("list-envelope", spec.OpCampaignList, role, matrix.WalkCondition(int(w.limit), k, field)), wp.x, format, args...)
 				}
 			}
 			for _, k := range kinds {
@@ -231,8 +232,8 @@ func (s *scenario) walkEnvelopes() error {
 		}
 		for _, k := range matrix.PageKinds {
 			if !seen[k] {
-				for _, f := range matrix.EnvelopeFields {
-					c.missing(cellOf("list-envelope", matrix.OpCampaignList, role, matrix.WalkCondition(int(w.limit), k, f)), "the account's campaigns make no such page")
+				for _, f := range spec.ListFields() {
+					c.missing(cellOf("list-envelope", spec.OpCampaignList, role, matrix.WalkCondition(int(w.limit), k, f)), "the account's campaigns make no such page")
 				}
 			}
 		}
@@ -241,7 +242,7 @@ func (s *scenario) walkEnvelopes() error {
 			ref = w
 		} else if w.total != ref.total || w.filtered != ref.filtered {
 			for _, f := range []string{"totalRecords", "filteredRecords"} {
-				c.fail(cellOf("list-envelope", matrix.OpCampaignList, role, matrix.WalkCondition(int(w.limit), matrix.PageKinds[0], f)), w.pages[0].x,
+				c.fail(cellOf("list-envelope", spec.OpCampaignList, role, matrix.WalkCondition(int(w.limit), matrix.PageKinds[0], f)), w.pages[0].x,
 					"at limit %d the pages say %d records, %d after filtering; at limit %d %d and %d", w.limit, w.total, w.filtered, ref.limit, ref.total, ref.filtered)
 			}
 		}
@@ -255,7 +256,7 @@ func (s *scenario) walkHoldsEachOnce() error {
 	var refIDs map[int64]bool
 	var refLimit int64
 	for _, w := range s.walks {
-		cell := cellOf("list-walk", matrix.OpCampaignList, role, matrix.LimitCondition(int(w.limit)))
+		cell := cellOf("list-walk", spec.OpCampaignList, role, matrix.LimitCondition(int(w.limit)))
 		seen := map[int64]int64{}
 		var n int64
 		for _, wp := range w.pages {
@@ -342,7 +343,7 @@ func (s *scenario) walkFields(t *godog.Table) error {
 			for i, cm := range wp.view.campaigns {
 				o, ok := cm.(map[string]any)
 				if !ok {
-					c.fail(cellOf("list-fields", matrix.OpCampaignList, role, matrix.FieldCondition("Id", matrix.KindActive)), wp.x, "campaign %d of page %d at limit %d is %s, not an object", i+1, wp.page, w.limit, kindOf(cm))
+					c.fail(cellOf("list-fields", spec.OpCampaignList, role, matrix.FieldCondition("Id", matrix.KindActive)), wp.x, "campaign %d of page %d at limit %d is %s, not an object", i+1, wp.page, w.limit, kindOf(cm))
 					continue
 				}
 				kinds := campaignKinds(o)
@@ -361,7 +362,7 @@ func (s *scenario) walkFields(t *godog.Table) error {
 						continue
 					}
 					for _, k := range kinds {
-						c.fail(cellOf("list-fields", matrix.OpCampaignList, role, matrix.FieldCondition(row.field, k)), wp.x,
+						c.fail(cellOf("list-fields", spec.OpCampaignList, role, matrix.FieldCondition(row.field, k)), wp.x,
 							"campaign %s on page %d at limit %d: %s", jsonText(o["Id"]), wp.page, w.limit, p)
 					}
 				}
@@ -374,8 +375,8 @@ func (s *scenario) walkFields(t *godog.Table) error {
 	}
 	for _, k := range matrix.CampaignKinds {
 		if !seenKinds[k] {
-			for _, f := range matrix.CampaignFields {
-				c.missing(cellOf("list-fields", matrix.OpCampaignList, role, matrix.FieldCondition(f, k)), "the account lists no "+k)
+			for _, f := range spec.CampaignFields() {
+				c.missing(cellOf("list-fields", spec.OpCampaignList, role, matrix.FieldCondition(f, k)), "the account lists no "+k)
 			}
 		}
 	}
@@ -431,8 +432,8 @@ func (s *scenario) checkEdges(ok func(p *pageView) string) error {
 
 func (s *scenario) everyCapped() error {
 	return s.checkEdges(func(p *pageView) string {
-		if p.pageSize > matrix.MaxPageSize || len(p.campaigns) > matrix.MaxPageSize {
-			return fmt.Sprintf("the page reports pageSize %d and holds %d campaigns; the maximum page size is %d (spec §4.2, §8)", p.pageSize, len(p.campaigns), matrix.MaxPageSize)
+		if p.pageSize > spec.MaxPageSize || len(p.campaigns) > spec.MaxPageSize {
+			return fmt.Sprintf("the page reports pageSize %d and holds %d campaigns; the maximum page size is %d (spec §4.2, §8)", p.pageSize, len(p.campaigns), spec.MaxPageSize)
 		}
 		return ""
 	})
@@ -440,8 +441,8 @@ func (s *scenario) everyCapped() error {
 
 func (s *scenario) everyPageAtLeastOne() error {
 	return s.checkEdges(func(p *pageView) string {
-		if p.pageNo < 1 {
-			return fmt.Sprintf("the answer reports pageNo %d; page numbers start at 1 (spec §4.2, §8)", p.pageNo)
+		if p.pageNo < spec.MinPage {
+			return fmt.Sprintf("the answer reports pageNo %d; page numbers start at %d (spec §4.2, §8)", p.pageNo, spec.MinPage)
 		}
 		return ""
 	})

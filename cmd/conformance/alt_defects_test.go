@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/steps"
 	"github.com/partner-v3/conformance-kit/steps/suite"
 )
@@ -87,15 +87,15 @@ func altDefects() []altDefectCase {
 	return []altDefectCase{
 		// §8: one shared counter per account. The runs allow 20 per
 		// window: "the 101st" is the 21st there.
-		{"rate: Add Contact is refused once the budget is spent but never counts", rate, s8, altDefect{cost: costs(simulator.OpContactAdd, 0)}},
-		{"rate: Campaign Stats is refused once the budget is spent but never counts", rate, s8, altDefect{cost: costs(simulator.OpCampaignStats, 0)}},
-		{"rate: Campaign List is refused once the budget is spent but never counts", rate, s8, altDefect{cost: costs(simulator.OpCampaignList, 0)}},
-		{"rate: Add Contact counts twice", rate, s8, altDefect{cost: costs(simulator.OpContactAdd, 2)}},
-		{"rate: Campaign Stats counts twice", rate, s8, altDefect{cost: costs(simulator.OpCampaignStats, 2)}},
+		{"rate: Add Contact is refused once the budget is spent but never counts", rate, s8, altDefect{cost: costs(spec.PathContactAdd, 0)}},
+		{"rate: Campaign Stats is refused once the budget is spent but never counts", rate, s8, altDefect{cost: costs(spec.PathCampaignStats, 0)}},
+		{"rate: Campaign List is refused once the budget is spent but never counts", rate, s8, altDefect{cost: costs(spec.PathCampaignList, 0)}},
+		{"rate: Add Contact counts twice", rate, s8, altDefect{cost: costs(spec.PathContactAdd, 2)}},
+		{"rate: Campaign Stats counts twice", rate, s8, altDefect{cost: costs(spec.PathCampaignStats, 2)}},
 		{"rate: the second account's budget is one smaller (99 of 100)", rate, s8, altDefect{limit: func(_ string, acct, limit int) int { return limit - acct }}},
-		{"rate: the 101st request is admitted when it is an Add Contact", rate, s8, altDefect{limit: oneMore(simulator.OpContactAdd)}},
-		{"rate: the 101st request is admitted when it is a Campaign Stats", rate, s8, altDefect{limit: oneMore(simulator.OpCampaignStats)}},
-		{"rate: the 101st request is admitted when it is a Campaign List", rate, s8, altDefect{limit: oneMore(simulator.OpCampaignList)}},
+		{"rate: the 101st request is admitted when it is an Add Contact", rate, s8, altDefect{limit: oneMore(spec.PathContactAdd)}},
+		{"rate: the 101st request is admitted when it is a Campaign Stats", rate, s8, altDefect{limit: oneMore(spec.PathCampaignStats)}},
+		{"rate: the 101st request is admitted when it is a Campaign List", rate, s8, altDefect{limit: oneMore(spec.PathCampaignList)}},
 
 		// §5: credentials compared exactly, on every operation, for every
 		// account.
@@ -107,12 +107,12 @@ func altDefects() []altDefectCase {
 		{"auth: an account id cut short is accepted", rule2, s5, altDefect{match: loosely("x-account-id", func(g, r string) bool { return g != "" && strings.HasPrefix(r, g) })}},
 		{"auth: a key with characters appended is accepted", rule1, s5, altDefect{match: loosely("x-api-key", func(g, r string) bool { return strings.HasPrefix(g, r) })}},
 		{"auth: Campaign Stats does not check the secret", rule1, s5, altDefect{match: func(op, h string, _ int, g, r string) bool {
-			return g == r || op == simulator.OpCampaignStats && h == "x-api-secret"
+			return g == r || op == spec.PathCampaignStats && h == "x-api-secret"
 		}}},
 		{"auth: only the second account's secret is compared case-insensitively", rule1, s5, altDefect{match: func(_, h string, acct int, g, r string) bool {
 			return g == r || acct == 1 && h == "x-api-secret" && strings.EqualFold(g, r)
 		}}},
-		{"auth: Add Contact refuses the second account with 403", rule2, s5, altDefect{forbid: func(op string, acct int) bool { return acct == 1 && op == simulator.OpContactAdd }}},
+		{"auth: Add Contact refuses the second account with 403", rule2, s5, altDefect{forbid: func(op string, acct int) bool { return acct == 1 && op == spec.PathContactAdd }}},
 
 		// §4.2: the envelope is right on every page, at every limit.
 		{"list: pageSize is the number of campaigns on a short last page", envelope, s42, altDefect{envelope: func(p altPage, env map[string]any) {
@@ -300,7 +300,7 @@ type altProbe struct {
 func answers(h http.Handler, accounts []altCredentials, probes []altProbe) []string {
 	out := make([]string, len(probes))
 	for i, p := range probes {
-		req := httptest.NewRequest(http.MethodPost, simulator.BasePath+"/"+p.op, strings.NewReader(p.body))
+		req := httptest.NewRequest(http.MethodPost, spec.BasePath+"/"+p.op, strings.NewReader(p.body))
 		req.Header.Set("Content-Type", "application/json")
 		a := accounts[p.acct]
 		req.Header.Set("x-api-key", a.APIKey)
@@ -325,11 +325,11 @@ type altCredentials = suite.Account
 // they pick, the statistics of every campaign, and a budget spent by each
 // operation then tried by each. Each set runs on a fresh service.
 func altProbeSets(accounts []altCredentials) (sets [][]altProbe, limits []int) {
-	ops := simulator.Operations
+	ops := spec.Paths()
 	valid := map[string]string{
-		simulator.OpContactAdd:    `{"email": "probe@example.com"}`,
-		simulator.OpCampaignList:  `{"limit": 1, "page": 1}`,
-		simulator.OpCampaignStats: fmt.Sprintf(`{"campaignId": %d}`, altCampaignID(0, 0)),
+		spec.PathContactAdd:    `{"email": "probe@example.com"}`,
+		spec.PathCampaignList:  `{"limit": 1, "page": 1}`,
+		spec.PathCampaignStats: fmt.Sprintf(`{"campaignId": %d}`, altCampaignID(0, 0)),
 	}
 	set := func(h string, f func(string) string) func(http.Header) {
 		return func(hd http.Header) { hd.Set(h, f(hd.Get(h))) }
@@ -356,19 +356,19 @@ func altProbeSets(accounts []altCredentials) (sets [][]altProbe, limits []int) {
 	var list []altProbe
 	for _, limit := range []int{1, 7, 10, 49, 50} {
 		for page := 1; page <= 72/limit+2; page++ {
-			list = append(list, altProbe{op: simulator.OpCampaignList, body: fmt.Sprintf(`{"limit": %d, "page": %d}`, limit, page)})
+			list = append(list, altProbe{op: spec.PathCampaignList, body: fmt.Sprintf(`{"limit": %d, "page": %d}`, limit, page)})
 		}
 	}
 	contacts := []altProbe{
-		{op: simulator.OpContactAdd, body: `{"phoneNo": "+12025550101", "firstName": "Ada", "lastName": "Lovelace", "addrOne": "1 Sq", "addrTwo": "Flat 3", "city": "London", "country": "UK", "state": "LND", "zipCode": "SW1", "gender": "female", "dateOfBirth": "1990-12-10", "emailOptStatus": 1, "smsOptStatus": 0, "tag": ["vip"], "playerType": ["casual"]}`},
-		{op: simulator.OpContactAdd, body: `{"email": "both@example.com", "phoneNo": "+12025550102"}`},
-		{op: simulator.OpContactAdd, body: `{"email": "grace1@example.com", "firstName": "Grace"}`},
-		{op: simulator.OpContactAdd, body: `{"email": "grace2@example.com", "firstName": "Grace"}`},
+		{op: spec.PathContactAdd, body: `{"phoneNo": "+12025550101", "firstName": "Ada", "lastName": "Lovelace", "addrOne": "1 Sq", "addrTwo": "Flat 3", "city": "London", "country": "UK", "state": "LND", "zipCode": "SW1", "gender": "female", "dateOfBirth": "1990-12-10", "emailOptStatus": 1, "smsOptStatus": 0, "tag": ["vip"], "playerType": ["casual"]}`},
+		{op: spec.PathContactAdd, body: `{"email": "both@example.com", "phoneNo": "+12025550102"}`},
+		{op: spec.PathContactAdd, body: `{"email": "grace1@example.com", "firstName": "Grace"}`},
+		{op: spec.PathContactAdd, body: `{"email": "grace2@example.com", "firstName": "Grace"}`},
 	}
 	var stats []altProbe
 	for acct := range accounts {
 		for i := range altAccountCampaigns[acct] {
-			stats = append(stats, altProbe{acct: acct, op: simulator.OpCampaignStats, body: fmt.Sprintf(`{"campaignId": %d}`, altCampaignID(acct, i))})
+			stats = append(stats, altProbe{acct: acct, op: spec.PathCampaignStats, body: fmt.Sprintf(`{"campaignId": %d}`, altCampaignID(acct, i))})
 		}
 	}
 	sets = [][]altProbe{auth, list, contacts, stats}
@@ -386,7 +386,7 @@ func altProbeSets(accounts []altCredentials) (sets [][]altProbe, limits []int) {
 	}
 	var second []altProbe
 	for range 20 {
-		second = append(second, altProbe{acct: 1, op: simulator.OpCampaignList, body: valid[simulator.OpCampaignList]})
+		second = append(second, altProbe{acct: 1, op: spec.PathCampaignList, body: valid[spec.PathCampaignList]})
 	}
 	return append(sets, second), append(limits, 20)
 }

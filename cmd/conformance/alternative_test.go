@@ -21,7 +21,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/steps"
 	"github.com/partner-v3/conformance-kit/steps/suite"
 )
@@ -298,13 +298,13 @@ func (s *altService) authenticate(op string, h http.Header) (acct, status int, m
 		}
 		switch {
 		case id == "" && !s.opts.MissingAccount403:
-			return 0, http.StatusUnauthorized, simulator.MsgInvalidCredentials
+			return 0, http.StatusUnauthorized, spec.MsgInvalidCredentials
 		case !s.d.match(op, "x-account-id", n, id, a.AccountID) || s.d.forbid(op, n):
-			return 0, http.StatusForbidden, simulator.MsgUnauthorizedAccount
+			return 0, http.StatusForbidden, spec.MsgUnauthorizedAccount
 		}
 		return n, 0, ""
 	}
-	return 0, http.StatusUnauthorized, simulator.MsgInvalidCredentials
+	return 0, http.StatusUnauthorized, spec.MsgInvalidCredentials
 }
 
 // admit counts a request of op against acct's budget (§8: all operations
@@ -362,8 +362,8 @@ func (s *altService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Server", "alt-partner-api/2.1")
 		w.Header().Set("Vary", "Accept-Encoding")
 	}
-	op, found := strings.CutPrefix(r.URL.Path, simulator.BasePath+"/")
-	if !found || r.Method != http.MethodPost || !slices.Contains(simulator.Operations, op) {
+	op, found := strings.CutPrefix(r.URL.Path, spec.BasePath+"/")
+	if !found || r.Method != http.MethodPost || !slices.Contains(spec.Paths(), op) {
 		s.fail(w, http.StatusNotFound, "No such operation")
 		return
 	}
@@ -388,7 +388,7 @@ func (s *altService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusTooManyRequests)
-		_, _ = w.Write([]byte(`{"error": "` + simulator.MsgRateLimit + `"}`))
+		_, _ = w.Write([]byte(`{"error": "` + spec.MsgRateLimit + `"}`))
 		return
 	}
 	var body map[string]any
@@ -397,11 +397,11 @@ func (s *altService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch op {
-	case simulator.OpContactAdd:
+	case spec.PathContactAdd:
 		s.addContact(w, r, acct, body)
-	case simulator.OpCampaignList:
+	case spec.PathCampaignList:
 		s.listCampaigns(w, r, acct, body)
-	case simulator.OpCampaignStats:
+	case spec.PathCampaignStats:
 		s.campaignStats(w, r, acct, body)
 	}
 }
@@ -410,7 +410,7 @@ func (s *altService) addContact(w http.ResponseWriter, r *http.Request, acct int
 	email, _ := body["email"].(string)
 	phone, _ := body["phoneNo"].(string)
 	if body["email"] == nil && body["phoneNo"] == nil {
-		s.fail(w, http.StatusBadRequest, simulator.MsgEmailOrPhoneRequired)
+		s.fail(w, http.StatusBadRequest, spec.MsgEmailOrPhoneRequired)
 		return
 	}
 	s.mu.Lock()
@@ -495,7 +495,7 @@ func (s *altService) listCampaigns(w http.ResponseWriter, r *http.Request, acct 
 func (s *altService) campaignStats(w http.ResponseWriter, r *http.Request, acct int, body map[string]any) {
 	v, present := body["campaignId"]
 	if !present || v == nil {
-		s.fail(w, http.StatusBadRequest, simulator.MsgCampaignIDRequired)
+		s.fail(w, http.StatusBadRequest, spec.MsgCampaignIDRequired)
 		return
 	}
 	f, isNum := v.(float64)
@@ -611,7 +611,7 @@ func runAltOnce(url, caFile, dir string, accounts []suite.Account) altRun {
 	var stdout, stderr bytes.Buffer
 	started := time.Now()
 	code := run(context.Background(), []string{
-		"--base-url", url + simulator.BasePath, "--ca-cert", caFile,
+		"--base-url", url + spec.BasePath, "--ca-cert", caFile,
 		"--api-key", primary.APIKey, "--api-secret", primary.APISecret, "--account-id", primary.AccountID,
 		"--second-api-key", second.APIKey, "--second-api-secret", second.APISecret, "--second-account-id", second.AccountID,
 		"--rate-limit", fmt.Sprint(altLimit), "--rate-window", altWindow.String(), "--format", "progress", "--report-dir", dir, "--no-colors",

@@ -23,6 +23,7 @@ import (
 	tclog "github.com/testcontainers/testcontainers-go/log"
 	"github.com/testcontainers/testcontainers-go/wait"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator/container"
 	"github.com/partner-v3/conformance-kit/steps/suite"
 )
@@ -41,7 +42,7 @@ type imageOptions struct {
 
 // register adds the --image flags to fs.
 func (im *imageOptions) register(fs *flag.FlagSet) {
-	fs.StringVar(&im.name, "image", "", "container image of the implementation to test: started with host networking for the run, then removed; --base-url defaults to https://127.0.0.1:<--image-port>/v3/partner/webhook")
+	fs.StringVar(&im.name, "image", "", "container image of the implementation to test: started with host networking for the run, then removed; --base-url defaults to https://127.0.0.1:<--image-port>"+spec.BasePath)
 	fs.Var(&im.env, "image-env", "K=V environment variable of the --image container (repeatable; CONFORMANCE_IMAGE_ENV holds one per line)")
 	fs.IntVar(&im.port, "image-port", 8443, "port the --image container listens on, on this machine's loopback (host networking)")
 	fs.DurationVar(&im.timeout, "image-timeout", time.Minute, "how long to wait for the --image container to answer over HTTPS")
@@ -51,7 +52,7 @@ func (im *imageOptions) register(fs *flag.FlagSet) {
 // shares the host's network, so it is on this machine's loopback.
 func (im *imageOptions) setBaseURL(baseURL *string) {
 	if im.name != "" && *baseURL == "" {
-		*baseURL = "https://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(im.port)) + suite.BasePathSuffix
+		*baseURL = "https://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(im.port)) + spec.BasePath
 	}
 }
 
@@ -113,7 +114,7 @@ func (im *imageOptions) start(ctx context.Context, log io.Writer) (*testcontaine
 		// Readiness only: any HTTP answer over TLS on the base path. Whether
 		// the certificate is trusted, and what the answer says, is for the
 		// scenarios to check (spec §1, §9).
-		testcontainers.WithWaitStrategy(wait.ForHTTP(suite.BasePathSuffix).
+		testcontainers.WithWaitStrategy(wait.ForHTTP(spec.BasePath).
 			WithPort(strconv.Itoa(im.port)+"/tcp").
 			WithTLS(true, &tls.Config{InsecureSkipVerify: true}). //nolint:gosec // readiness probe, not the suite's client
 			WithStatusCodeMatcher(func(int) bool { return true }).

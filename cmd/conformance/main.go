@@ -25,6 +25,7 @@ import (
 
 	"github.com/partner-v3/conformance-kit/cmd/internal/buildinfo"
 	"github.com/partner-v3/conformance-kit/cmd/internal/flagenv"
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/steps"
 	"github.com/partner-v3/conformance-kit/steps/suite"
 )
@@ -52,7 +53,7 @@ var help = flagenv.Help{
 	Usage: "usage: conformance [flags]\n" +
 		"       conformance verify certificate.json --public-key FILE\n" +
 		"       conformance keygen [--private FILE] [--public FILE]",
-	Intro: "Runs the Partner API v3 conformance suite against a deployment (--base-url) or\n" +
+	Intro: "Runs the Partner API v" + spec.Version + " conformance suite against a deployment (--base-url) or\n" +
 		"a container image (--image), and writes the verdict and reports to --report-dir.\n" +
 		"verify checks a signed certificate.json; keygen makes a signing key pair\n" +
 		"(conformance verify --help, conformance keygen --help). Flags win over their variables.",
@@ -139,13 +140,13 @@ func parseFlags(args []string, getenv func(string) string) (*options, error) {
 	fs := flag.NewFlagSet("conformance", flag.ContinueOnError)
 	flagenv.Quiet(fs)
 	o.fs = fs
-	fs.StringVar(&o.baseURL, "base-url", "", "target base address, ending in /v3/partner/webhook (required)")
-	fs.StringVar(&o.apiKey, "api-key", "", "x-api-key of the primary account (required)")
-	fs.StringVar(&o.apiSecret, "api-secret", "", "x-api-secret of the primary account (required)")
-	fs.StringVar(&o.accountID, "account-id", "", "x-account-id of the primary account (required)")
-	fs.StringVar(&o.secondKey, "second-api-key", "", "x-api-key of a second account (optional; enables @two-accounts)")
-	fs.StringVar(&o.secondSecret, "second-api-secret", "", "x-api-secret of the second account")
-	fs.StringVar(&o.secondAccount, "second-account-id", "", "x-account-id of the second account")
+	fs.StringVar(&o.baseURL, "base-url", "", "target base address, ending in "+spec.BasePath+" (required)")
+	fs.StringVar(&o.apiKey, "api-key", "", spec.HeaderAPIKey+" of the primary account (required)")
+	fs.StringVar(&o.apiSecret, "api-secret", "", spec.HeaderAPISecret+" of the primary account (required)")
+	fs.StringVar(&o.accountID, "account-id", "", spec.HeaderAccountID+" of the primary account (required)")
+	fs.StringVar(&o.secondKey, "second-api-key", "", spec.HeaderAPIKey+" of a second account (optional; enables @two-accounts)")
+	fs.StringVar(&o.secondSecret, "second-api-secret", "", spec.HeaderAPISecret+" of the second account")
+	fs.StringVar(&o.secondAccount, "second-account-id", "", spec.HeaderAccountID+" of the second account")
 	fs.StringVar(&o.caCert, "ca-cert", "", "PEM file of a CA (or self-signed certificate) to trust for the target")
 	fs.BoolVar(&o.insecure, "insecure", false, "skip TLS certificate verification (development targets only)")
 	fs.StringVar(&o.adminURL, "admin-url", "", "the simulator's control API (simulator runs only)")
@@ -156,8 +157,8 @@ func parseFlags(args []string, getenv func(string) string) (*options, error) {
 	fs.StringVar(&o.format, "format", "pretty", "reports, comma-separated: pretty, progress, cucumber, junit, html; the first is shown on stdout, each is written to --report-dir")
 	fs.StringVar(&o.reportDir, "report-dir", "conformance-report", `directory for the formatter files and the summary (summary.json, summary.md); "" writes none`)
 	fs.StringVar(&o.featuresDir, "features", "", "directory of .feature files to run instead of the embedded suite")
-	fs.IntVar(&o.rateLimit, "rate-limit", 0, "the target's rate limit when configured away from the spec's 100 (the verdict is then not a certification)")
-	fs.DurationVar(&o.rateWindow, "rate-window", 0, "the target's rate-limit window when configured away from the spec's 1m")
+	fs.IntVar(&o.rateLimit, "rate-limit", 0, fmt.Sprintf("the target's rate limit when configured away from the spec's %d (the verdict is then not a certification)", spec.RateLimit))
+	fs.DurationVar(&o.rateWindow, "rate-window", 0, "the target's rate-limit window when configured away from the spec's "+flagenv.Duration(spec.RateWindow))
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "timeout of each request")
 	fs.BoolVar(&o.noColors, "no-colors", false, "no ANSI colours on stdout")
 	fs.BoolVar(&o.showVersion, "version", false, "print the suite version and exit")
@@ -298,7 +299,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if o.showVersion {
-		fmt.Fprintf(stdout, "%s, Partner API v%s\n", buildinfo.String("conformance", version), suite.SpecVersion)
+		fmt.Fprintf(stdout, "%s, Partner API v%s\n", buildinfo.String("conformance", version), spec.Version)
 		return exitPass
 	}
 	o.image.setBaseURL(&o.baseURL)

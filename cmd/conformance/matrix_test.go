@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/partner-v3/conformance-kit/fixtures/matrix"
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 	"github.com/partner-v3/conformance-kit/simulator/violation"
 	"github.com/partner-v3/conformance-kit/steps"
@@ -106,7 +107,7 @@ func TestMatrixCellsAreCaught(t *testing.T) {
 				total.Add(1)
 				name := matrix.CellSwitch(c)
 				res, err := tryRule(t, r.ID, name)
-				if errors.Is(err, suite.ErrPreflight) && c.Rule == "auth-served" && c.Operation == matrix.OpCampaignList {
+				if errors.Is(err, suite.ErrPreflight) && c.Rule == "auth-served" && c.Operation == spec.OpCampaignList {
 					// The preflight reads Campaign List with each account's
 					// credentials: refused there, they are the user's to
 					// check (exit 2), never a pass.

@@ -18,8 +18,9 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
+
 	"github.com/partner-v3/conformance-kit/fixtures"
-	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/steps/suite"
 )
 
@@ -65,7 +66,7 @@ func openAPIDoc(tb testing.TB) *openapi3.T {
 // document has none (another method, a path that is no operation, or a
 // path outside the base address such as /openapi.json).
 func route(doc *openapi3.T, method, path string) *routers.Route {
-	rel, ok := strings.CutPrefix(path, simulator.BasePath)
+	rel, ok := strings.CutPrefix(path, spec.BasePath)
 	if !ok {
 		return nil
 	}
@@ -204,7 +205,7 @@ func TestOpenAPIDocumentValidatesTheRun(t *testing.T) {
 
 	dir := t.TempDir()
 	args := simulatorArgs(t, s)
-	setFlag(args, "--base-url", srv.URL+simulator.BasePath)
+	setFlag(args, "--base-url", srv.URL+spec.BasePath)
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), append(args, "--tags", "@normative,@simulator", "--format", "progress", "--report-dir", dir), &stdout, &stderr)
 	if code != exitPass {
@@ -231,7 +232,7 @@ func TestOpenAPIDocumentValidatesTheRun(t *testing.T) {
 			continue
 		}
 		validated++
-		statuses[fmt.Sprintf("%s %d", x.path[len(simulator.BasePath):], x.status)]++
+		statuses[fmt.Sprintf("%s %d", x.path[len(spec.BasePath):], x.status)]++
 		for _, p := range problems {
 			failures = append(failures, fmt.Sprintf("%s\n    %s", x, p))
 		}
@@ -345,7 +346,7 @@ func TestOpenAPIDocumentCatchesBreaches(t *testing.T) {
 				ct = "application/json"
 			}
 			x := &exchange{
-				method: http.MethodPost, path: simulator.BasePath + tt.op,
+				method: http.MethodPost, path: spec.BasePath + tt.op,
 				reqHeader: http.Header{"Content-Type": {"application/json"}, "X-Api-Key": {"k"}, "X-Api-Secret": {"s"}, "X-Account-Id": {"a"}},
 				reqBody:   []byte(tt.reqBody), status: tt.status, header: http.Header{"Content-Type": {ct}}, body: []byte(tt.body),
 			}
@@ -358,7 +359,7 @@ func TestOpenAPIDocumentCatchesBreaches(t *testing.T) {
 			}
 		})
 	}
-	if rt := route(doc, http.MethodGet, simulator.BasePath+list); rt != nil {
+	if rt := route(doc, http.MethodGet, spec.BasePath+list); rt != nil {
 		t.Errorf("GET %s found an operation; every operation is POST (spec §1 rule 4)", list)
 	}
 }

@@ -42,6 +42,7 @@ import (
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/server"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
@@ -77,13 +78,13 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	c := &config{}
 	fs := flag.NewFlagSet("load", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&c.baseURL, "base-url", "", "partner base address of a running simulator, ending in "+simulator.BasePath+
+	fs.StringVar(&c.baseURL, "base-url", "", "partner base address of a running simulator, ending in "+spec.BasePath+
 		" (started with --rate-limit 1000000000 and --log-level warn); empty: start one in-process")
 	fs.StringVar(&c.caFile, "ca", "", "PEM certificate to trust for --base-url (default: cert.pem in --data-dir)")
 	fs.StringVar(&c.dataDir, "data-dir", ".simdata", "the running simulator's --data-dir, whose cert.pem is trusted")
-	fs.StringVar(&c.apiKey, "api-key", "", "x-api-key (default: the first development account)")
-	fs.StringVar(&c.apiSecret, "api-secret", "", "x-api-secret (default: the first development account)")
-	fs.StringVar(&c.accountID, "account-id", "", "x-account-id (default: the first development account)")
+	fs.StringVar(&c.apiKey, "api-key", "", spec.HeaderAPIKey+" (default: the first development account)")
+	fs.StringVar(&c.apiSecret, "api-secret", "", spec.HeaderAPISecret+" (default: the first development account)")
+	fs.StringVar(&c.accountID, "account-id", "", spec.HeaderAccountID+" (default: the first development account)")
 	fs.StringVar(&c.redisURL, "redis-url", "", "in-process simulator only: keep its state in this Redis (default: in memory)")
 	fs.IntVar(&c.connections, "connections", 32, "keep-alive connections (and concurrent requests) per operation")
 	fs.DurationVar(&c.duration, "duration", 5*time.Second, "measured time per operation and server")
@@ -220,7 +221,7 @@ func attack(ctx context.Context, c *config, t *target, o operation, rate float64
 		pacer = vegeta.ConstantPacer{Freq: max(int(rate), 1), Per: time.Second}
 	}
 	header := http.Header{
-		"Content-Type": {"application/json"},
+		"Content-Type": {spec.ContentType},
 		"X-Api-Key":    {t.account.APIKey},
 		"X-Api-Secret": {t.account.APISecret},
 		"X-Account-Id": {t.account.AccountID},
@@ -359,7 +360,7 @@ func trusting(der []byte) *tls.Config {
 func operations(ctx context.Context, c *config, t *target) ([]operation, error) {
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: t.tls}, Timeout: 10 * time.Second}
 	defer client.CloseIdleConnections()
-	status, body, err := call(ctx, client, t, simulator.OpCampaignList, []byte(`{"limit":1,"page":1}`))
+	status, body, err := call(ctx, client, t, spec.PathCampaignList, []byte(`{"limit":1,"page":1}`))
 	if err != nil {
 		return nil, err
 	}
@@ -375,13 +376,13 @@ func operations(ctx context.Context, c *config, t *target) ([]operation, error) 
 		return nil, fmt.Errorf("campaign list: no campaign to ask statistics of (%v): %s", err, body)
 	}
 	stats := []byte(`{"campaignId":` + strconv.FormatInt(page.Campaigns[0].ID, 10) + `}`)
-	list := []byte(`{"limit":50,"page":1}`)
+	list := fmt.Appendf(nil, `{"limit":%d,"page":1}`, spec.MaxPageSize)
 	run := strconv.FormatInt(time.Now().UnixNano(), 36)
 	var seq atomic.Int64
 	all := map[string]operation{
-		"stats": {"stats", simulator.OpCampaignStats, func() []byte { return stats }},
-		"list":  {"list", simulator.OpCampaignList, func() []byte { return list }},
-		"add": {"add", simulator.OpContactAdd, func() []byte {
+		"stats": {"stats", spec.PathCampaignStats, func() []byte { return stats }},
+		"list":  {"list", spec.PathCampaignList, func() []byte { return list }},
+		"add": {"add", spec.PathContactAdd, func() []byte {
 			return []byte(`{"email":"load-` + run + `-` + strconv.FormatInt(seq.Add(1), 10) +
 				`@example.com","firstName":"Load","lastName":"Test","country":"US","tag":["load"]}`)
 		}},
@@ -412,10 +413,10 @@ func do(ctx context.Context, client *http.Client, t *target, op string, body []b
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("x-api-key", t.account.APIKey)
-	req.Header.Set("x-api-secret", t.account.APISecret)
-	req.Header.Set("x-account-id", t.account.AccountID)
+	req.Header.Set("Content-Type", spec.ContentType)
+	req.Header.Set(spec.HeaderAPIKey, t.account.APIKey)
+	req.Header.Set(spec.HeaderAPISecret, t.account.APISecret)
+	req.Header.Set(spec.HeaderAccountID, t.account.AccountID)
 	resp, err := client.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
@@ -462,7 +463,7 @@ func startBare(ctx context.Context, simTarget *target, cert *server.Certificate,
 		h.Del("Date") // net/http writes its own
 		h.Del("Content-Length")
 		h.Del("Transfer-Encoding")
-		answers[simulator.BasePath+"/"+o.op] = &answer{status: resp.StatusCode, header: h, body: body}
+		answers[spec.BasePath+"/"+o.op] = &answer{status: resp.StatusCode, header: h, body: body}
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -496,7 +497,7 @@ func startBare(ctx context.Context, simTarget *target, cert *server.Certificate,
 	go func() { _ = srv.ServeTLS(ln, "", "") }()
 	t := &target{
 		name:    "bare",
-		baseURL: "https://" + ln.Addr().String() + simulator.BasePath,
+		baseURL: "https://" + ln.Addr().String() + spec.BasePath,
 		tls:     trusting(cert.TLS.Certificate[0]),
 		account: simTarget.account,
 	}

@@ -21,7 +21,7 @@ import (
 // The case pass. gremlins v0.6.0 takes a mutant as covered only when its
 // position lies inside a block of the coverage profile, and go test's
 // blocks around a switch stop at "switch {" and start again after each
-// case's colon: an operator in a case expression (case l > MaxPageSize:)
+// case's colon: an operator in a case expression (case l > spec.MaxPageSize:)
 // lies in no block, so gremlins reports it NOT COVERED and never tests it,
 // however often the suite runs it. The case pass finds those mutants in a
 // switch the suite did reach (by the package's coverage under the test of

@@ -15,11 +15,13 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/partner-v3/conformance-kit/cmd/internal/buildinfo"
 	"github.com/partner-v3/conformance-kit/cmd/internal/flagenv"
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 	"github.com/partner-v3/conformance-kit/simulator/violation"
-	"github.com/redis/go-redis/v9"
 )
 
 // version is set at build time with -ldflags "-X main.version=..."; left
@@ -29,7 +31,7 @@ var version = "dev"
 // help is what --help says besides the flags.
 var help = flagenv.Help{
 	Usage: "usage: simulator [flags]",
-	Intro: "Runs the Partner Contact and Campaign Service, API v3, simulator: the three\n" +
+	Intro: "Runs the " + spec.Title + ", simulator: the three\n" +
 		"operations over HTTPS and the control API. Flags win over their variables.",
 	Prefix:  "SIM_",
 	EnvNote: "A variable set to the empty string counts: SIM_ADMIN_ADDR= turns the control API off.",
@@ -125,8 +127,8 @@ func (m *Main) ParseFlags(_ context.Context, args []string) error {
 	fs.Int64Var(&c.Seed, "seed", def.Seed, "seed of the campaign generator (not 0)")
 	fs.IntVar(&c.CampaignsPerAccount, "campaigns", def.CampaignsPerAccount, "generated campaigns per account")
 	fs.IntVar(&c.ContactsPerAccount, "contacts", 0, "fake contacts seeded per account at start and by every reset")
-	fs.IntVar(&c.RateLimit, "rate-limit", def.RateLimit, "requests allowed per account per window (spec §8: 100)")
-	fs.DurationVar(&c.RateWindow, "rate-window", def.RateWindow, "rate-limit window (spec §8: 1m)")
+	fs.IntVar(&c.RateLimit, "rate-limit", def.RateLimit, fmt.Sprintf("requests allowed per account per window (spec §8: %d)", spec.RateLimit))
+	fs.DurationVar(&c.RateWindow, "rate-window", def.RateWindow, fmt.Sprintf("rate-limit window (spec §8: %s)", flagenv.Duration(spec.RateWindow)))
 	fs.StringVar(&c.RedisURL, "redis-url", "", "keep state in this Redis (redis://127.0.0.1:6379/0), shared by replicas (default: in memory)")
 	fs.StringVar(&c.RedisPrefix, "redis-prefix", "", "key prefix in Redis; replicas that share state use the same (default partnersim:)")
 	fs.StringVar(&c.AdminToken, "admin-token", "", "control API bearer token (default: random, printed at start)")
@@ -219,7 +221,7 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 func (m *Main) printBanner() {
 	s, w := m.Simulator, m.stdout
 	a := s.Accounts[0]
-	fmt.Fprintf(w, "Partner API v3 simulator %s\n\n", buildinfo.Version(version))
+	fmt.Fprintf(w, "Partner API v%s simulator %s\n\n", spec.Version, buildinfo.Version(version))
 	fmt.Fprintf(w, "  Base URL:     %s\n", s.URL())
 	if s.AdminURL() != "" {
 		fmt.Fprintf(w, "  Control API:  %s  (Authorization: Bearer %s)\n", s.AdminURL(), s.AdminToken)
@@ -247,12 +249,13 @@ func (m *Main) printBanner() {
 	}
 	fmt.Fprintf(w, "\n  Accounts:\n")
 	for _, acc := range s.Accounts {
-		fmt.Fprintf(w, "    %-30s x-api-key: %s  x-api-secret: %s  x-account-id: %s\n", acc.Name, acc.APIKey, acc.APISecret, acc.AccountID)
+		fmt.Fprintf(w, "    %-30s %s: %s  %s: %s  %s: %s\n", acc.Name,
+			spec.HeaderAPIKey, acc.APIKey, spec.HeaderAPISecret, acc.APISecret, spec.HeaderAccountID, acc.AccountID)
 	}
 	fmt.Fprintf(w, "\n  Try it:\n")
-	fmt.Fprintf(w, "    curl%s -X POST %s/campaign/list \\\n", curlTLS, s.URL())
-	fmt.Fprintf(w, "      -H 'Content-Type: application/json' -H 'x-api-key: %s' \\\n", a.APIKey)
-	fmt.Fprintf(w, "      -H 'x-api-secret: %s' -H 'x-account-id: %s' \\\n", a.APISecret, a.AccountID)
+	fmt.Fprintf(w, "    curl%s -X POST %s/%s \\\n", curlTLS, s.URL(), spec.PathCampaignList)
+	fmt.Fprintf(w, "      -H 'Content-Type: %s' -H '%s: %s' \\\n", spec.ContentType, spec.HeaderAPIKey, a.APIKey)
+	fmt.Fprintf(w, "      -H '%s: %s' -H '%s: %s' \\\n", spec.HeaderAPISecret, a.APISecret, spec.HeaderAccountID, a.AccountID)
 	fmt.Fprintf(w, "      -d '{\"limit\": 2, \"page\": 1}'\n\n")
 }
 

@@ -47,6 +47,7 @@ import (
 	"github.com/testcontainers/testcontainers-go/wait"
 
 	"github.com/partner-v3/conformance-kit/fixtures"
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/control"
 )
@@ -300,7 +301,7 @@ func (l *launch) start(ctx context.Context) (*Container, error) {
 	}
 
 	c := &Container{
-		URL:        "https://" + addr + simulator.BasePath,
+		URL:        "https://" + addr + spec.BasePath,
 		AdminURL:   "https://" + adminAddr,
 		AdminToken: l.token,
 		Accounts:   l.accounts,

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/container"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
@@ -58,7 +59,7 @@ func TestRunAnswersOnLoopbackOverTrustedTLS(t *testing.T) {
 	if got, want := u.Hostname(), "127.0.0.1"; got != want {
 		t.Errorf("URL host=%q, want %q", got, want)
 	}
-	if got, want := u.Path, simulator.BasePath; got != want {
+	if got, want := u.Path, spec.BasePath; got != want {
 		t.Errorf("URL path=%q, want %q", got, want)
 	}
 	if got, want := len(c.Accounts), 2; got != want {
@@ -67,7 +68,7 @@ func TestRunAnswersOnLoopbackOverTrustedTLS(t *testing.T) {
 
 	// The development credentials work, through the client that trusts
 	// the returned CA.
-	status, body := post(t, c.HTTPClient(), c.URL, simulator.OpCampaignList, c.Accounts[0], `{"limit": 2, "page": 1}`)
+	status, body := post(t, c.HTTPClient(), c.URL, spec.PathCampaignList, c.Accounts[0], `{"limit": 2, "page": 1}`)
 	if status != http.StatusOK {
 		t.Fatalf("campaign/list status=%d, want 200; body %s", status, body)
 	}
@@ -83,7 +84,7 @@ func TestRunAnswersOnLoopbackOverTrustedTLS(t *testing.T) {
 	}
 
 	// The certificate is the one handed back, not one the system trusts.
-	_, err = http.Get(strings.TrimSuffix(c.URL, simulator.BasePath) + "/healthz")
+	_, err = http.Get(strings.TrimSuffix(c.URL, spec.BasePath) + "/healthz")
 	var unknown x509.UnknownAuthorityError
 	if !errors.As(err, &unknown) {
 		t.Errorf("GET with the system roots: err=%v, want x509.UnknownAuthorityError", err)
@@ -172,7 +173,7 @@ func TestRunOptionsReachTheSimulator(t *testing.T) {
 	}
 
 	// The development credentials are gone: WithAccounts replaced them.
-	status, body := post(t, client, c.URL, simulator.OpCampaignList,
+	status, body := post(t, client, c.URL, spec.PathCampaignList,
 		simulator.Account{APIKey: "dev-key-alpha-7f3c2b9e", APISecret: "dev-secret-alpha-9d41e6a0c58b", AccountID: "acc_enc_QWxwaGFQYXJ0bmVyMDAx"},
 		`{"limit": 50, "page": 1}`)
 	if status != http.StatusUnauthorized {
@@ -181,7 +182,7 @@ func TestRunOptionsReachTheSimulator(t *testing.T) {
 
 	// WithSeed and WithCampaigns: the same bytes as an in-process
 	// simulator with the same seed, accounts and count.
-	status, got := post(t, client, c.URL, simulator.OpCampaignList, accounts[0], `{"limit": 50, "page": 1}`)
+	status, got := post(t, client, c.URL, spec.PathCampaignList, accounts[0], `{"limit": 50, "page": 1}`)
 	if status != http.StatusOK {
 		t.Fatalf("campaign/list status=%d, want 200; body %s", status, got)
 	}
@@ -201,10 +202,10 @@ func TestRunOptionsReachTheSimulator(t *testing.T) {
 
 	// WithRateLimit(2, time.Hour): the account spent one request above;
 	// the second passes, the third is refused.
-	if status, body := post(t, client, c.URL, simulator.OpCampaignList, accounts[0], `{"limit": 1, "page": 1}`); status != http.StatusOK {
+	if status, body := post(t, client, c.URL, spec.PathCampaignList, accounts[0], `{"limit": 1, "page": 1}`); status != http.StatusOK {
 		t.Errorf("request 2 of 2: status=%d, want 200; body %s", status, body)
 	}
-	if status, body := post(t, client, c.URL, simulator.OpCampaignList, accounts[0], `{"limit": 1, "page": 1}`); status != http.StatusTooManyRequests {
+	if status, body := post(t, client, c.URL, spec.PathCampaignList, accounts[0], `{"limit": 1, "page": 1}`); status != http.StatusTooManyRequests {
 		t.Errorf("request 3 of 2: status=%d, want 429; body %s", status, body)
 	}
 }
@@ -223,7 +224,7 @@ func inProcessCampaignList(t *testing.T, accounts []simulator.Account, seed int6
 	}
 	srv := httptest.NewTLSServer(s.Handler())
 	defer srv.Close()
-	status, body := post(t, srv.Client(), srv.URL+simulator.BasePath, simulator.OpCampaignList, accounts[0], `{"limit": 50, "page": 1}`)
+	status, body := post(t, srv.Client(), srv.URL+spec.BasePath, spec.PathCampaignList, accounts[0], `{"limit": 50, "page": 1}`)
 	if status != http.StatusOK {
 		t.Fatalf("in-process campaign/list status=%d; body %s", status, body)
 	}
@@ -335,7 +336,7 @@ func TestRunStartsAgainWhenAPortWasTakenMeanwhile(t *testing.T) {
 	if u.Port() == strconv.Itoa(takenPort) {
 		t.Errorf("URL %s uses the taken port", c.URL)
 	}
-	if status, body := post(t, c.HTTPClient(), c.URL, simulator.OpCampaignList, c.Accounts[0], `{"limit": 1, "page": 1}`); status != http.StatusOK {
+	if status, body := post(t, c.HTTPClient(), c.URL, spec.PathCampaignList, c.Accounts[0], `{"limit": 1, "page": 1}`); status != http.StatusOK {
 		t.Errorf("campaign/list status=%d, want 200; body %s", status, body)
 	}
 	// The container that clashed is gone; only the running one is left.

@@ -27,6 +27,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/container"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
@@ -57,7 +58,7 @@ func TestInProcess(t *testing.T) {
 	}
 	srv := httptest.NewServer(s.Handler())
 	defer srv.Close()
-	listCampaigns(t, srv.Client(), srv.URL+simulator.BasePath, *s.Accounts[0])
+	listCampaigns(t, srv.Client(), srv.URL+spec.BasePath, *s.Accounts[0])
 }
 
 func TestContainer(t *testing.T) {

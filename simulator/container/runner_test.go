@@ -21,6 +21,7 @@ import (
 	"github.com/testcontainers/testcontainers-go/wait"
 
 	"github.com/partner-v3/conformance-kit/fixtures"
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/container"
 	"github.com/partner-v3/conformance-kit/steps/suite"
@@ -271,7 +272,7 @@ func TestRunnerImageFlagStartsTheTarget(t *testing.T) {
 			if err := json.Unmarshal(data, &s); err != nil {
 				t.Fatalf("summary.json: %v", err)
 			}
-			if want := fmt.Sprintf("https://127.0.0.1:%d%s", port, suite.BasePathSuffix); s.Target != want {
+			if want := fmt.Sprintf("https://127.0.0.1:%d%s", port, spec.BasePath); s.Target != want {
 				t.Errorf("summary target %q, want the default --image base URL %q", s.Target, want)
 			}
 			if tt.wantExit == 1 && !strings.Contains(s.failedSections(), "4.2") {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/simtest"
@@ -182,7 +183,7 @@ func TestReport(t *testing.T) {
 	}
 	list(t, s, tmp.Account)
 	// A Campaign List without page: a body the spec's §4.2 table refuses.
-	partner(t, s, tmp.Account, simulator.OpCampaignList, `{"limit": 10}`)
+	partner(t, s, tmp.Account, spec.PathCampaignList, `{"limit": 10}`)
 
 	r, err := c.Report(ctx, tmp.AccountID)
 	if err != nil {

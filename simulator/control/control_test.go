@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/simtest"
@@ -41,7 +42,7 @@ func partner(t *testing.T, s *simtest.Simulator, acc simulator.Account, op, body
 
 func list(t *testing.T, s *simtest.Simulator, acc simulator.Account) int {
 	t.Helper()
-	return partner(t, s, acc, simulator.OpCampaignList, `{"limit": 1, "page": 1}`)
+	return partner(t, s, acc, spec.PathCampaignList, `{"limit": 1, "page": 1}`)
 }
 
 func TestErrorIsTypedAndNamesTheCall(t *testing.T) {
@@ -89,7 +90,7 @@ func TestConfigAndVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := control.Config{RateLimit: 7, RateWindow: 3 * time.Second, BasePath: simulator.BasePath, Version: "dev",
+	want := control.Config{RateLimit: 7, RateWindow: 3 * time.Second, BasePath: spec.BasePath, Version: "dev",
 		Seed: 11, CampaignsPerAccount: 4, ContactsPerAccount: 1}
 	if cfg.MaxBodyBytes <= 0 || len(cfg.Violations) != 0 {
 		t.Errorf("Config = %+v: want a body cap and no violation", cfg)
@@ -188,17 +189,17 @@ func TestFaults(t *testing.T) {
 		want simulator.Fault
 	}{
 		{"an error fault defaults to one 500 for every account",
-			control.FaultSpec{Operation: simulator.OpCampaignList, Kind: simulator.FaultError},
-			simulator.Fault{Operation: simulator.OpCampaignList, Kind: simulator.FaultError, Remaining: 1, Status: 500, Probability: 1}},
+			control.FaultSpec{Operation: spec.PathCampaignList, Kind: simulator.FaultError},
+			simulator.Fault{Operation: spec.PathCampaignList, Kind: simulator.FaultError, Remaining: 1, Status: 500, Probability: 1}},
 		{"a rate-limit fault keeps its Retry-After in whole seconds",
 			control.FaultSpec{Operation: "*", Kind: simulator.FaultRateLimit, AccountID: alpha.AccountID, Count: 3, RetryAfter: 2500 * time.Millisecond},
 			simulator.Fault{Operation: "*", Kind: simulator.FaultRateLimit, AccountID: alpha.AccountID, Remaining: 3, RetryAfter: 3 * time.Second, Probability: 1}},
 		{"a delay fault keeps its delay and probability",
-			control.FaultSpec{Operation: simulator.OpContactAdd, Kind: simulator.FaultDelay, AccountID: bravo.AccountID, Delay: 1500 * time.Millisecond, Probability: 0.5},
-			simulator.Fault{Operation: simulator.OpContactAdd, Kind: simulator.FaultDelay, AccountID: bravo.AccountID, Remaining: 1, Delay: 1500 * time.Millisecond, Probability: 0.5}},
+			control.FaultSpec{Operation: spec.PathContactAdd, Kind: simulator.FaultDelay, AccountID: bravo.AccountID, Delay: 1500 * time.Millisecond, Probability: 0.5},
+			simulator.Fault{Operation: spec.PathContactAdd, Kind: simulator.FaultDelay, AccountID: bravo.AccountID, Remaining: 1, Delay: 1500 * time.Millisecond, Probability: 0.5}},
 		{"an error fault takes another 5xx",
-			control.FaultSpec{Operation: simulator.OpCampaignStats, Kind: simulator.FaultError, AccountID: alpha.AccountID, Status: 502},
-			simulator.Fault{Operation: simulator.OpCampaignStats, Kind: simulator.FaultError, AccountID: alpha.AccountID, Remaining: 1, Status: 502, Probability: 1}},
+			control.FaultSpec{Operation: spec.PathCampaignStats, Kind: simulator.FaultError, AccountID: alpha.AccountID, Status: 502},
+			simulator.Fault{Operation: spec.PathCampaignStats, Kind: simulator.FaultError, AccountID: alpha.AccountID, Remaining: 1, Status: 502, Probability: 1}},
 	}
 	var ids []string
 	for _, tt := range tests {
@@ -261,7 +262,7 @@ func TestJournalContactsAndReset(t *testing.T) {
 	c, ctx := s.Control, context.Background()
 	alpha := s.Accounts[0]
 	for i := range 3 {
-		if got := partner(t, s, alpha, simulator.OpContactAdd, fmt.Sprintf(`{"email": "c%d@example.com"}`, i)); got != http.StatusOK {
+		if got := partner(t, s, alpha, spec.PathContactAdd, fmt.Sprintf(`{"email": "c%d@example.com"}`, i)); got != http.StatusOK {
 			t.Fatalf("contact/add: %d", got)
 		}
 	}
@@ -271,11 +272,11 @@ func TestJournalContactsAndReset(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(entries) != 4 || entries[0].Operation != simulator.OpCampaignList || entries[1].Operation != simulator.OpContactAdd {
+	if len(entries) != 4 || entries[0].Operation != spec.PathCampaignList || entries[1].Operation != spec.PathContactAdd {
 		t.Fatalf("Journal = %+v, want four entries, newest first", entries)
 	}
 	e := entries[0]
-	if e.Path != simulator.BasePath+"/campaign/list" || e.Status != http.StatusOK || e.AccountID != alpha.AccountID || e.RequestID == "" || e.APIKey == alpha.APIKey {
+	if e.Path != spec.BasePath+"/campaign/list" || e.Status != http.StatusOK || e.AccountID != alpha.AccountID || e.RequestID == "" || e.APIKey == alpha.APIKey {
 		t.Errorf("newest entry %+v: want the request, its account, a masked key", e)
 	}
 	if two, err := c.Journal(ctx, control.JournalFilter{Limit: 2}); err != nil || len(two) != 2 || two[0].RequestID != e.RequestID {

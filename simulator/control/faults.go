@@ -13,8 +13,8 @@ import (
 // FaultSpec asks for an injected failure (POST /faults). Zero fields take
 // the control API's defaults.
 type FaultSpec struct {
-	// Operation is one of simulator.Operations (e.g. simulator.OpCampaignList)
-	// or "*" for all three. Required.
+	// Operation is one of the operation paths of package fixtures/spec
+	// (spec.PathCampaignList, …) or "*" for all three. Required.
 	Operation string
 	// Kind is one of simulator.FaultKinds. Required.
 	Kind string

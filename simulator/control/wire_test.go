@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/simtest"
 )
@@ -103,10 +104,10 @@ func TestWireTypesAreTheServersAnswers(t *testing.T) {
 	// answer carries status, retryAfter, delay and accountId.
 	var faultIDs []string
 	for _, f := range []simulator.FaultRequest{
-		{Operation: simulator.OpCampaignList, Kind: simulator.FaultError, AccountID: &alpha.AccountID, Status: ref(503)},
+		{Operation: spec.PathCampaignList, Kind: simulator.FaultError, AccountID: &alpha.AccountID, Status: ref(503)},
 		{Operation: "*", Kind: simulator.FaultRateLimit, RetryAfter: ref(7), Probability: ref(0.5), Count: ref(2)},
-		{Operation: simulator.OpContactAdd, Kind: simulator.FaultDelay, Delay: ref("1500ms")},
-		{Operation: simulator.OpCampaignStats, Kind: simulator.FaultMalformed},
+		{Operation: spec.PathContactAdd, Kind: simulator.FaultDelay, Delay: ref("1500ms")},
+		{Operation: spec.PathCampaignStats, Kind: simulator.FaultMalformed},
 	} {
 		status, b := call(t, s, http.MethodPost, "/faults", f)
 		if status != http.StatusCreated {
@@ -130,7 +131,7 @@ func TestWireTypesAreTheServersAnswers(t *testing.T) {
 
 	// A refused request: its entry is attributed, not authenticated.
 	if got := partner(t, s, simulator.Account{APIKey: alpha.APIKey, APISecret: "wrong", AccountID: alpha.AccountID},
-		simulator.OpCampaignList, `{"limit":1,"page":1}`); got != http.StatusUnauthorized {
+		spec.PathCampaignList, `{"limit":1,"page":1}`); got != http.StatusUnauthorized {
 		t.Fatalf("a wrong secret: %d, want 401", got)
 	}
 	_, b = call(t, s, http.MethodGet, "/journal", nil)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 )
 
@@ -53,7 +54,7 @@ func (s *AccountStore) Authenticate(_ context.Context, apiKey, apiSecret string)
 	if t != nil && subtle.ConstantTimeCompare([]byte(t.APISecret), []byte(apiSecret)) == 1 {
 		return &t.Account, nil
 	}
-	return nil, &simulator.Error{Code: simulator.EUNAUTHORIZED, Message: simulator.MsgInvalidCredentials}
+	return nil, &simulator.Error{Code: simulator.EUNAUTHORIZED, Message: spec.MsgInvalidCredentials}
 }
 
 // Accounts implements simulator.AccountStore: the configured accounts,

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator/openapiclient"
 	"github.com/partner-v3/conformance-kit/simulator/simtest"
 )
@@ -67,8 +67,8 @@ func TestGeneratedClient(t *testing.T) {
 	}
 	// The 400 body's shape is not shown (spec §7): the client types it as
 	// any JSON; the simulator's {"error": ...} is its own choice.
-	if got := (*refused.JSON400).(map[string]any)["error"]; got != simulator.MsgEmailOrPhoneRequired {
-		t.Fatalf("Add Contact without email or phoneNo: error %v, want %q", got, simulator.MsgEmailOrPhoneRequired)
+	if got := (*refused.JSON400).(map[string]any)["error"]; got != spec.MsgEmailOrPhoneRequired {
+		t.Fatalf("Add Contact without email or phoneNo: error %v, want %q", got, spec.MsgEmailOrPhoneRequired)
 	}
 
 	page, err := c.ListCampaignsWithResponse(ctx, openapiclient.CampaignListRequest{Limit: 50, Page: 1})
@@ -127,8 +127,8 @@ func TestGeneratedClient_RateLimit(t *testing.T) {
 	if r.StatusCode() != http.StatusTooManyRequests || r.JSON429 == nil {
 		t.Fatalf("status %d, body %s, want a typed 429", r.StatusCode(), r.Body)
 	}
-	if got, want := r.JSON429.Error, openapiclient.RateLimitExceededTryAgainLater; got != want || string(want) != simulator.MsgRateLimit {
-		t.Fatalf("429 error %q, want %q (spec §7)", got, simulator.MsgRateLimit)
+	if got, want := r.JSON429.Error, openapiclient.RateLimitExceededTryAgainLater; got != want || string(want) != spec.MsgRateLimit {
+		t.Fatalf("429 error %q, want %q (spec §7)", got, spec.MsgRateLimit)
 	}
 	if r.Headers429 == nil || r.Headers429.RetryAfter == nil || *r.Headers429.RetryAfter < 1 {
 		t.Errorf("429 without the simulator's Retry-After: %+v", r.Headers429)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 )
 
@@ -107,7 +108,7 @@ func (s *AccountStore) Authenticate(ctx context.Context, apiKey, apiSecret strin
 	if t != nil && subtle.ConstantTimeCompare([]byte(t.APISecret), []byte(apiSecret)) == 1 {
 		return &t.Account, nil
 	}
-	return nil, &simulator.Error{Code: simulator.EUNAUTHORIZED, Message: simulator.MsgInvalidCredentials}
+	return nil, &simulator.Error{Code: simulator.EUNAUTHORIZED, Message: spec.MsgInvalidCredentials}
 }
 
 // get reads one throwaway account from a hash; nil when absent.

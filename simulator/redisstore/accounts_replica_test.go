@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 )
 
@@ -26,7 +27,7 @@ func TestReplicaAccounts(t *testing.T) {
 	list := map[string]int{"limit": 50, "page": 2}
 	var pages [2][]byte
 	for i, r := range []*replica{two, one} { // two first: it never saw the account
-		status, _, body := r.call(t, &a.Account, simulator.OpCampaignList, list)
+		status, _, body := r.call(t, &a.Account, spec.PathCampaignList, list)
 		if status != http.StatusOK {
 			t.Fatalf("%s: campaign/list with the new account: %d %s", r.name, status, body)
 		}
@@ -38,7 +39,7 @@ func TestReplicaAccounts(t *testing.T) {
 	if !bytes.Contains(pages[0], []byte(`"totalRecords":60`)) {
 		t.Fatalf("page 2 of 60 campaigns: %s", pages[0])
 	}
-	if status, _, body := two.call(t, &a.Account, simulator.OpContactAdd, map[string]string{"email": "r@example.com"}); status != http.StatusOK {
+	if status, _, body := two.call(t, &a.Account, spec.PathContactAdd, map[string]string{"email": "r@example.com"}); status != http.StatusOK {
 		t.Fatalf("two: contact/add: %d %s", status, body)
 	}
 
@@ -48,7 +49,7 @@ func TestReplicaAccounts(t *testing.T) {
 		if code := r.admin(t, http.MethodGet, "/accounts/"+a.AccountID+"/budget", nil, &budgets[i]); code != http.StatusOK {
 			t.Fatalf("%s: GET budget: status %d", r.name, code)
 		}
-		if budgets[i].Used != 3 || budgets[i].Remaining != simulator.DefaultRateLimit-3 {
+		if budgets[i].Used != 3 || budgets[i].Remaining != spec.RateLimit-3 {
 			t.Errorf("%s: budget %+v, want 3 used", r.name, budgets[i])
 		}
 	}
@@ -73,9 +74,9 @@ func TestReplicaAccounts(t *testing.T) {
 	// One served the account a moment ago (its campaigns are cached there):
 	// it refuses it now, as two does.
 	for _, r := range []*replica{one, two} {
-		status, _, body := r.call(t, &a.Account, simulator.OpCampaignList, list)
-		if status != http.StatusUnauthorized || !bytes.Contains(body, []byte(simulator.MsgInvalidCredentials)) {
-			t.Errorf("%s: after the delete: %d %s, want 401 %q", r.name, status, body, simulator.MsgInvalidCredentials)
+		status, _, body := r.call(t, &a.Account, spec.PathCampaignList, list)
+		if status != http.StatusUnauthorized || !bytes.Contains(body, []byte(spec.MsgInvalidCredentials)) {
+			t.Errorf("%s: after the delete: %d %s, want 401 %q", r.name, status, body, spec.MsgInvalidCredentials)
 		}
 		var e map[string]string
 		if code := r.admin(t, http.MethodGet, "/accounts/"+a.AccountID, nil, &e); code != http.StatusNotFound {
@@ -89,7 +90,7 @@ func TestReplicaAccounts(t *testing.T) {
 		t.Errorf("one: the deleted account's contacts: status %d, total %d, want 0", code, contacts.Total)
 	}
 	// The configured accounts are untouched.
-	if status, _, body := one.call(t, accounts[0], simulator.OpCampaignList, list); status != http.StatusOK {
+	if status, _, body := one.call(t, accounts[0], spec.PathCampaignList, list); status != http.StatusOK {
 		t.Errorf("one: configured account after the delete: %d %s", status, body)
 	}
 }

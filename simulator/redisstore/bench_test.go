@@ -9,6 +9,7 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/redisstore"
 )
@@ -19,7 +20,7 @@ import (
 // the steady state of a client that ignores 429s.
 func benchmarkTake(b *testing.B, url string) {
 	db := MustOpenDB(b, url)
-	counter := redisstore.NewRateCounter(db, simulator.DefaultRateLimit, simulator.DefaultRateWindow)
+	counter := redisstore.NewRateCounter(db, spec.RateLimit, spec.RateWindow)
 	ctx := context.Background()
 	start := time.Now()
 	b.ResetTimer()
@@ -74,7 +75,7 @@ func BenchmarkAdmit_RedisServer(b *testing.B) {
 					i++
 					// A new window each time: the set stays small.
 					real := start.Add(time.Duration(i) * time.Minute)
-					if _, err := gate.Admit(ctx, simulator.Arrival{AccountID: acc, Operation: simulator.OpCampaignList, Real: real}); err != nil {
+					if _, err := gate.Admit(ctx, simulator.Arrival{AccountID: acc, Operation: spec.PathCampaignList, Real: real}); err != nil {
 						b.Error(err)
 						return
 					}

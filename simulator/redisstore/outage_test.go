@@ -13,6 +13,7 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/redisstore"
 )
@@ -34,9 +35,9 @@ type storeCall struct {
 
 func storeCalls(db *redisstore.DB) []storeCall {
 	contacts := redisstore.NewContactStore(db)
-	counter := redisstore.NewRateCounter(db, simulator.DefaultRateLimit, simulator.DefaultRateWindow)
+	counter := redisstore.NewRateCounter(db, spec.RateLimit, spec.RateWindow)
 	control := redisstore.NewControlStore(db)
-	gate := redisstore.NewGate(db, simulator.DefaultRateLimit, simulator.DefaultRateWindow)
+	gate := redisstore.NewGate(db, spec.RateLimit, spec.RateWindow)
 	accounts := redisstore.NewAccountStore(db, nil, simulator.AccountDefaults{Seed: 1})
 	n := 0
 	return []storeCall{
@@ -58,7 +59,7 @@ func storeCalls(db *redisstore.DB) []storeCall {
 			return err
 		}},
 		{"TakeFault", func(ctx context.Context) error {
-			_, err := control.TakeFault(ctx, simulator.FaultQuery{Operation: simulator.OpContactAdd, AccountID: "acc"})
+			_, err := control.TakeFault(ctx, simulator.FaultQuery{Operation: spec.PathContactAdd, AccountID: "acc"})
 			return err
 		}},
 		{"Authenticate a throwaway key", func(ctx context.Context) error {
@@ -80,7 +81,7 @@ func storeCalls(db *redisstore.DB) []storeCall {
 			return err
 		}},
 		{"Admit", func(ctx context.Context) error {
-			ad, err := gate.Admit(ctx, simulator.Arrival{AccountID: "acc-gate", Operation: simulator.OpContactAdd, Real: time.Now()})
+			ad, err := gate.Admit(ctx, simulator.Arrival{AccountID: "acc-gate", Operation: spec.PathContactAdd, Real: time.Now()})
 			if err == nil && !ad.Rate.Allowed {
 				return fmt.Errorf("admit refused: %+v", ad)
 			}

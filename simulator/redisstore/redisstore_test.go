@@ -13,6 +13,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/redisstore"
 	"github.com/partner-v3/conformance-kit/simulator/storetest"
@@ -212,8 +213,8 @@ func TestRateCounter_TwoPools(t *testing.T) {
 			defer b.Close()
 			now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 			counters := []simulator.RateCounter{
-				redisstore.NewRateCounter(a, simulator.DefaultRateLimit, simulator.DefaultRateWindow),
-				redisstore.NewRateCounter(b, simulator.DefaultRateLimit, simulator.DefaultRateWindow),
+				redisstore.NewRateCounter(a, spec.RateLimit, spec.RateWindow),
+				redisstore.NewRateCounter(b, spec.RateLimit, spec.RateWindow),
 			}
 			var (
 				wg     sync.WaitGroup
@@ -241,12 +242,12 @@ func TestRateCounter_TwoPools(t *testing.T) {
 			if len(errs) > 0 {
 				t.Fatalf("Take: %d errors, first: %v", len(errs), errs[0])
 			}
-			if got, want := len(counts), simulator.DefaultRateLimit; got != want {
+			if got, want := len(counts), spec.RateLimit; got != want {
 				t.Errorf("distinct counts allowed = %d, want %d", got, want)
 			}
 			for n, times := range counts {
-				if times != 1 || n < 1 || n > simulator.DefaultRateLimit {
-					t.Errorf("count %d allowed %d times, want once, within 1..%d", n, times, simulator.DefaultRateLimit)
+				if times != 1 || n < 1 || n > spec.RateLimit {
+					t.Errorf("count %d allowed %d times, want once, within 1..%d", n, times, spec.RateLimit)
 				}
 			}
 		})

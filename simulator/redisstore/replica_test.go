@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/partner-v3/conformance-kit/fixtures"
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/steps/suite"
 )
@@ -25,7 +26,7 @@ import (
 // replica is one simulator process started by the replica test.
 type replica struct {
 	name     string
-	baseURL  string // partner API, ending in simulator.BasePath
+	baseURL  string // partner API, ending in spec.BasePath
 	adminURL string
 	token    string
 	client   *http.Client // trusts the replicas' generated certificate
@@ -67,7 +68,7 @@ func startReplica(t *testing.T, bin, name, redisURL, dataDir string, extra ...st
 	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
 	admin := "127.0.0.1:" + strconv.Itoa(freePort(t))
 	r := &replica{
-		name: name, baseURL: "https://" + addr + simulator.BasePath, adminURL: "https://" + admin,
+		name: name, baseURL: "https://" + addr + spec.BasePath, adminURL: "https://" + admin,
 		token: "replica-test-token", done: make(chan struct{}), log: &bytes.Buffer{}, logMu: &sync.Mutex{},
 	}
 	args := []string{
@@ -257,7 +258,7 @@ func TestReplicas(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					status, _, _ := r.call(t, alpha, simulator.OpCampaignList, map[string]int{"limit": 1, "page": 1})
+					status, _, _ := r.call(t, alpha, spec.PathCampaignList, map[string]int{"limit": 1, "page": 1})
 					mu.Lock()
 					statuses[status]++
 					mu.Unlock()
@@ -272,7 +273,7 @@ func TestReplicas(t *testing.T) {
 		}
 		// The 101st, to either replica, is refused with the spec's body.
 		for _, r := range []*replica{two, one} {
-			status, header, body := r.call(t, alpha, simulator.OpCampaignList, map[string]int{"limit": 1, "page": 1})
+			status, header, body := r.call(t, alpha, spec.PathCampaignList, map[string]int{"limit": 1, "page": 1})
 			if status != http.StatusTooManyRequests {
 				t.Errorf("%s: 101st status = %d, want 429 (body %s)", r.name, status, body)
 				continue
@@ -281,21 +282,21 @@ func TestReplicas(t *testing.T) {
 			if err := json.Unmarshal(body, &got); err != nil {
 				t.Errorf("%s: 429 body %q is not JSON: %v", r.name, body, err)
 			}
-			if want := map[string]any{"error": simulator.MsgRateLimit}; fmt.Sprint(got) != fmt.Sprint(want) {
-				t.Errorf("%s: 429 body = %s, want {\"error\":%q}", r.name, body, simulator.MsgRateLimit)
+			if want := map[string]any{"error": spec.MsgRateLimit}; fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("%s: 429 body = %s, want {\"error\":%q}", r.name, body, spec.MsgRateLimit)
 			}
 			if header.Get("Retry-After") == "" {
 				t.Errorf("%s: 429 without Retry-After", r.name)
 			}
 		}
 		// Another account has its own counter.
-		if status, _, body := two.call(t, bravo, simulator.OpCampaignList, map[string]int{"limit": 1, "page": 1}); status != http.StatusOK {
+		if status, _, body := two.call(t, bravo, spec.PathCampaignList, map[string]int{"limit": 1, "page": 1}); status != http.StatusOK {
 			t.Errorf("other account: status = %d, want 200 (body %s)", status, body)
 		}
 	})
 
 	t.Run("a contact added through one replica is listed by the other", func(t *testing.T) {
-		status, _, body := one.call(t, bravo, simulator.OpContactAdd, map[string]any{
+		status, _, body := one.call(t, bravo, spec.PathContactAdd, map[string]any{
 			"email": "Replica.Test@example.com", "firstName": "Rep", "tag": []string{"replicas"},
 		})
 		if status != http.StatusOK {
@@ -322,7 +323,7 @@ func TestReplicas(t *testing.T) {
 			t.Errorf("contact on two = %+v, want id %s", c, added.ContactID)
 		}
 		// The same email through the other replica is the same contact.
-		status, _, body = two.call(t, bravo, simulator.OpContactAdd, map[string]any{"email": "replica.test@EXAMPLE.com", "city": "Oslo"})
+		status, _, body = two.call(t, bravo, spec.PathContactAdd, map[string]any{"email": "replica.test@EXAMPLE.com", "city": "Oslo"})
 		if status != http.StatusOK {
 			t.Fatalf("contact/add on two: status = %d, body %s", status, body)
 		}
@@ -336,8 +337,8 @@ func TestReplicas(t *testing.T) {
 	t.Run("both replicas list identical campaigns", func(t *testing.T) {
 		for page := 1; page <= 3; page++ {
 			req := map[string]int{"limit": 50, "page": page}
-			s1, _, b1 := one.call(t, bravo, simulator.OpCampaignList, req)
-			s2, _, b2 := two.call(t, bravo, simulator.OpCampaignList, req)
+			s1, _, b1 := one.call(t, bravo, spec.PathCampaignList, req)
+			s2, _, b2 := two.call(t, bravo, spec.PathCampaignList, req)
 			if s1 != http.StatusOK || s2 != http.StatusOK {
 				t.Fatalf("page %d: statuses %d, %d, want 200 (%s / %s)", page, s1, s2, b1, b2)
 			}
@@ -360,12 +361,12 @@ func TestReplicas(t *testing.T) {
 		var fault struct {
 			ID string `json:"id"`
 		}
-		if code := one.admin(t, http.MethodPost, "/faults", map[string]any{"operation": simulator.OpCampaignStats, "kind": "error", "count": 1}, &fault); code != http.StatusCreated {
+		if code := one.admin(t, http.MethodPost, "/faults", map[string]any{"operation": spec.PathCampaignStats, "kind": "error", "count": 1}, &fault); code != http.StatusCreated {
 			t.Fatalf("POST /faults on one: status %d", code)
 		}
-		status, _, body := two.call(t, bravo, simulator.OpCampaignStats, map[string]int{"campaignId": 1})
-		if status != http.StatusInternalServerError || !strings.Contains(string(body), simulator.MsgInternal) {
-			t.Errorf("campaign/stats on two = %d %s, want 500 %q", status, body, simulator.MsgInternal)
+		status, _, body := two.call(t, bravo, spec.PathCampaignStats, map[string]int{"campaignId": 1})
+		if status != http.StatusInternalServerError || !strings.Contains(string(body), spec.MsgInternal) {
+			t.Errorf("campaign/stats on two = %d %s, want 500 %q", status, body, spec.MsgInternal)
 		}
 		var faults struct {
 			Faults []json.RawMessage `json:"faults"`
@@ -442,7 +443,7 @@ func TestReplicaOutage(t *testing.T) {
 	alpha := accounts[0]
 	r := startReplica(t, buildSimulator(t), "replica", redisURL, t.TempDir())
 	list := map[string]int{"limit": 10, "page": 1}
-	status, _, before := r.call(t, alpha, simulator.OpCampaignList, list)
+	status, _, before := r.call(t, alpha, spec.PathCampaignList, list)
 	if status != http.StatusOK {
 		t.Fatalf("campaign/list before the outage: %d %s", status, before)
 	}
@@ -452,9 +453,9 @@ func TestReplicaOutage(t *testing.T) {
 		name string
 		body any
 	}{
-		{simulator.OpContactAdd, map[string]string{"email": "outage@example.com"}},
-		{simulator.OpCampaignList, list},
-		{simulator.OpCampaignStats, map[string]int{"campaignId": 1}},
+		{spec.PathContactAdd, map[string]string{"email": "outage@example.com"}},
+		{spec.PathCampaignList, list},
+		{spec.PathCampaignStats, map[string]int{"campaignId": 1}},
 	} {
 		start := time.Now()
 		status, header, body := r.call(t, alpha, op.name, op.body)
@@ -463,7 +464,7 @@ func TestReplicaOutage(t *testing.T) {
 		if status != http.StatusInternalServerError {
 			t.Errorf("%s: status = %d, want 500", op.name, status)
 		}
-		if got, want := strings.TrimSpace(string(body)), `{"error":"`+simulator.MsgInternal+`"}`; got != want {
+		if got, want := strings.TrimSpace(string(body)), `{"error":"`+spec.MsgInternal+`"}`; got != want {
 			t.Errorf("%s: body = %s, want %s", op.name, got, want)
 		}
 		if ct := header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
@@ -487,7 +488,7 @@ func TestReplicaOutage(t *testing.T) {
 	start := time.Now()
 	var after []byte
 	for {
-		status, _, after = r.call(t, alpha, simulator.OpCampaignList, list)
+		status, _, after = r.call(t, alpha, spec.PathCampaignList, list)
 		if status == http.StatusOK {
 			break
 		}
@@ -500,7 +501,7 @@ func TestReplicaOutage(t *testing.T) {
 	if !bytes.Equal(after, before) {
 		t.Errorf("campaign/list after the restart differs:\nbefore: %.300s\nafter:  %.300s", before, after)
 	}
-	if status, _, body := r.call(t, alpha, simulator.OpContactAdd, map[string]string{"email": "outage@example.com"}); status != http.StatusOK {
+	if status, _, body := r.call(t, alpha, spec.PathContactAdd, map[string]string{"email": "outage@example.com"}); status != http.StatusOK {
 		t.Errorf("contact/add after the restart: %d %s", status, body)
 	}
 	if code := r.admin(t, http.MethodGet, "/healthz", nil, &health); code != http.StatusOK || health.Status != "ok" {
@@ -561,7 +562,7 @@ func TestReplicaSeeds(t *testing.T) {
 	}
 
 	bravo := accounts[1]
-	if status, _, body := one.call(t, bravo, simulator.OpContactAdd, map[string]any{"email": "after.seed@example.com"}); status != http.StatusOK {
+	if status, _, body := one.call(t, bravo, spec.PathContactAdd, map[string]any{"email": "after.seed@example.com"}); status != http.StatusOK {
 		t.Fatalf("contact/add: %d %s", status, body)
 	}
 	if code := two.admin(t, http.MethodPost, "/reset", nil, nil); code != http.StatusOK {

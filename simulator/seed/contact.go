@@ -14,6 +14,8 @@ import (
 
 	"github.com/brianvoe/gofakeit/v7"
 	"github.com/brianvoe/gofakeit/v7/data"
+
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 )
 
@@ -42,6 +44,7 @@ var (
 	streetSuffixes = []string{"Street", "Avenue", "Road", "Lane", "Drive", "Court", "Way", "Place"}
 	cities         = data.Address["city"]
 	states         = data.Address["state_abr"][:50] // the 50 states, not the military codes
+	genders        = spec.Genders()                 // in the order weighted draws them
 )
 
 // The names' email forms, made once.
@@ -183,7 +186,7 @@ func contact(f *gofakeit.Faker, accountID string, i int, created time.Time) *sim
 		Country:   "US",
 		State:     pick(f, states),
 		ZipCode:   fmt.Sprintf("%05d", f.IntRange(501, 99950)),
-		Gender:    []string{"male", "female", "other"}[weighted(f, 48, 48, 4)],
+		Gender:    genders[weighted(f, 48, 48, 4)],
 		DateOfBirth: dobFirst.AddDate(0, 0, f.IntRange(0, int(dobLast.Sub(dobFirst)/(24*time.Hour)))).
 			Format(time.DateOnly),
 		CreatedAt: created,

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/brianvoe/gofakeit/v7"
+
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 )
 
@@ -112,9 +114,9 @@ func accountSeed(seed int64, accountID string) uint64 {
 func campaign(f *gofakeit.Faker, accountID string, id int64) *simulator.Campaign {
 	st := pickStatus(f)
 	zone := zones[f.IntRange(0, len(zones)-1)]
-	channel := simulator.ChannelEmail
+	channel := spec.ChannelEmail
 	if f.IntRange(1, 10) <= 3 {
-		channel = simulator.ChannelSMS
+		channel = spec.ChannelSMS
 	}
 	// Times in whole milliseconds, ordered: created <= updated, and the
 	// schedule after creation; upcoming ones lie after the epoch.
@@ -180,7 +182,7 @@ func stats(f *gofakeit.Faker, channel string, progress float64) simulator.Campai
 	}
 	sent := int64(float64(f.IntRange(200, 60000)) * progress)
 	share := func(n int64, lo, hi float64) int64 { return int64(float64(n) * f.Float64Range(lo, hi)) }
-	if channel == simulator.ChannelSMS {
+	if channel == spec.ChannelSMS {
 		s.SMSStat.Sent = sent
 		s.SMSStat.Delivered = share(sent, 0.88, 0.99)
 		s.SMSStat.Failed = sent - s.SMSStat.Delivered

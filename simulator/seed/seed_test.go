@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/seed"
 )
@@ -65,8 +66,8 @@ func TestCampaigns_Properties(t *testing.T) {
 			if (c.Reason != nil) != (c.Status == "Paused" || c.Status == "Failed" || c.Status == "Cancelled") {
 				t.Fatalf("seed %d: status %s with reason %v", s, c.Status, c.Reason)
 			}
-			if c.CampaignChannel == simulator.ChannelEmail && c.Stats.SMSStat != (simulator.SMSStat{}) ||
-				c.CampaignChannel == simulator.ChannelSMS && c.Stats.EmailStat != (simulator.EmailStat{}) {
+			if c.CampaignChannel == spec.ChannelEmail && c.Stats.SMSStat != (simulator.SMSStat{}) ||
+				c.CampaignChannel == spec.ChannelSMS && c.Stats.EmailStat != (simulator.EmailStat{}) {
 				t.Fatalf("seed %d: campaign %d has counts for the other channel", s, c.ID)
 			}
 			if c.ScheduledOn.Before(c.CreatedAt.Time) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gavv/httpexpect/v2"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/seed"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
@@ -65,7 +66,7 @@ func TestAccounts_Lifecycle(t *testing.T) {
 	// The three operations with the new credentials.
 	h.as(&a.Account).POST("/contact/add").WithJSON(map[string]string{"email": "tmp@example.com"}).
 		Expect().Status(http.StatusOK).JSON().Object().HasValue("status", "success")
-	list := h.as(&a.Account).POST("/campaign/list").WithJSON(map[string]int{"limit": 50, "page": 1}).
+	list := h.as(&a.Account).POST("/campaign/list").WithJSON(map[string]int{"limit": spec.MaxPageSize, "page": 1}).
 		Expect().Status(http.StatusOK).JSON().Object()
 	list.HasValue("totalRecords", 5)
 	// The campaigns are seed.Campaigns of the account: the same on every replica.
@@ -136,7 +137,7 @@ func TestAccounts_Lifecycle(t *testing.T) {
 		IsEqual(map[string]any{"status": "deleted", "accountId": a.AccountID})
 
 	expectError(h.as(&a.Account).POST("/campaign/list").WithJSON(map[string]int{"limit": 1, "page": 1}).Expect(),
-		http.StatusUnauthorized, simulator.MsgInvalidCredentials)
+		http.StatusUnauthorized, spec.MsgInvalidCredentials)
 	if got := h.contactCount(&a.Account); got != 0 {
 		t.Fatalf("%d contacts of the deleted account kept", got)
 	}
@@ -168,17 +169,17 @@ func TestAccounts_Defaults(t *testing.T) {
 	}
 	h.admin().GET("/accounts/"+h.alpha.AccountID).Expect().Status(http.StatusOK).JSON().Object().
 		HasValue("seed", seed.DefaultSeed).HasValue("campaigns", 12).HasValue("throwaway", false).NotContainsKey("createdAt")
-	h.as(&a.Account).POST("/campaign/list").WithJSON(map[string]int{"limit": 50, "page": 1}).
+	h.as(&a.Account).POST("/campaign/list").WithJSON(map[string]int{"limit": spec.MaxPageSize, "page": 1}).
 		Expect().Status(http.StatusOK).JSON().Object().HasValue("totalRecords", 12)
 
 	none := h.createAccount(map[string]any{"campaigns": 0})
-	h.as(&none.Account).POST("/campaign/list").WithJSON(map[string]int{"limit": 50, "page": 1}).
+	h.as(&none.Account).POST("/campaign/list").WithJSON(map[string]int{"limit": spec.MaxPageSize, "page": 1}).
 		Expect().Status(http.StatusOK).JSON().Object().HasValue("totalRecords", 0)
 
 	// Two accounts are two sets of credentials: one's secret is not the other's.
 	expectError(h.anon().POST("/campaign/list").WithJSON(map[string]int{"limit": 1, "page": 1}).
 		WithHeader("x-api-key", a.APIKey).WithHeader("x-api-secret", none.APISecret).WithHeader("x-account-id", a.AccountID).
-		Expect(), http.StatusUnauthorized, simulator.MsgInvalidCredentials)
+		Expect(), http.StatusUnauthorized, spec.MsgInvalidCredentials)
 
 	// POST /reset keeps throwaway accounts (other CI jobs may hold them).
 	h.admin().POST("/reset").Expect().Status(http.StatusOK)
@@ -258,7 +259,7 @@ func TestAccounts_BadRequests(t *testing.T) {
 func TestAccounts_Violations(t *testing.T) {
 	h := MustOpenServer(t, sim.Config{Violations: []string{"auth-secret-ignored", "rate-global"}})
 	a := h.createAccount(map[string]any{"campaigns": 3})
-	h.as(&a.Account).POST("/campaign/list").WithJSON(map[string]int{"limit": 50, "page": 1}).
+	h.as(&a.Account).POST("/campaign/list").WithJSON(map[string]int{"limit": spec.MaxPageSize, "page": 1}).
 		Expect().Status(http.StatusOK).JSON().Object().HasValue("totalRecords", 3)
 	// §5 rule 1 broken: a wrong secret passes for the throwaway account too.
 	h.anon().POST("/campaign/list").WithJSON(map[string]int{"limit": 1, "page": 1}).
@@ -267,5 +268,5 @@ func TestAccounts_Violations(t *testing.T) {
 	h.admin().GET("/accounts/" + a.AccountID + "/budget").Expect().Status(http.StatusOK)
 	h.admin().DELETE("/accounts/" + a.AccountID).Expect().Status(http.StatusOK)
 	expectError(h.as(&a.Account).POST("/campaign/list").WithJSON(map[string]int{"limit": 1, "page": 1}).Expect(),
-		http.StatusUnauthorized, simulator.MsgInvalidCredentials)
+		http.StatusUnauthorized, spec.MsgInvalidCredentials)
 }

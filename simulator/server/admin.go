@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 )
 
@@ -110,7 +111,7 @@ func decodeAdmin(r *http.Request, v any) error {
 func (s *Server) handleAdminConfig(w http.ResponseWriter, r *http.Request) {
 	limit, window := s.rateLimit()
 	writeJSON(w, http.StatusOK, &simulator.ConfigResponse{RateLimit: limit, RateWindow: window.String(),
-		MaxBodyBytes: s.maxBodyBytes(), BasePath: simulator.BasePath, BuildInfo: s.Info})
+		MaxBodyBytes: s.maxBodyBytes(), BasePath: spec.BasePath, BuildInfo: s.Info})
 }
 
 // handleAdminReset puts the state back as it was at start: no contacts, no

@@ -5,7 +5,8 @@ import (
 	"testing"
 
 	"github.com/gavv/httpexpect/v2"
-	"github.com/partner-v3/conformance-kit/simulator"
+
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 )
 
@@ -15,9 +16,9 @@ func TestAuthentication(t *testing.T) {
 	h := MustOpenServer(t, sim.Config{})
 	a, b := h.alpha, h.bravo
 	bodies := map[string]any{
-		simulator.OpContactAdd:    map[string]any{"email": "auth@example.com"},
-		simulator.OpCampaignList:  map[string]any{"limit": 1, "page": 1},
-		simulator.OpCampaignStats: map[string]any{"campaignId": 1},
+		spec.PathContactAdd:    map[string]any{"email": "auth@example.com"},
+		spec.PathCampaignList:  map[string]any{"limit": 1, "page": 1},
+		spec.PathCampaignStats: map[string]any{"campaignId": 1},
 	}
 	tests := []struct {
 		name                   string
@@ -26,16 +27,16 @@ func TestAuthentication(t *testing.T) {
 		status                 int
 		message                string
 	}{
-		{"a wrong key is refused", "nope", a.APISecret, a.AccountID, "", 401, simulator.MsgInvalidCredentials},
-		{"a wrong secret is refused", a.APIKey, "nope", a.AccountID, "", 401, simulator.MsgInvalidCredentials},
-		{"another account's secret is refused", a.APIKey, b.APISecret, a.AccountID, "", 401, simulator.MsgInvalidCredentials},
-		{"a missing key is refused", "", a.APISecret, a.AccountID, "x-api-key", 401, simulator.MsgInvalidCredentials},
-		{"a missing secret is refused", a.APIKey, "", a.AccountID, "x-api-secret", 401, simulator.MsgInvalidCredentials},
-		{"bad credentials win over a bad account", "nope", "nope", "nope", "", 401, simulator.MsgInvalidCredentials},
-		{"another account's id is forbidden", a.APIKey, a.APISecret, b.AccountID, "", 403, simulator.MsgUnauthorizedAccount},
-		{"an unknown account id is forbidden", a.APIKey, a.APISecret, "acc_nobody", "", 403, simulator.MsgUnauthorizedAccount},
-		{"a missing account id is forbidden", a.APIKey, a.APISecret, "", "x-account-id", 403, simulator.MsgUnauthorizedAccount},
-		{"the account id is compared exactly", a.APIKey, a.APISecret, a.AccountID + " ", "", 403, simulator.MsgUnauthorizedAccount},
+		{"a wrong key is refused", "nope", a.APISecret, a.AccountID, "", 401, spec.MsgInvalidCredentials},
+		{"a wrong secret is refused", a.APIKey, "nope", a.AccountID, "", 401, spec.MsgInvalidCredentials},
+		{"another account's secret is refused", a.APIKey, b.APISecret, a.AccountID, "", 401, spec.MsgInvalidCredentials},
+		{"a missing key is refused", "", a.APISecret, a.AccountID, "x-api-key", 401, spec.MsgInvalidCredentials},
+		{"a missing secret is refused", a.APIKey, "", a.AccountID, "x-api-secret", 401, spec.MsgInvalidCredentials},
+		{"bad credentials win over a bad account", "nope", "nope", "nope", "", 401, spec.MsgInvalidCredentials},
+		{"another account's id is forbidden", a.APIKey, a.APISecret, b.AccountID, "", 403, spec.MsgUnauthorizedAccount},
+		{"an unknown account id is forbidden", a.APIKey, a.APISecret, "acc_nobody", "", 403, spec.MsgUnauthorizedAccount},
+		{"a missing account id is forbidden", a.APIKey, a.APISecret, "", "x-account-id", 403, spec.MsgUnauthorizedAccount},
+		{"the account id is compared exactly", a.APIKey, a.APISecret, a.AccountID + " ", "", 403, spec.MsgUnauthorizedAccount},
 	}
 	for _, tt := range tests {
 		for op, body := range bodies {
@@ -51,11 +52,11 @@ func TestAuthentication(t *testing.T) {
 		}
 	}
 	t.Run("the right three headers pass", func(t *testing.T) {
-		h.as(b).POST("/campaign/list").WithJSON(bodies[simulator.OpCampaignList]).Expect().Status(http.StatusOK)
+		h.as(b).POST("/campaign/list").WithJSON(bodies[spec.PathCampaignList]).Expect().Status(http.StatusOK)
 	})
 	t.Run("refused requests do not spend the account's budget", func(t *testing.T) {
 		// Only the one request above was counted for bravo.
-		resp := h.as(b).POST("/campaign/list").WithJSON(bodies[simulator.OpCampaignList]).Expect()
+		resp := h.as(b).POST("/campaign/list").WithJSON(bodies[spec.PathCampaignList]).Expect()
 		resp.Status(http.StatusOK).Header("X-RateLimit-Remaining").IsEqual("98")
 	})
 }
@@ -71,6 +72,6 @@ func TestAdminAPI_RequiresToken(t *testing.T) {
 	}
 	h.expect(h.sim.AdminURL()).GET("/healthz").Expect().Status(http.StatusOK).JSON().Object().HasValue("status", "ok")
 	// The control API never answers under the partner base path.
-	h.admin().POST(simulator.BasePath + "/reset").Expect().Status(http.StatusNotFound)
+	h.admin().POST(spec.BasePath + "/reset").Expect().Status(http.StatusNotFound)
 	h.anon().POST("/reset").Expect().Status(http.StatusNotFound)
 }

@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 )
@@ -74,9 +75,9 @@ type row struct {
 }
 
 const (
-	opAdd   = simulator.OpContactAdd
-	opList  = simulator.OpCampaignList
-	opStats = simulator.OpCampaignStats
+	opAdd   = spec.PathContactAdd
+	opList  = spec.PathCampaignList
+	opStats = spec.PathCampaignStats
 	list1   = `{"limit":1,"page":1}`
 )
 
@@ -184,10 +185,10 @@ func badInputMatrix() []row {
 		add(c, f+" with a 65-character name", req(opAdd, `{"email":"x@example.com","`+f+`":["`+strings.Repeat("é", 65)+`"]}`), 400, f+" names must be 1 to 64 characters", true)
 		add(c, f+" with 101 names", req(opAdd, `{"email":"x@example.com","`+f+`":[`+strings.Repeat(`"a",`, 100)+`"a"]}`), 400, f+" holds more than 100 names", true)
 	}
-	add(c, "neither email nor phoneNo", req(opAdd, `{"firstName":"Ada"}`), 400, simulator.MsgEmailOrPhoneRequired, true)
-	add(c, "email and phoneNo null", req(opAdd, `{"email":null,"phoneNo":null}`), 400, simulator.MsgEmailOrPhoneRequired, true)
-	add(c, "email and phoneNo empty", req(opAdd, `{"email":"","phoneNo":""}`), 400, simulator.MsgEmailOrPhoneRequired, true)
-	add(c, "an empty object", req(opAdd, `{}`), 400, simulator.MsgEmailOrPhoneRequired, true)
+	add(c, "neither email nor phoneNo", req(opAdd, `{"firstName":"Ada"}`), 400, spec.MsgEmailOrPhoneRequired, true)
+	add(c, "email and phoneNo null", req(opAdd, `{"email":null,"phoneNo":null}`), 400, spec.MsgEmailOrPhoneRequired, true)
+	add(c, "email and phoneNo empty", req(opAdd, `{"email":"","phoneNo":""}`), 400, spec.MsgEmailOrPhoneRequired, true)
+	add(c, "an empty object", req(opAdd, `{}`), 400, spec.MsgEmailOrPhoneRequired, true)
 	add(c, "an unknown field", req(opAdd, `{"email":"x@example.com","phone":"+14155550100"}`), 400, `~Unknown field "phone": the fields are email, phoneNo,`, true)
 	add(c, "a 10,000-character unknown field name", req(opAdd, `{"email":"x@example.com","`+strings.Repeat("x", 10000)+`":1}`), 400, `~Unknown field "xxxxxxxx`, true)
 	add(c, "email not an address", req(opAdd, `{"email":"not-an-email"}`), 400, "email is not a valid email address", true)
@@ -225,9 +226,9 @@ func badInputMatrix() []row {
 	add(c, "an unknown filter", req(opList, `{"limit":1,"page":1,"status":"Sent"}`), 400, `Unknown field "status": the fields are limit, page`, true)
 
 	c = "Campaign Stats fields"
-	add(c, "an empty object", req(opStats, `{}`), 400, simulator.MsgCampaignIDRequired, true)
-	add(c, "campaignId null", req(opStats, `{"campaignId":null}`), 400, simulator.MsgCampaignIDRequired, true)
-	add(c, "campaignid in another case", req(opStats, `{"campaignid":1}`), 400, simulator.MsgCampaignIDRequired, true)
+	add(c, "an empty object", req(opStats, `{}`), 400, spec.MsgCampaignIDRequired, true)
+	add(c, "campaignId null", req(opStats, `{"campaignId":null}`), 400, spec.MsgCampaignIDRequired, true)
+	add(c, "campaignid in another case", req(opStats, `{"campaignid":1}`), 400, spec.MsgCampaignIDRequired, true)
 	for _, wt := range []struct{ name, json string }{{"a string", `"1"`}, {"a fraction", `1.5`}, {"an exponent", `1e3`}, {"a boolean", `true`}, {"an array", `[1]`}, {"an object", `{}`}} {
 		add(c, "campaignId as "+wt.name, req(opStats, `{"campaignId":`+wt.json+`}`), 400, "campaignId must be an integer", true)
 	}
@@ -240,26 +241,26 @@ func badInputMatrix() []row {
 	c = "Auth headers"
 	auth := func(lines ...string) request { return request{path: opList, body: list1, noAuth: true, headers: lines} }
 	key, secret, account := "x-api-key: {key}", "x-api-secret: {secret}", "x-account-id: {account}"
-	add(c, "none of the three", auth(), 401, simulator.MsgInvalidCredentials, false)
-	add(c, "x-api-key missing", auth(secret, account), 401, simulator.MsgInvalidCredentials, false)
-	add(c, "x-api-secret missing", auth(key, account), 401, simulator.MsgInvalidCredentials, false)
-	add(c, "x-account-id missing", auth(key, secret), 403, simulator.MsgUnauthorizedAccount, false)
-	add(c, "x-api-key empty", auth("x-api-key:", secret, account), 401, simulator.MsgInvalidCredentials, false)
-	add(c, "x-api-key wrong", auth("x-api-key: dev-key-alpha-7f3c2b9f", secret, account), 401, simulator.MsgInvalidCredentials, false)
-	add(c, "x-account-id of another account", auth(key, secret, "x-account-id: {bravo}"), 403, simulator.MsgUnauthorizedAccount, false)
-	add(c, "x-account-id in other case", auth(key, secret, "x-account-id: ACC_ENC_QWXWAGFQYXJ0BMVYMDAX"), 403, simulator.MsgUnauthorizedAccount, false)
-	add(c, "x-api-key twice, conflicting (right one first)", auth(key, "x-api-key: wrong", secret, account), 401, simulator.MsgInvalidCredentials, false)
-	add(c, "x-api-key twice, conflicting (right one last)", auth("x-api-key: wrong", key, secret, account), 401, simulator.MsgInvalidCredentials, false)
-	add(c, "x-api-secret twice, conflicting", auth(key, secret, "x-api-secret: wrong", account), 401, simulator.MsgInvalidCredentials, false)
-	add(c, "x-account-id twice, conflicting", auth(key, secret, account, "x-account-id: {bravo}"), 401, simulator.MsgInvalidCredentials, false)
-	add(c, "x-api-key twice, identical", auth(key, key, secret, account), 401, simulator.MsgInvalidCredentials, false)
-	add(c, "x-account-id twice, identical", auth(key, secret, account, account), 401, simulator.MsgInvalidCredentials, false)
-	add(c, "x-api-key twice in different case", auth(key, "X-API-KEY: {key}", secret, account), 401, simulator.MsgInvalidCredentials, false)
-	add(c, "x-api-key as a comma list", auth("x-api-key: {key}, {key}", secret, account), 401, simulator.MsgInvalidCredentials, false)
-	add(c, "x-api-key of 8 KiB", auth("x-api-key: "+strings.Repeat("k", 8<<10), secret, account), 401, simulator.MsgInvalidCredentials, false)
-	add(c, "x-api-key with a tab inside", auth("x-api-key: dev-key-alpha\t-7f3c2b9e", secret, account), 401, simulator.MsgInvalidCredentials, false)
-	add(c, "x-api-key with Latin-1 bytes", auth("x-api-key: dev-key-\xe9lpha-7f3c2b9e", secret, account), 401, simulator.MsgInvalidCredentials, false)
-	add(c, "x_api_key with underscores", auth("x_api_key: {key}", secret, account), 401, simulator.MsgInvalidCredentials, false)
+	add(c, "none of the three", auth(), 401, spec.MsgInvalidCredentials, false)
+	add(c, "x-api-key missing", auth(secret, account), 401, spec.MsgInvalidCredentials, false)
+	add(c, "x-api-secret missing", auth(key, account), 401, spec.MsgInvalidCredentials, false)
+	add(c, "x-account-id missing", auth(key, secret), 403, spec.MsgUnauthorizedAccount, false)
+	add(c, "x-api-key empty", auth("x-api-key:", secret, account), 401, spec.MsgInvalidCredentials, false)
+	add(c, "x-api-key wrong", auth("x-api-key: dev-key-alpha-7f3c2b9f", secret, account), 401, spec.MsgInvalidCredentials, false)
+	add(c, "x-account-id of another account", auth(key, secret, "x-account-id: {bravo}"), 403, spec.MsgUnauthorizedAccount, false)
+	add(c, "x-account-id in other case", auth(key, secret, "x-account-id: ACC_ENC_QWXWAGFQYXJ0BMVYMDAX"), 403, spec.MsgUnauthorizedAccount, false)
+	add(c, "x-api-key twice, conflicting (right one first)", auth(key, "x-api-key: wrong", secret, account), 401, spec.MsgInvalidCredentials, false)
+	add(c, "x-api-key twice, conflicting (right one last)", auth("x-api-key: wrong", key, secret, account), 401, spec.MsgInvalidCredentials, false)
+	add(c, "x-api-secret twice, conflicting", auth(key, secret, "x-api-secret: wrong", account), 401, spec.MsgInvalidCredentials, false)
+	add(c, "x-account-id twice, conflicting", auth(key, secret, account, "x-account-id: {bravo}"), 401, spec.MsgInvalidCredentials, false)
+	add(c, "x-api-key twice, identical", auth(key, key, secret, account), 401, spec.MsgInvalidCredentials, false)
+	add(c, "x-account-id twice, identical", auth(key, secret, account, account), 401, spec.MsgInvalidCredentials, false)
+	add(c, "x-api-key twice in different case", auth(key, "X-API-KEY: {key}", secret, account), 401, spec.MsgInvalidCredentials, false)
+	add(c, "x-api-key as a comma list", auth("x-api-key: {key}, {key}", secret, account), 401, spec.MsgInvalidCredentials, false)
+	add(c, "x-api-key of 8 KiB", auth("x-api-key: "+strings.Repeat("k", 8<<10), secret, account), 401, spec.MsgInvalidCredentials, false)
+	add(c, "x-api-key with a tab inside", auth("x-api-key: dev-key-alpha\t-7f3c2b9e", secret, account), 401, spec.MsgInvalidCredentials, false)
+	add(c, "x-api-key with Latin-1 bytes", auth("x-api-key: dev-key-\xe9lpha-7f3c2b9e", secret, account), 401, spec.MsgInvalidCredentials, false)
+	add(c, "x_api_key with underscores", auth("x_api_key: {key}", secret, account), 401, spec.MsgInvalidCredentials, false)
 	add(c, "x-api-key with spaces around (accepted: HTTP trims them)", auth("x-api-key:   {key}  ", secret, account), 200, "", true)
 	add(c, "x-api-key with a control character", auth("x-api-key: dev-key\x01", secret, account), 400, "400 Bad Request", false)
 	last().netHTTP = true
@@ -274,7 +275,7 @@ func badInputMatrix() []row {
 	notFound := func(p string) string {
 		return "No operation at " + p + ": the operations are POST /v3/partner/webhook/{contact/add,campaign/list,campaign/stats}"
 	}
-	base := simulator.BasePath
+	base := spec.BasePath
 	for _, p := range []string{
 		base + "/campaign%2Flist", base + "/campaign%2flist", base + "/%63ampaign/list", base + "%2Fcampaign/list",
 		base + "//campaign/list", base + "/./campaign/list", base + "/x/../campaign/list", base + "/%2e%2e/webhook/campaign/list",
@@ -333,7 +334,7 @@ func badInputMatrix() []row {
 	last().netHTTP = true
 	add(c, "a header line without a colon", request{path: opList, headers: []string{"NoColonHere"}, body: list1}, 400, "400 Bad Request", false)
 	last().netHTTP = true
-	add(c, "x-api-key twice over HTTP/2", request{path: opList, body: list1, h2: true, headers: []string{"x-api-key: wrong"}}, 401, simulator.MsgInvalidCredentials, false)
+	add(c, "x-api-key twice over HTTP/2", request{path: opList, body: list1, h2: true, headers: []string{"x-api-key: wrong"}}, 401, spec.MsgInvalidCredentials, false)
 	add(c, "campaign%2Flist over HTTP/2", request{path: base + "/campaign%2Flist", body: list1, h2: true}, 404, notFound(base+"/campaign%2Flist"), false)
 	add(c, "a Content-Length over the cap over HTTP/2, body never sent", request{path: opAdd, h2: true, hang: 10 << 20}, 413, "Request body exceeds 65536 bytes", false)
 
@@ -423,7 +424,7 @@ func openMatrix(t *testing.T) *matrix {
 	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}
 	t.Cleanup(tr.CloseIdleConnections)
 	return &matrix{t: t, h: h, slow: slow, pool: pool, h2: &http.Client{Transport: tr, Timeout: 10 * time.Second},
-		rateLimit: simulator.DefaultRateLimit, alpha: h.alpha, bra: h.bravo}
+		rateLimit: spec.RateLimit, alpha: h.alpha, bra: h.bravo}
 }
 
 // mustOpenWithReadTimeout is MustOpenServer with the server's read timeout
@@ -469,7 +470,7 @@ func (m *matrix) bytes(r request, h *harness) string {
 	}
 	target := r.path
 	if !strings.HasPrefix(target, "/") && !strings.Contains(target, "://") && target != "*" {
-		target = simulator.BasePath + "/" + target
+		target = spec.BasePath + "/" + target
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\n", method, target)
@@ -564,7 +565,7 @@ func (m *matrix) send(t *testing.T, r request) answer {
 func (m *matrix) sendH2(t *testing.T, h *harness, r request) answer {
 	target := r.path
 	if !strings.HasPrefix(target, "/") {
-		target = simulator.BasePath + "/" + target
+		target = spec.BasePath + "/" + target
 	}
 	var body io.Reader = strings.NewReader(r.body)
 	if r.hang > 0 {

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 )
@@ -32,12 +33,12 @@ type benchOp struct {
 func benchOps(campaignID int64) []benchOp {
 	stats := `{"campaignId":` + strconv.FormatInt(campaignID, 10) + `}`
 	return []benchOp{
-		{"campaign-stats", simulator.OpCampaignStats, func(int64) string { return stats }},
-		{"campaign-list-50", simulator.OpCampaignList, func(int64) string { return `{"limit":50,"page":2}` }},
-		{"contact-add-new", simulator.OpContactAdd, func(i int64) string {
+		{"campaign-stats", spec.PathCampaignStats, func(int64) string { return stats }},
+		{"campaign-list-50", spec.PathCampaignList, func(int64) string { return `{"limit":50,"page":2}` }},
+		{"contact-add-new", spec.PathContactAdd, func(i int64) string {
 			return `{"email":"bench-` + strconv.FormatInt(i, 10) + `@example.com","firstName":"Bench","tag":["x"]}`
 		}},
-		{"contact-add-merge", simulator.OpContactAdd, func(int64) string {
+		{"contact-add-merge", spec.PathContactAdd, func(int64) string {
 			return `{"email":"bench-merge@example.com","firstName":"Bench","tag":["x"]}`
 		}},
 	}
@@ -89,7 +90,7 @@ func BenchmarkHandler(b *testing.B) {
 			a := s.Accounts[0]
 			b.ReportAllocs()
 			for b.Loop() {
-				req := httptest.NewRequest(http.MethodPost, simulator.BasePath+"/"+o.op, strings.NewReader(o.body(seq.Add(1))))
+				req := httptest.NewRequest(http.MethodPost, spec.BasePath+"/"+o.op, strings.NewReader(o.body(seq.Add(1))))
 				setHeaders(req.Header, a)
 				w := httptest.NewRecorder()
 				h.ServeHTTP(w, req)

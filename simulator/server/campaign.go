@@ -5,11 +5,9 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 )
-
-// MaxPageSize is spec §4.2 and §8: limit is at most 50.
-const MaxPageSize = 50
 
 // The Campaign List answer (spec §4.2) is built from the campaigns'
 // pre-encoded records (simulator.Campaign.Encode), not encoded per request:
@@ -104,11 +102,11 @@ func decodeCampaignList(f fields) (limit, page int, err error) {
 		return 0, 0, err
 	case !ok:
 		return 0, 0, invalidField("limit", "limit is required")
-	case l > MaxPageSize:
+	case l > spec.MaxPageSize:
 		return 0, 0, withFinding(simulator.FindingPageSizeOverMax, "",
-			simulator.Errorf(simulator.EINVALID, "limit must be between 1 and %d", MaxPageSize))
+			simulator.Errorf(simulator.EINVALID, "limit must be between 1 and %d", spec.MaxPageSize))
 	case l < 1:
-		return 0, 0, invalidField("limit", "limit must be between 1 and %d", MaxPageSize)
+		return 0, 0, invalidField("limit", "limit must be between 1 and %d", spec.MaxPageSize)
 	}
 	p, ok, err := f.integer("page")
 	switch {
@@ -116,8 +114,8 @@ func decodeCampaignList(f fields) (limit, page int, err error) {
 		return 0, 0, err
 	case !ok:
 		return 0, 0, invalidField("page", "page is required")
-	case p < 1:
-		return 0, 0, withFinding(simulator.FindingPageBelowOne, "", simulator.Errorf(simulator.EINVALID, "page must be 1 or greater"))
+	case p < spec.MinPage:
+		return 0, 0, withFinding(simulator.FindingPageBelowOne, "", simulator.Errorf(simulator.EINVALID, "page must be %d or greater", spec.MinPage))
 	case p > 1<<31:
 		p = 1 << 31 // keeps page*limit in range; such a page is empty anyway
 	}
@@ -139,7 +137,7 @@ func (s *Server) handleCampaignStats(w http.ResponseWriter, r *http.Request) {
 	// whatever else it holds.
 	if !f.present("campaignId") {
 		s.fail(w, r, withFinding(simulator.FindingInvalidField, "campaignId",
-			&simulator.Error{Code: simulator.EINVALID, Message: simulator.MsgCampaignIDRequired}))
+			&simulator.Error{Code: simulator.EINVALID, Message: spec.MsgCampaignIDRequired}))
 		return
 	}
 	if err := f.only("campaignId"); err != nil {

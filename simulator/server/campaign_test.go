@@ -3,10 +3,12 @@ package server_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"regexp"
 	"testing"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 )
@@ -21,7 +23,7 @@ var tsRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$`)
 // hold every campaign once, in Id order.
 func TestCampaignList_Pages(t *testing.T) {
 	h := MustOpenServer(t, sim.Config{CampaignsPerAccount: 73})
-	for _, limit := range []int{1, 7, 10, 50} {
+	for _, limit := range []int{1, 7, 10, spec.MaxPageSize} {
 		seen := map[int64]bool{}
 		var last int64
 		want := (73 + limit - 1) / limit
@@ -109,7 +111,7 @@ func TestCampaignList_Refused(t *testing.T) {
 			resp.Status(http.StatusBadRequest).JSON().Object().Value("error").String().HasPrefix(tt.want)
 		})
 	}
-	h.as(h.alpha).POST("/campaign/list").WithJSON(map[string]int{"limit": 50, "page": 1}).
+	h.as(h.alpha).POST("/campaign/list").WithJSON(map[string]int{"limit": spec.MaxPageSize, "page": 1}).
 		Expect().Status(http.StatusOK).JSON().Object().Value("campaigns").Array().Length().IsEqual(50)
 }
 
@@ -118,7 +120,7 @@ func TestCampaignList_Refused(t *testing.T) {
 // account's campaign as for one that does not exist.
 func TestCampaignStats(t *testing.T) {
 	h := MustOpenServer(t, sim.Config{})
-	list := h.as(h.alpha).POST("/campaign/list").WithJSON(map[string]int{"limit": 50, "page": 1}).
+	list := h.as(h.alpha).POST("/campaign/list").WithJSON(map[string]int{"limit": spec.MaxPageSize, "page": 1}).
 		Expect().Status(http.StatusOK).JSON().Object().Value("campaigns").Array()
 	for _, v := range list.Iter() {
 		c := v.Object()
@@ -137,7 +139,7 @@ func TestCampaignStats(t *testing.T) {
 		e.Value("Clicked").Number().Le(e.Value("Opened").Number().Raw())
 		m.Value("Delivered").Number().Le(m.Value("Sent").Number().Raw())
 		quiet := m
-		if c.Value("campaignChannel").String().Raw() == simulator.ChannelSMS {
+		if c.Value("campaignChannel").String().Raw() == spec.ChannelSMS {
 			quiet = e
 		}
 		for _, n := range quiet.Values().Iter() {
@@ -152,9 +154,9 @@ func TestCampaignStats(t *testing.T) {
 		status     int
 		message    string
 	}{
-		{"campaignId missing", `{}`, 400, simulator.MsgCampaignIDRequired},
-		{"campaignId null", `{"campaignId":null}`, 400, simulator.MsgCampaignIDRequired},
-		{"campaignId misspelt", `{"campaign":1}`, 400, simulator.MsgCampaignIDRequired},
+		{"campaignId missing", `{}`, 400, spec.MsgCampaignIDRequired},
+		{"campaignId null", `{"campaignId":null}`, 400, spec.MsgCampaignIDRequired},
+		{"campaignId misspelt", `{"campaign":1}`, 400, spec.MsgCampaignIDRequired},
 		{"campaignId as string", `{"campaignId":"12"}`, 400, "campaignId must be an integer"},
 		{"campaignId fraction", `{"campaignId":1.5}`, 400, "campaignId must be an integer"},
 		{"unknown campaign", `{"campaignId":999999999}`, 404, simulator.MsgCampaignNotFound},
@@ -177,7 +179,7 @@ func TestCampaigns_SameSeedSameBytes(t *testing.T) {
 	for i := 0; i < 2; i++ {
 		h := MustOpenServer(t, sim.Config{Seed: 99})
 		for _, req := range []struct{ path, body string }{
-			{"/campaign/list", `{"limit":50,"page":2}`},
+			{"/campaign/list", fmt.Sprintf(`{"limit":%d,"page":2}`, spec.MaxPageSize)},
 			{"/campaign/stats", `{"campaignId":` + mustJSON(h.as(h.alpha).POST("/campaign/list").
 				WithJSON(map[string]int{"limit": 1, "page": 3}).Expect().JSON().Object().
 				Value("campaigns").Array().Value(0).Object().Value("Id").Raw()) + `}`},

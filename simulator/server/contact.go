@@ -7,9 +7,12 @@ import (
 	"net/http"
 	"net/mail"
 	"regexp"
+	"slices"
+	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 )
 
@@ -71,13 +74,13 @@ func (s *Server) handleContactAdd(w http.ResponseWriter, r *http.Request) {
 func writeContactAdded(w http.ResponseWriter, id string) {
 	for i := 0; i < len(id); i++ {
 		if c := id[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			writeJSON(w, http.StatusOK, &contactAddResponse{Status: "success", ContactID: id})
+			writeJSON(w, http.StatusOK, &contactAddResponse{Status: spec.StatusSuccess, ContactID: id})
 			return
 		}
 	}
 	buf := getBuffer()
 	defer putBuffer(buf)
-	*buf = append(append(append((*buf)[:0], `{"status":"success","contactId":"`...), id...), "\"}\n"...)
+	*buf = append(append(append((*buf)[:0], `{"status":"`+spec.StatusSuccess+`","contactId":"`...), id...), "\"}\n"...)
 	writeBody(w, http.StatusOK, *buf)
 }
 
@@ -88,7 +91,7 @@ func decodeContact(f fields, now time.Time) (*simulator.Contact, error) {
 	// spec's own message is the answer, whatever else is wrong with it.
 	if f.blank("email") && f.blank("phoneNo") {
 		return nil, withFinding(simulator.FindingInvalidField, "email or phoneNo",
-			&simulator.Error{Code: simulator.EINVALID, Message: simulator.MsgEmailOrPhoneRequired})
+			&simulator.Error{Code: simulator.EINVALID, Message: spec.MsgEmailOrPhoneRequired})
 	}
 	if err := f.only(contactFields...); err != nil {
 		return nil, err
@@ -169,13 +172,11 @@ func validateContactFormats(c *simulator.Contact, now time.Time) error {
 	if c.Country != "" && !countryRE.MatchString(c.Country) {
 		return invalidField("country", "country must be a 2- or 3-letter country code, such as US, UK, CA")
 	}
-	switch c.Gender {
-	case "", "male", "female", "other":
-	default:
-		return invalidField("gender", "gender must be one of male, female, other")
+	if c.Gender != "" && !slices.Contains(spec.Genders(), c.Gender) {
+		return invalidField("gender", "gender must be one of %s", strings.Join(spec.Genders(), ", "))
 	}
 	if c.DateOfBirth != "" {
-		d, err := time.Parse(time.DateOnly, c.DateOfBirth)
+		d, err := time.Parse(spec.DateLayout, c.DateOfBirth)
 		if err != nil {
 			return invalidField("dateOfBirth", "dateOfBirth must be a date of the form YYYY-MM-DD")
 		}

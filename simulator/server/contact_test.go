@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 )
 
@@ -125,7 +125,7 @@ func TestContactAdd_Refused(t *testing.T) {
 			resp := h.as(h.alpha).POST("/contact/add").WithBytes([]byte(tt.body)).
 				WithHeader("Content-Type", "application/json").Expect()
 			if tt.field == "" {
-				expectError(resp, http.StatusBadRequest, simulator.MsgEmailOrPhoneRequired)
+				expectError(resp, http.StatusBadRequest, spec.MsgEmailOrPhoneRequired)
 				return
 			}
 			resp.Status(http.StatusBadRequest).HasContentType("application/json")

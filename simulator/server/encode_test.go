@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 )
 
@@ -19,7 +20,7 @@ func encodedCampaign(t *testing.T, id int64, encode bool) *simulator.Campaign {
 	ts := simulator.Timestamp{Time: time.Date(2026, 2, 3, 4, 5, 6, 7e6, time.UTC)}
 	reason := "paused <by> \"partner\" & co\u2028"
 	c := &simulator.Campaign{AccountID: "acc", CampaignRecord: simulator.CampaignRecord{
-		ID: id, CampaignName: "Spring <sale> & \"more\"\t für alle", CampaignChannel: simulator.ChannelSMS,
+		ID: id, CampaignName: "Spring <sale> & \"more\"\t für alle", CampaignChannel: spec.ChannelSMS,
 		Status: "Sent", StatusColor: "#1A2B3C", Active: 1, ScheduledOn: ts, ScheduledTimeZone: "IST",
 		Offset: "+05:30", BroadcastOn: ts, Broadcast: 1, CreatedAt: ts, UpdatedAt: ts, Reason: &reason,
 	}, Stats: simulator.CampaignStats{SMSStat: simulator.SMSStat{Sent: 9, Delivered: 7, Failed: 1}}}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 )
 
@@ -24,8 +25,8 @@ func (s *Server) fault(r *http.Request, req simulator.FaultRequest) (simulator.F
 		return simulator.Fault{}, simulator.Errorf(simulator.EINVALID, format, args...)
 	}
 	f := simulator.Fault{Operation: req.Operation, Kind: req.Kind, Remaining: 1, Probability: 1}
-	if f.Operation != "*" && !contains(simulator.Operations, f.Operation) {
-		return invalid("operation must be one of %s or *", strings.Join(simulator.Operations, ", "))
+	if f.Operation != "*" && !contains(spec.Paths(), f.Operation) {
+		return invalid("operation must be one of %s or *", strings.Join(spec.Paths(), ", "))
 	}
 	if !contains(simulator.FaultKinds, f.Kind) {
 		return invalid("kind must be one of %s", strings.Join(simulator.FaultKinds, ", "))

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gavv/httpexpect/v2"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/inmem"
 	"github.com/partner-v3/conformance-kit/simulator/mock"
@@ -53,7 +54,7 @@ func TestFaults(t *testing.T) {
 	// Another operation is untouched.
 	h.as(h.alpha).POST("/campaign/stats").WithJSON(map[string]int{}).Expect().Status(http.StatusBadRequest)
 	for i := 0; i < 2; i++ {
-		expectError(h.listAs(h.alpha), http.StatusInternalServerError, simulator.MsgInternal)
+		expectError(h.listAs(h.alpha), http.StatusInternalServerError, spec.MsgInternal)
 	}
 	h.listAs(h.alpha).Status(http.StatusOK)
 	if got := h.faults(); len(got) != 0 {
@@ -93,7 +94,7 @@ func TestFaults_Kinds(t *testing.T) {
 	}{
 		{"an error fault answers 500 with the spec §7 message by default", map[string]any{"kind": "error"},
 			func(t *testing.T, resp *httpexpect.Response) {
-				expectError(resp, http.StatusInternalServerError, simulator.MsgInternal)
+				expectError(resp, http.StatusInternalServerError, spec.MsgInternal)
 			}},
 		{"an error fault answers any 5xx status with its name", map[string]any{"kind": "error", "status": 503},
 			func(t *testing.T, resp *httpexpect.Response) {
@@ -105,7 +106,7 @@ func TestFaults_Kinds(t *testing.T) {
 			}},
 		{"a rate-limit fault answers the spec §7 429 with its Retry-After", map[string]any{"kind": "rate-limit", "retryAfter": 7},
 			func(t *testing.T, resp *httpexpect.Response) {
-				expectError(resp, http.StatusTooManyRequests, simulator.MsgRateLimit)
+				expectError(resp, http.StatusTooManyRequests, spec.MsgRateLimit)
 				resp.Header("Retry-After").IsEqual("7")
 			}},
 		{"a rate-limit fault waits one second by default", map[string]any{"kind": "rate-limit"},
@@ -137,13 +138,13 @@ func TestFaults_AfterAuthentication(t *testing.T) {
 	h.addFault(map[string]any{"operation": "*", "kind": "error"})
 	body := map[string]int{"limit": 1, "page": 1}
 	expectError(h.anon().POST("/campaign/list").WithHeader("x-api-key", h.alpha.APIKey).WithHeader("x-api-secret", "wrong").
-		WithHeader("x-account-id", h.alpha.AccountID).WithJSON(body).Expect(), http.StatusUnauthorized, simulator.MsgInvalidCredentials)
+		WithHeader("x-account-id", h.alpha.AccountID).WithJSON(body).Expect(), http.StatusUnauthorized, spec.MsgInvalidCredentials)
 	expectError(h.anon().POST("/campaign/list").WithHeader("x-api-key", h.alpha.APIKey).WithHeader("x-api-secret", h.alpha.APISecret).
-		WithHeader("x-account-id", h.bravo.AccountID).WithJSON(body).Expect(), http.StatusForbidden, simulator.MsgUnauthorizedAccount)
+		WithHeader("x-account-id", h.bravo.AccountID).WithJSON(body).Expect(), http.StatusForbidden, spec.MsgUnauthorizedAccount)
 	if got := h.faults(); len(got) != 1 {
 		t.Fatalf("faults after a 401 and a 403 = %v, want the one still pending", got)
 	}
-	expectError(h.listAs(h.alpha), http.StatusInternalServerError, simulator.MsgInternal)
+	expectError(h.listAs(h.alpha), http.StatusInternalServerError, spec.MsgInternal)
 }
 
 // TestFaults_RateLimit: an allowed request counts even when a fault answers
@@ -154,7 +155,7 @@ func TestFaults_RateLimit(t *testing.T) {
 	h.listAs(h.alpha).Status(http.StatusInternalServerError)
 	h.listAs(h.alpha).Status(http.StatusOK)
 	h.addFault(map[string]any{"operation": "*", "kind": "error"})
-	expectError(h.listAs(h.alpha), http.StatusTooManyRequests, simulator.MsgRateLimit)
+	expectError(h.listAs(h.alpha), http.StatusTooManyRequests, spec.MsgRateLimit)
 	if got := h.faults(); len(got) != 1 {
 		t.Fatalf("faults after a 429 = %v, want the one still pending", got)
 	}
@@ -317,7 +318,7 @@ func TestFaults_Probability(t *testing.T) {
 	a := s.Accounts[0]
 	var got []int
 	for range 4 {
-		req := httptest.NewRequest(http.MethodPost, simulator.BasePath+"/campaign/list", strings.NewReader(`{"limit":1,"page":1}`))
+		req := httptest.NewRequest(http.MethodPost, spec.BasePath+"/campaign/list", strings.NewReader(`{"limit":1,"page":1}`))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("x-api-key", a.APIKey)
 		req.Header.Set("x-api-secret", a.APISecret)
@@ -363,7 +364,7 @@ func TestPprof(t *testing.T) {
 	if b, _ := io.ReadAll(resp.Body); len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
 		t.Errorf("heap profile is not gzipped protobuf: %.20q", b)
 	}
-	h.expect(strings.TrimSuffix(h.sim.URL(), simulator.BasePath)).GET("/debug/pprof/").Expect().Status(http.StatusNotFound)
+	h.expect(strings.TrimSuffix(h.sim.URL(), spec.BasePath)).GET("/debug/pprof/").Expect().Status(http.StatusNotFound)
 }
 
 // TestGate_Fails: when the gate's backend fails, the request answers the
@@ -391,7 +392,7 @@ func TestGate_Fails(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			asked = simulator.Arrival{}
-			req := httptest.NewRequest(http.MethodPost, simulator.BasePath+"/campaign/stats", strings.NewReader(`{"campaignId":1}`))
+			req := httptest.NewRequest(http.MethodPost, spec.BasePath+"/campaign/stats", strings.NewReader(`{"campaignId":1}`))
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("x-api-key", "k")
 			req.Header.Set("x-api-secret", tt.secret)
@@ -403,7 +404,7 @@ func TestGate_Fails(t *testing.T) {
 			}
 			wantAsked := simulator.Arrival{}
 			if tt.status == http.StatusInternalServerError {
-				wantAsked = simulator.Arrival{AccountID: "a", Operation: simulator.OpCampaignStats}
+				wantAsked = simulator.Arrival{AccountID: "a", Operation: spec.PathCampaignStats}
 				if got := strings.TrimSpace(w.Body.String()); got != `{"error":"Internal server error"}` {
 					t.Errorf("body %s", got)
 				}

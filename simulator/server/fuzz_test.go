@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/inmem"
 	"github.com/partner-v3/conformance-kit/simulator/mock"
@@ -104,7 +105,7 @@ func FuzzDecodeCampaignList(f *testing.F) {
 			mustBeRefusal(t, err, simulator.EINVALID)
 			return
 		}
-		if limit < 1 || limit > MaxPageSize || page < 1 {
+		if limit < 1 || limit > spec.MaxPageSize || page < spec.MinPage {
 			t.Fatalf("accepted limit %d page %d from %q", limit, page, body)
 		}
 		var std struct{ Limit, Page json.Number }
@@ -136,12 +137,12 @@ func FuzzPartnerRequest(f *testing.F) {
 	s := newFuzzServer()
 	h := s.Handler()
 	f.Fuzz(func(t *testing.T, op uint8, contentType string, body []byte) {
-		path := simulator.BasePath + "/" + simulator.Operations[int(op)%len(simulator.Operations)]
+		path := spec.BasePath + "/" + spec.Paths()[int(op)%len(spec.Paths())]
 		req := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body))
 		req.Header.Set("Content-Type", contentType)
-		req.Header.Set(headerAPIKey, "key")
-		req.Header.Set(headerAPISecret, "secret")
-		req.Header.Set(headerAccountID, "acc")
+		req.Header.Set(spec.HeaderAPIKey, "key")
+		req.Header.Set(spec.HeaderAPISecret, "secret")
+		req.Header.Set(spec.HeaderAccountID, "acc")
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, req)
 		mustBeJSONAnswer(t, w, body)

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 )
 
@@ -84,7 +85,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // jsonContentType is the Content-Type of every answer, shared rather than
 // allocated per response (Header.Set would also canonicalise the name).
 // Nothing edits a header value in place, so sharing is safe.
-var jsonContentType = []string{"application/json"}
+var jsonContentType = []string{spec.ContentType}
 
 // writeBody writes an answer already encoded as JSON (ending in a newline,
 // as json.Encoder ends a value), with its length: one write, no chunking.

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 )
 
@@ -109,7 +110,7 @@ func (s *Server) record(next http.Handler) http.Handler {
 			RequestID: w.Header().Get(requestIDHeader),
 			Method:    r.Method,
 			Path:      r.URL.Path,
-			APIKey:    maskKey(r.Header.Get(headerAPIKey)),
+			APIKey:    maskKey(r.Header.Get(spec.HeaderAPIKey)),
 		}}
 		e := &record.entry
 		done := false

@@ -13,14 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
-)
-
-// Spec §5 header names.
-const (
-	headerAPIKey    = "x-api-key"
-	headerAPISecret = "x-api-secret"
-	headerAccountID = "x-account-id"
 )
 
 // authenticate applies spec §5: a key and secret that match no account
@@ -34,18 +28,18 @@ const (
 // one "a, a" value that is nobody's key.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key, okKey := singleHeader(r, headerAPIKey)
-		secret, okSecret := singleHeader(r, headerAPISecret)
-		account, okAccount := singleHeader(r, headerAccountID)
+		key, okKey := singleHeader(r, spec.HeaderAPIKey)
+		secret, okSecret := singleHeader(r, spec.HeaderAPISecret)
+		account, okAccount := singleHeader(r, spec.HeaderAccountID)
 		if !okKey || !okSecret || !okAccount {
-			noteFinding(r, simulator.FindingRepeatedHeader, firstOf(!okKey, headerAPIKey, !okSecret, headerAPISecret, headerAccountID))
-			s.Error(w, r, &simulator.Error{Code: simulator.EUNAUTHORIZED, Message: simulator.MsgInvalidCredentials})
+			noteFinding(r, simulator.FindingRepeatedHeader, firstOf(!okKey, spec.HeaderAPIKey, !okSecret, spec.HeaderAPISecret, spec.HeaderAccountID))
+			s.Error(w, r, &simulator.Error{Code: simulator.EUNAUTHORIZED, Message: spec.MsgInvalidCredentials})
 			return
 		}
 		a, err := s.Accounts.Authenticate(r.Context(), key, secret)
 		if err != nil {
 			if key == "" || secret == "" {
-				noteFinding(r, simulator.FindingMissingHeader, firstOf(key == "", headerAPIKey, secret == "", headerAPISecret, ""))
+				noteFinding(r, simulator.FindingMissingHeader, firstOf(key == "", spec.HeaderAPIKey, secret == "", spec.HeaderAPISecret, ""))
 			} else {
 				noteFinding(r, simulator.FindingWrongCredentials, "")
 			}
@@ -54,12 +48,12 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		}
 		if account != a.AccountID {
 			if account == "" {
-				noteFinding(r, simulator.FindingMissingHeader, headerAccountID)
+				noteFinding(r, simulator.FindingMissingHeader, spec.HeaderAccountID)
 			} else {
 				noteFinding(r, simulator.FindingWrongAccountID, "")
 			}
 			noteFrom(r).account = a.AccountID // the key and secret proved it
-			s.Error(w, r, &simulator.Error{Code: simulator.EFORBIDDEN, Message: simulator.MsgUnauthorizedAccount})
+			s.Error(w, r, &simulator.Error{Code: simulator.EFORBIDDEN, Message: spec.MsgUnauthorizedAccount})
 			return
 		}
 		entryFrom(r).AccountID = a.AccountID
@@ -108,7 +102,7 @@ func (s *Server) limitRate(next http.Handler) http.Handler {
 			// told: the whole seconds of Retry-After.
 			n.limited, n.retryAfter = true, time.Duration(sec)*time.Second
 			w.Header().Set("Retry-After", strconv.Itoa(sec))
-			s.Error(w, r, &simulator.Error{Code: simulator.ERATELIMIT, Message: simulator.MsgRateLimit})
+			s.Error(w, r, &simulator.Error{Code: simulator.ERATELIMIT, Message: spec.MsgRateLimit})
 			return
 		}
 		// The handler's "now" is the instant the request was counted at:
@@ -189,11 +183,11 @@ func jsonMediaType(r *http.Request) error {
 		return simulator.Errorf(simulator.EUNSUPPORTED, "Content-Type must be sent once, as application/json (got %d)", len(cts))
 	}
 	ct := r.Header.Get("Content-Type")
-	if ct == "application/json" && len(r.Header.Values("Content-Encoding")) == 0 {
+	if ct == spec.ContentType && len(r.Header.Values("Content-Encoding")) == 0 {
 		return nil // what nearly every client sends: no parsing needed
 	}
 	mt, params, err := mime.ParseMediaType(ct)
-	if err != nil || mt != "application/json" {
+	if err != nil || mt != spec.ContentType {
 		if ct == "" {
 			ct = "none"
 		}
@@ -250,10 +244,10 @@ func (s *Server) injectFault(w http.ResponseWriter, r *http.Request, f *simulato
 		// Spec §7: the 429 body, word for word.
 		noteFrom(r).retryAfter = f.RetryAfter.Truncate(time.Second)
 		w.Header().Set("Retry-After", strconv.Itoa(int(f.RetryAfter/time.Second)))
-		writeJSON(w, http.StatusTooManyRequests, &ErrorResponse{Error: simulator.MsgRateLimit})
+		writeJSON(w, http.StatusTooManyRequests, &ErrorResponse{Error: spec.MsgRateLimit})
 		return true
 	case simulator.FaultMalformed:
-		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Type", spec.ContentType)
 		w.WriteHeader(http.StatusOK)
 		_, _ = io.WriteString(w, malformedBody)
 		return true
@@ -273,7 +267,7 @@ func (s *Server) injectFault(w http.ResponseWriter, r *http.Request, f *simulato
 // 500, the status's own name for the others (the spec shows no other).
 func faultMessage(status int) string {
 	if status == http.StatusInternalServerError {
-		return simulator.MsgInternal
+		return spec.MsgInternal
 	}
 	if text := http.StatusText(status); text != "" {
 		return text

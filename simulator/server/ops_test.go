@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/inmem"
 	"github.com/partner-v3/conformance-kit/simulator/mock"
@@ -39,10 +40,10 @@ func TestJournal(t *testing.T) {
 		t.Fatalf("%d entries, want 2", len(j.Entries))
 	}
 	newest, oldest := j.Entries[0], j.Entries[1]
-	if newest.Status != 401 || newest.Operation != simulator.OpContactAdd || newest.AccountID != "" {
+	if newest.Status != 401 || newest.Operation != spec.PathContactAdd || newest.AccountID != "" {
 		t.Fatalf("newest entry %+v", newest)
 	}
-	if oldest.Status != 200 || oldest.Operation != simulator.OpCampaignList || oldest.AccountID != h.alpha.AccountID || oldest.RequestID == "" {
+	if oldest.Status != 200 || oldest.Operation != spec.PathCampaignList || oldest.AccountID != h.alpha.AccountID || oldest.RequestID == "" {
 		t.Fatalf("oldest entry %+v", oldest)
 	}
 	h.admin().DELETE("/journal").Expect().Status(http.StatusOK)
@@ -114,7 +115,7 @@ func TestInternalErrors(t *testing.T) {
 	} {
 		resp := e.POST(req.path).WithHeader("x-api-key", "k").WithHeader("x-api-secret", "s").WithHeader("x-account-id", "a").
 			WithBytes([]byte(req.body)).WithHeader("Content-Type", "application/json").Expect()
-		expectError(resp, http.StatusInternalServerError, simulator.MsgInternal)
+		expectError(resp, http.StatusInternalServerError, spec.MsgInternal)
 	}
 }
 
@@ -135,7 +136,7 @@ func TestWrap(t *testing.T) {
 			w.WriteHeader(http.StatusTeapot)
 		})
 	}
-	req := httptest.NewRequest(http.MethodPost, simulator.BasePath+"/campaign/list", strings.NewReader(`{}`))
+	req := httptest.NewRequest(http.MethodPost, spec.BasePath+"/campaign/list", strings.NewReader(`{}`))
 	w := httptest.NewRecorder()
 	s.Handler().ServeHTTP(w, req)
 	if seen != http.StatusUnauthorized || w.Code != http.StatusTeapot || w.Header().Get("X-Request-Id") == "" {

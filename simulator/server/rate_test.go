@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 )
@@ -39,7 +40,7 @@ func TestRateLimit_SlidingWindow(t *testing.T) {
 	}
 	for i := 0; i < 3; i++ { // refused, and not counted
 		resp := h.as(h.alpha).POST("/campaign/stats").WithJSON(map[string]int{"campaignId": 1}).Expect()
-		expectError(resp, http.StatusTooManyRequests, simulator.MsgRateLimit)
+		expectError(resp, http.StatusTooManyRequests, spec.MsgRateLimit)
 		resp.Header("Retry-After").IsEqual("50") // t0+60s - (t0+10s)
 		resp.Header("X-RateLimit-Remaining").IsEqual("0")
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 
 	"github.com/partner-v3/conformance-kit/fixtures"
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/inmem"
 	"github.com/partner-v3/conformance-kit/simulator/redisstore"
@@ -70,7 +71,7 @@ func TestRedisRoundTrips(t *testing.T) {
 			db.AddHook(&trips)
 			a := accounts[0]
 			do := func(op, body string) int {
-				req := httptest.NewRequest(http.MethodPost, simulator.BasePath+"/"+op, strings.NewReader(body))
+				req := httptest.NewRequest(http.MethodPost, spec.BasePath+"/"+op, strings.NewReader(body))
 				req.Header.Set("Content-Type", "application/json")
 				req.Header.Set("x-api-key", a.APIKey)
 				req.Header.Set("x-api-secret", a.APISecret)
@@ -83,9 +84,9 @@ func TestRedisRoundTrips(t *testing.T) {
 				op, body string
 				trips    int64
 			}{
-				{simulator.OpCampaignList, `{"limit":5,"page":1}`, 1},
-				{simulator.OpCampaignStats, fmt.Sprintf(`{"campaignId":%d}`, first[0].ID), 1},
-				{simulator.OpContactAdd, `{"email":"trip-%d@example.com"}`, 2},
+				{spec.PathCampaignList, `{"limit":5,"page":1}`, 1},
+				{spec.PathCampaignStats, fmt.Sprintf(`{"campaignId":%d}`, first[0].ID), 1},
+				{spec.PathContactAdd, `{"email":"trip-%d@example.com"}`, 2},
 			}
 			// The first run loads the scripts into Redis (EVALSHA answers
 			// NOSCRIPT once, then EVAL): not counted.

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 )
 
@@ -35,8 +36,8 @@ const (
 	maxContactHashes = 10_000
 	// burstLimit and burstWindow are spec §8's limit, which the burst
 	// rule applies whatever limit the simulator runs with.
-	burstLimit  = simulator.DefaultRateLimit
-	burstWindow = simulator.DefaultRateWindow
+	burstLimit  = spec.RateLimit
+	burstWindow = spec.RateWindow
 )
 
 // note is what one request tells the client report, filled on its way.
@@ -194,7 +195,7 @@ func (s *Server) observe(r *http.Request, rec *requestRecord) {
 // attribute names the known account whose key (first) or account
 // identifier a request carried, or "".
 func (s *Server) attribute(r *http.Request) string {
-	keys, ids := r.Header.Values(headerAPIKey), r.Header.Values(headerAccountID)
+	keys, ids := r.Header.Values(spec.HeaderAPIKey), r.Header.Values(spec.HeaderAccountID)
 	if len(keys) == 0 && len(ids) == 0 {
 		return ""
 	}

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 )
 
@@ -208,7 +209,7 @@ func (s *Server) Close() error {
 }
 
 // URL returns the partner base address, ending in the spec §1 path prefix.
-func (s *Server) URL() string { return s.origin(s.ln) + simulator.BasePath }
+func (s *Server) URL() string { return s.origin(s.ln) + spec.BasePath }
 
 // AdminURL returns the control API's address, or "" when it has none.
 func (s *Server) AdminURL() string {
@@ -268,10 +269,10 @@ func (s *Server) accountClock(ctx context.Context, accountID string) (time.Time,
 func (s *Server) rateLimit() (int, time.Duration) {
 	limit, window := s.RateLimit, s.RateWindow
 	if limit <= 0 {
-		limit = simulator.DefaultRateLimit
+		limit = spec.RateLimit
 	}
 	if window <= 0 {
-		window = simulator.DefaultRateWindow
+		window = spec.RateWindow
 	}
 	return limit, window
 }
@@ -288,11 +289,11 @@ func (s *Server) Handler() http.Handler {
 	s.init()
 	routes := map[string]route{}
 	add := func(op string, h http.HandlerFunc) {
-		routes[simulator.BasePath+"/"+op] = route{op: op, handler: h}
+		routes[spec.BasePath+"/"+op] = route{op: op, handler: h}
 	}
-	add(simulator.OpContactAdd, s.handleContactAdd)
-	add(simulator.OpCampaignList, s.handleCampaignList)
-	add(simulator.OpCampaignStats, s.handleCampaignStats)
+	add(spec.PathContactAdd, s.handleContactAdd)
+	add(spec.PathCampaignList, s.handleCampaignList)
+	add(spec.PathCampaignStats, s.handleCampaignStats)
 
 	operation := s.authenticate(s.limitRate(s.requireJSON(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		routes[r.URL.EscapedPath()].handler(w, r)
@@ -311,7 +312,7 @@ func (s *Server) Handler() http.Handler {
 		switch {
 		case !ok:
 			s.Error(w, r, simulator.Errorf(simulator.ENOTFOUND, "No operation at %s: the operations are POST %s/{%s}",
-				quotePath(r.URL.EscapedPath()), simulator.BasePath, strings.Join(simulator.Operations, ",")))
+				quotePath(r.URL.EscapedPath()), spec.BasePath, strings.Join(spec.Paths(), ",")))
 		case r.Method != http.MethodPost:
 			// Spec §1 rule 4: every operation is POST.
 			w.Header().Set("Allow", http.MethodPost)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 )
@@ -37,7 +38,7 @@ func TestRedisGate_Violations(t *testing.T) {
 			defer s.Close()
 			h := s.Handler()
 			list := func(a *simulator.Account) int {
-				req := httptest.NewRequest(http.MethodPost, simulator.BasePath+"/campaign/list", strings.NewReader(`{"limit":1,"page":1}`))
+				req := httptest.NewRequest(http.MethodPost, spec.BasePath+"/campaign/list", strings.NewReader(`{"limit":1,"page":1}`))
 				req.Header.Set("Content-Type", "application/json")
 				req.Header.Set("x-api-key", a.APIKey)
 				req.Header.Set("x-api-secret", a.APISecret)

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/partner-v3/conformance-kit/fixtures"
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/inmem"
 	"github.com/partner-v3/conformance-kit/simulator/redisstore"
@@ -110,10 +111,10 @@ func (c Config) WithDefaults() Config {
 		c.CampaignsPerAccount = DefaultCampaigns
 	}
 	if c.RateLimit <= 0 {
-		c.RateLimit = simulator.DefaultRateLimit // spec §8
+		c.RateLimit = spec.RateLimit // spec §8
 	}
 	if c.RateWindow <= 0 {
-		c.RateWindow = simulator.DefaultRateWindow // spec §8
+		c.RateWindow = spec.RateWindow // spec §8
 	}
 	if c.MaxBodyBytes <= 0 {
 		c.MaxBodyBytes = server.DefaultMaxBodyBytes
@@ -426,10 +427,10 @@ func (sim *Simulator) violate(v violation.Set) {
 // operations elsewhere.
 func (sim *Simulator) URL() string {
 	u := sim.Server.URL()
-	if sim.basePath == simulator.BasePath {
+	if sim.basePath == spec.BasePath {
 		return u
 	}
-	return strings.TrimSuffix(u, simulator.BasePath) + sim.basePath
+	return strings.TrimSuffix(u, spec.BasePath) + sim.basePath
 }
 
 // violationNames lists the switched-on breaches for GET /config: empty, not

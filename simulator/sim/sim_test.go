@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 )
@@ -21,7 +22,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in fixtures/go
 // call sends one partner request in-process as the first account.
 func call(t *testing.T, s *sim.Simulator, op, body string) *httptest.ResponseRecorder {
 	t.Helper()
-	req := httptest.NewRequest(http.MethodPost, simulator.BasePath+"/"+op, strings.NewReader(body))
+	req := httptest.NewRequest(http.MethodPost, spec.BasePath+"/"+op, strings.NewReader(body))
 	a := s.Accounts[0]
 	for k, v := range map[string]string{"Content-Type": "application/json", "x-api-key": a.APIKey, "x-api-secret": a.APISecret, "x-account-id": a.AccountID} {
 		req.Header.Set(k, v)
@@ -40,7 +41,7 @@ func TestGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	list := call(t, s, simulator.OpCampaignList, `{"limit":5,"page":3}`)
+	list := call(t, s, spec.PathCampaignList, `{"limit":5,"page":3}`)
 	var page struct {
 		Campaigns []struct {
 			ID     int64 `json:"Id"`
@@ -59,7 +60,7 @@ func TestGolden(t *testing.T) {
 	if sent == 0 {
 		t.Fatalf("page 3 of the default seed has no Sent campaign: %s", list.Body)
 	}
-	stats := call(t, s, simulator.OpCampaignStats, `{"campaignId":`+jsonInt(sent)+`}`)
+	stats := call(t, s, spec.PathCampaignStats, `{"campaignId":`+jsonInt(sent)+`}`)
 	for name, got := range map[string][]byte{
 		"campaign-list-default-seed.json":  list.Body.Bytes(),
 		"campaign-stats-default-seed.json": stats.Body.Bytes(),
@@ -106,11 +107,11 @@ func TestCampaignsFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	list := call(t, s, simulator.OpCampaignList, `{"limit":50,"page":1}`).Body.String()
+	list := call(t, s, spec.PathCampaignList, `{"limit":50,"page":1}`).Body.String()
 	if !strings.Contains(list, `"totalRecords":1`) || !strings.Contains(list, `"campaignName":"Fixture"`) {
 		t.Fatalf("list: %s", list)
 	}
-	if got := call(t, s, simulator.OpCampaignStats, `{"campaignId":7}`).Body.String(); !strings.Contains(got, `"smsStat":{"Sent":10,"Delivered":9,"Failed":1}`) {
+	if got := call(t, s, spec.PathCampaignStats, `{"campaignId":7}`).Body.String(); !strings.Contains(got, `"smsStat":{"Sent":10,"Delivered":9,"Failed":1}`) {
 		t.Fatalf("stats: %s", got)
 	}
 	// GET /config names no seed: the campaigns were not generated.
@@ -175,8 +176,8 @@ func TestViolations(t *testing.T) {
 		want       string
 		basePath   string
 	}{
-		{"faithful", nil, `[]`, simulator.BasePath},
-		{"one switch", []string{"list-total-pages-floor"}, `["list-total-pages-floor"]`, simulator.BasePath},
+		{"faithful", nil, `[]`, spec.BasePath},
+		{"one switch", []string{"list-total-pages-floor"}, `["list-total-pages-floor"]`, spec.BasePath},
 		{"unversioned paths", []string{"version-path-unversioned", "rate-global"}, `["rate-global","version-path-unversioned"]`, "/partner/webhook"},
 	}
 	for _, tt := range tests {
@@ -202,7 +203,7 @@ func TestViolations(t *testing.T) {
 			if got := string(cfg.Violations); got != tt.want {
 				t.Fatalf("violations = %s, want %s", got, tt.want)
 			}
-			if got, want := s.URL(), strings.TrimSuffix(s.Server.URL(), simulator.BasePath)+tt.basePath; got != want || !strings.HasPrefix(got, "http://127.0.0.1:") {
+			if got, want := s.URL(), strings.TrimSuffix(s.Server.URL(), spec.BasePath)+tt.basePath; got != want || !strings.HasPrefix(got, "http://127.0.0.1:") {
 				t.Fatalf("URL() = %q, want %q", got, want)
 			}
 		})
@@ -260,7 +261,7 @@ func TestContactsPerAccount(t *testing.T) {
 			"zipCode": c.ZipCode, "gender": c.Gender, "dateOfBirth": c.DateOfBirth,
 			"emailOptStatus": c.EmailOptStatus, "smsOptStatus": c.SMSOptStatus, "tag": c.Tag, "playerType": c.PlayerType,
 		})
-		w := call(t, s, simulator.OpContactAdd, string(body))
+		w := call(t, s, spec.PathContactAdd, string(body))
 		if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"contactId":"`+c.ID+`"`) {
 			t.Fatalf("Add Contact of seeded %s = %d %s, want 200 naming it", c.ID, w.Code, w.Body)
 		}
@@ -278,7 +279,7 @@ func TestContactsPerAccount(t *testing.T) {
 		t.Errorf("a second simulator with the same seed lists other contacts")
 	}
 
-	if w := call(t, s, simulator.OpContactAdd, `{"email":"new.one@example.com","city":"Oslo"}`); w.Code != http.StatusOK {
+	if w := call(t, s, spec.PathContactAdd, `{"email":"new.one@example.com","city":"Oslo"}`); w.Code != http.StatusOK {
 		t.Fatalf("Add Contact: %d %s", w.Code, w.Body)
 	}
 	if w := admin(t, s, http.MethodPost, "/reset"); w.Code != http.StatusOK {

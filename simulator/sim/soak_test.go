@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 )
@@ -75,7 +76,7 @@ func TestSoak(t *testing.T) {
 		if err != nil {
 			t.Fatalf("SOAK_DURATION: %v", err)
 		}
-		duration, window = d, simulator.DefaultRateWindow
+		duration, window = d, spec.RateWindow
 	}
 	if v := os.Getenv("SOAK_WINDOW"); v != "" {
 		w, err := time.ParseDuration(v)
@@ -84,7 +85,7 @@ func TestSoak(t *testing.T) {
 		}
 		window = w
 	}
-	const limit = simulator.DefaultRateLimit
+	const limit = spec.RateLimit
 	const workersPerAccount = 4
 	// Each worker pauses between requests: up to some 1,000 requests a
 	// second per account, well over the limit, without taking both cores
@@ -189,11 +190,11 @@ func soakRequest(client *http.Client, base string, a *simulator.Account, w, i in
 	var op, body string
 	switch i % 3 {
 	case 0:
-		op, body = simulator.OpCampaignList, `{"limit":50,"page":1}`
+		op, body = spec.PathCampaignList, `{"limit":50,"page":1}`
 	case 1:
-		op, body = simulator.OpCampaignStats, `{"campaignId":1}`
+		op, body = spec.PathCampaignStats, `{"campaignId":1}`
 	default:
-		op, body = simulator.OpContactAdd, fmt.Sprintf(`{"email":"soak-%d-%d@example.com"}`, w, i)
+		op, body = spec.PathContactAdd, fmt.Sprintf(`{"email":"soak-%d-%d@example.com"}`, w, i)
 	}
 	req, err := http.NewRequest(http.MethodPost, base+"/"+op, strings.NewReader(body))
 	if err != nil {

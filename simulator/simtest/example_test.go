@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/simtest"
@@ -46,7 +47,7 @@ func Example() {
 func TestPartnerClient(t *testing.T) {
 	t.Parallel()
 	sim := simtest.New(t, simtest.WithFaults(control.FaultSpec{
-		Operation: simulator.OpContactAdd, Kind: simulator.FaultError, Status: http.StatusServiceUnavailable}))
+		Operation: spec.PathContactAdd, Kind: simulator.FaultError, Status: http.StatusServiceUnavailable}))
 	client := &partnerClient{http: sim.HTTPClient(), baseURL: sim.URL, acc: sim.Accounts[0]}
 
 	if err := client.addContact(`{"email": "jane@example.com"}`); err != nil {

@@ -26,6 +26,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/simtest"
@@ -57,7 +58,7 @@ func TestClient(t *testing.T) {
 
 func TestClientMeetsAFault(t *testing.T) {
 	t.Parallel()
-	sim := simtest.New(t, simtest.WithFaults(control.FaultSpec{Operation: simulator.OpCampaignList, Kind: simulator.FaultError}))
+	sim := simtest.New(t, simtest.WithFaults(control.FaultSpec{Operation: spec.PathCampaignList, Kind: simulator.FaultError}))
 	if got := listCampaigns(t, sim); got != http.StatusInternalServerError {
 		t.Fatalf("status %d, want the injected 500", got)
 	}

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/simtest"
@@ -49,7 +50,7 @@ func call(tb testing.TB, client *http.Client, baseURL string, acc simulator.Acco
 // listCampaigns calls Campaign List (spec §4.2) for the primary account.
 func listCampaigns(tb testing.TB, s *simtest.Simulator, limit int) (int, []byte) {
 	tb.Helper()
-	return call(tb, s.HTTPClient(), s.URL, s.Accounts[0], simulator.OpCampaignList, fmt.Sprintf(`{"limit": %d, "page": 1}`, limit))
+	return call(tb, s.HTTPClient(), s.URL, s.Accounts[0], spec.PathCampaignList, fmt.Sprintf(`{"limit": %d, "page": 1}`, limit))
 }
 
 func totalRecords(tb testing.TB, body []byte) int {
@@ -66,8 +67,8 @@ func totalRecords(tb testing.TB, body []byte) int {
 func TestNewServesThePartnerAPIOverHTTPS(t *testing.T) {
 	t.Parallel()
 	s := simtest.New(t)
-	if !strings.HasPrefix(s.URL, "https://127.0.0.1:") || !strings.HasSuffix(s.URL, simulator.BasePath) {
-		t.Errorf("URL = %q, want https://127.0.0.1:PORT%s (spec §1)", s.URL, simulator.BasePath)
+	if !strings.HasPrefix(s.URL, "https://127.0.0.1:") || !strings.HasSuffix(s.URL, spec.BasePath) {
+		t.Errorf("URL = %q, want https://127.0.0.1:PORT%s (spec §1)", s.URL, spec.BasePath)
 	}
 	if !strings.HasPrefix(s.AdminURL, "https://127.0.0.1:") {
 		t.Errorf("AdminURL = %q, want https://127.0.0.1:PORT", s.AdminURL)
@@ -124,7 +125,7 @@ func TestParallelSimulatorsKeepSeparateState(t *testing.T) {
 			var opts []simtest.Option
 			if faulted {
 				opts = append(opts, simtest.WithFaults(control.FaultSpec{
-					Operation: simulator.OpCampaignList, Kind: simulator.FaultError, Status: 503}))
+					Operation: spec.PathCampaignList, Kind: simulator.FaultError, Status: 503}))
 			}
 			s := simtest.New(t, opts...)
 			faults, err := s.Control.Faults(context.Background(), "")
@@ -138,7 +139,7 @@ func TestParallelSimulatorsKeepSeparateState(t *testing.T) {
 			if status, body := listCampaigns(t, s, 1); status != want {
 				t.Fatalf("first campaign/list: status %d, want %d; body %s", status, want, body)
 			}
-			if status, body := call(t, s.HTTPClient(), s.URL, s.Accounts[0], simulator.OpContactAdd,
+			if status, body := call(t, s.HTTPClient(), s.URL, s.Accounts[0], spec.PathContactAdd,
 				fmt.Sprintf(`{"email": "p%d@example.com"}`, i)); status != http.StatusOK {
 				t.Fatalf("contact/add: status %d, body %s", status, body)
 			}
@@ -211,7 +212,7 @@ func TestOptions(t *testing.T) {
 					t.Errorf("custom account: status %d, want 200", status)
 				}
 				dev := simulator.Account{APIKey: "dev-key-alpha-7f3c2b9e", APISecret: "dev-secret-alpha-9d41e6a0c58b", AccountID: "acc_enc_QWxwaGFQYXJ0bmVyMDAx"}
-				if status, _ := call(t, s.HTTPClient(), s.URL, dev, simulator.OpCampaignList, `{"limit": 1, "page": 1}`); status != http.StatusUnauthorized {
+				if status, _ := call(t, s.HTTPClient(), s.URL, dev, spec.PathCampaignList, `{"limit": 1, "page": 1}`); status != http.StatusUnauthorized {
 					t.Errorf("development account: status %d, want 401 (spec §5)", status)
 				}
 			}},
@@ -245,7 +246,7 @@ func TestOptions(t *testing.T) {
 		{"WithFaults injects before the first request",
 			[]simtest.Option{simtest.WithFaults(
 				control.FaultSpec{Operation: "*", Kind: simulator.FaultError},
-				control.FaultSpec{Operation: simulator.OpCampaignList, Kind: simulator.FaultRateLimit, RetryAfter: 3 * time.Second})},
+				control.FaultSpec{Operation: spec.PathCampaignList, Kind: simulator.FaultRateLimit, RetryAfter: 3 * time.Second})},
 			func(t *testing.T, s *simtest.Simulator) {
 				if status, _ := listCampaigns(t, s, 1); status != http.StatusInternalServerError {
 					t.Errorf("first request: status %d, want the injected 500", status)

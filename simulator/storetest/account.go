@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 )
 
@@ -101,8 +102,8 @@ func testAccounts(t *testing.T, open func(t *testing.T) Backend) {
 			{a.APIKey + "x", a.APISecret},
 		} {
 			if _, err := r.Authenticate(ctx, c.key, c.secret); simulator.ErrorCode(err) != simulator.EUNAUTHORIZED ||
-				simulator.ErrorMessage(err) != simulator.MsgInvalidCredentials {
-				t.Fatalf("Authenticate(%q, %q) = %v, want EUNAUTHORIZED %q", c.key, c.secret, err, simulator.MsgInvalidCredentials)
+				simulator.ErrorMessage(err) != spec.MsgInvalidCredentials {
+				t.Fatalf("Authenticate(%q, %q) = %v, want EUNAUTHORIZED %q", c.key, c.secret, err, spec.MsgInvalidCredentials)
 			}
 		}
 		// The configured accounts still authenticate.

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 )
 
@@ -21,7 +22,7 @@ func newCampaign(account string, id int64) *simulator.Campaign {
 		ID:                id,
 		CampaignName:      "Spring sale " + account + string(rune('A'+id%26)),
 		CampaignType:      int(id % 2),
-		CampaignChannel:   simulator.ChannelEmail,
+		CampaignChannel:   spec.ChannelEmail,
 		Status:            "Sent",
 		StatusColor:       "#1A2B3C",
 		Active:            int(id % 2),
@@ -45,7 +46,7 @@ func newCampaign(account string, id int64) *simulator.Campaign {
 	if id%2 == 0 {
 		reason := "Paused by the partner"
 		c.Reason = &reason
-		c.CampaignChannel = simulator.ChannelSMS
+		c.CampaignChannel = spec.ChannelSMS
 	}
 	return c
 }

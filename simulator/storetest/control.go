@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 )
 
@@ -107,9 +108,9 @@ func testControl(t *testing.T, open func(t *testing.T) Backend) {
 			t.Fatalf("Faults = %+v, want none", got)
 		}
 		want := []simulator.Fault{
-			{ID: "f1", Operation: simulator.OpContactAdd, Kind: simulator.FaultError, Remaining: 2},
+			{ID: "f1", Operation: spec.PathContactAdd, Kind: simulator.FaultError, Remaining: 2},
 			{ID: "f2", Operation: "*", Kind: simulator.FaultDelay, Remaining: 1, Delay: 1500 * time.Millisecond},
-			{ID: "f3", Operation: simulator.OpCampaignList, Kind: simulator.FaultDrop, Remaining: 3},
+			{ID: "f3", Operation: spec.PathCampaignList, Kind: simulator.FaultDrop, Remaining: 3},
 		}
 		for _, f := range want {
 			if err := s.AddFault(ctx, f); err != nil {
@@ -124,9 +125,9 @@ func testControl(t *testing.T, open func(t *testing.T) Backend) {
 	t.Run("TakeFault consumes the oldest applicable fault and removes it at zero", func(t *testing.T) {
 		s := open(t).Control
 		for _, f := range []simulator.Fault{
-			{ID: "f1", Operation: simulator.OpContactAdd, Kind: simulator.FaultError, Remaining: 2},
+			{ID: "f1", Operation: spec.PathContactAdd, Kind: simulator.FaultError, Remaining: 2},
 			{ID: "f2", Operation: "*", Kind: simulator.FaultDelay, Remaining: 1, Delay: 1500 * time.Millisecond},
-			{ID: "f3", Operation: simulator.OpCampaignList, Kind: simulator.FaultDrop, Remaining: 1},
+			{ID: "f3", Operation: spec.PathCampaignList, Kind: simulator.FaultDrop, Remaining: 1},
 		} {
 			if err := s.AddFault(ctx, f); err != nil {
 				t.Fatalf("AddFault(%s): %v", f.ID, err)
@@ -138,13 +139,13 @@ func testControl(t *testing.T, open func(t *testing.T) Backend) {
 			after  map[string]int
 		}{
 			// f1 is older than f2 and applies.
-			{simulator.OpContactAdd, "f1", map[string]int{"f1": 1, "f2": 1, "f3": 1}},
+			{spec.PathContactAdd, "f1", map[string]int{"f1": 1, "f2": 1, "f3": 1}},
 			// "*" applies to an operation no other fault names; f2 is then gone.
-			{simulator.OpCampaignStats, "f2", map[string]int{"f1": 1, "f3": 1}},
-			{simulator.OpCampaignStats, "", map[string]int{"f1": 1, "f3": 1}},
-			{simulator.OpCampaignList, "f3", map[string]int{"f1": 1}},
-			{simulator.OpContactAdd, "f1", map[string]int{}},
-			{simulator.OpContactAdd, "", map[string]int{}},
+			{spec.PathCampaignStats, "f2", map[string]int{"f1": 1, "f3": 1}},
+			{spec.PathCampaignStats, "", map[string]int{"f1": 1, "f3": 1}},
+			{spec.PathCampaignList, "f3", map[string]int{"f1": 1}},
+			{spec.PathContactAdd, "f1", map[string]int{}},
+			{spec.PathContactAdd, "", map[string]int{}},
 		}
 		for i, st := range steps {
 			f := mustTakeFault(t, s, st.op)
@@ -168,7 +169,7 @@ func testControl(t *testing.T, open func(t *testing.T) Backend) {
 		if err := s.AddFault(ctx, add); err != nil {
 			t.Fatalf("AddFault: %v", err)
 		}
-		f := mustTakeFault(t, s, simulator.OpCampaignList)
+		f := mustTakeFault(t, s, spec.PathCampaignList)
 		if f == nil {
 			t.Fatalf("TakeFault = nil, want f1")
 		}
@@ -179,10 +180,10 @@ func testControl(t *testing.T, open func(t *testing.T) Backend) {
 
 	t.Run("a fault named for one operation does not apply to another", func(t *testing.T) {
 		s := open(t).Control
-		if err := s.AddFault(ctx, simulator.Fault{ID: "f1", Operation: simulator.OpCampaignStats, Kind: simulator.FaultError, Remaining: 1}); err != nil {
+		if err := s.AddFault(ctx, simulator.Fault{ID: "f1", Operation: spec.PathCampaignStats, Kind: simulator.FaultError, Remaining: 1}); err != nil {
 			t.Fatalf("AddFault: %v", err)
 		}
-		for _, op := range []string{simulator.OpContactAdd, simulator.OpCampaignList} {
+		for _, op := range []string{spec.PathContactAdd, spec.PathCampaignList} {
 			if f := mustTakeFault(t, s, op); f != nil {
 				t.Errorf("TakeFault(%q) = %+v, want nil", op, f)
 			}
@@ -208,7 +209,7 @@ func testControl(t *testing.T, open func(t *testing.T) Backend) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				f, err := s.TakeFault(ctx, simulator.FaultQuery{Operation: simulator.OpContactAdd, AccountID: "acc"})
+				f, err := s.TakeFault(ctx, simulator.FaultQuery{Operation: spec.PathContactAdd, AccountID: "acc"})
 				mu.Lock()
 				defer mu.Unlock()
 				if err != nil {
@@ -247,7 +248,7 @@ func testControl(t *testing.T, open func(t *testing.T) Backend) {
 		if got := mustFaults(t, s); len(got) != 0 {
 			t.Errorf("Faults = %+v, want none", got)
 		}
-		if f := mustTakeFault(t, s, simulator.OpCampaignList); f != nil {
+		if f := mustTakeFault(t, s, spec.PathCampaignList); f != nil {
 			t.Errorf("TakeFault after ClearFaults = %+v, want nil", f)
 		}
 		if got := mustClock(t, s); !equalClock(got, clock) {
@@ -320,23 +321,23 @@ func testControl(t *testing.T, open func(t *testing.T) Backend) {
 		if got := mustFaults(t, s); len(got) != 0 {
 			t.Errorf("Faults = %+v, want none", got)
 		}
-		if f := mustTakeFault(t, s, simulator.OpContactAdd); f != nil {
+		if f := mustTakeFault(t, s, spec.PathContactAdd); f != nil {
 			t.Errorf("TakeFault after ResetControl = %+v, want nil", f)
 		}
 		// The store works again after a reset.
 		if err := s.AddFault(ctx, simulator.Fault{ID: "f3", Operation: "*", Kind: simulator.FaultError, Remaining: 1}); err != nil {
 			t.Fatalf("AddFault: %v", err)
 		}
-		if f := mustTakeFault(t, s, simulator.OpContactAdd); f == nil || f.ID != "f3" {
+		if f := mustTakeFault(t, s, spec.PathContactAdd); f == nil || f.ID != "f3" {
 			t.Errorf("TakeFault = %+v, want f3", f)
 		}
 	})
 	t.Run("every field of a fault round-trips", func(t *testing.T) {
 		s := open(t).Control
 		want := []simulator.Fault{
-			{ID: "f1", Operation: simulator.OpContactAdd, AccountID: "acc_a", Kind: simulator.FaultError, Remaining: 2, Status: 503},
+			{ID: "f1", Operation: spec.PathContactAdd, AccountID: "acc_a", Kind: simulator.FaultError, Remaining: 2, Status: 503},
 			{ID: "f2", Operation: "*", Kind: simulator.FaultRateLimit, Remaining: 1, RetryAfter: 7 * time.Second, Probability: 0.25},
-			{ID: "f3", Operation: simulator.OpCampaignStats, Kind: simulator.FaultMalformed, Remaining: 4, Probability: 0.1 + 0.2},
+			{ID: "f3", Operation: spec.PathCampaignStats, Kind: simulator.FaultMalformed, Remaining: 4, Probability: 0.1 + 0.2},
 		}
 		for _, f := range want {
 			if err := s.AddFault(ctx, f); err != nil {
@@ -346,8 +347,8 @@ func testControl(t *testing.T, open func(t *testing.T) Backend) {
 		if got := mustFaults(t, s); !reflect.DeepEqual(got, want) {
 			t.Fatalf("Faults = %+v, want %+v", got, want)
 		}
-		f := mustTakeQuery(t, s, simulator.FaultQuery{Operation: simulator.OpContactAdd, AccountID: "acc_a"})
-		if wantF := (simulator.Fault{ID: "f1", Operation: simulator.OpContactAdd, AccountID: "acc_a", Kind: simulator.FaultError, Remaining: 1, Status: 503}); f == nil || *f != wantF {
+		f := mustTakeQuery(t, s, simulator.FaultQuery{Operation: spec.PathContactAdd, AccountID: "acc_a"})
+		if wantF := (simulator.Fault{ID: "f1", Operation: spec.PathContactAdd, AccountID: "acc_a", Kind: simulator.FaultError, Remaining: 1, Status: 503}); f == nil || *f != wantF {
 			t.Errorf("TakeFault = %+v, want %+v", f, wantF)
 		}
 	})
@@ -372,7 +373,7 @@ func testControl(t *testing.T, open func(t *testing.T) Backend) {
 			{"acc_a", ""},
 		}
 		for i, st := range steps {
-			f := mustTakeQuery(t, s, simulator.FaultQuery{Operation: simulator.OpCampaignList, AccountID: st.account})
+			f := mustTakeQuery(t, s, simulator.FaultQuery{Operation: spec.PathCampaignList, AccountID: st.account})
 			if got := faultID(f); got != st.wantID {
 				t.Fatalf("step %d: TakeFault for %s = %q, want %q", i, st.account, got, st.wantID)
 			}
@@ -395,7 +396,7 @@ func testControl(t *testing.T, open func(t *testing.T) Backend) {
 			{0, "p", map[string]int{}},
 		}
 		for i, st := range steps {
-			f := mustTakeQuery(t, s, simulator.FaultQuery{Operation: simulator.OpContactAdd, AccountID: "acc", Draw: st.draw})
+			f := mustTakeQuery(t, s, simulator.FaultQuery{Operation: spec.PathContactAdd, AccountID: "acc", Draw: st.draw})
 			if got := faultID(f); got != st.wantID {
 				t.Fatalf("step %d: TakeFault(draw %v) = %q, want %q", i, st.draw, got, st.wantID)
 			}
@@ -425,7 +426,7 @@ func testControl(t *testing.T, open func(t *testing.T) Backend) {
 						t.Fatalf("AddFault: %v", err)
 					}
 				}
-				f := mustTakeQuery(t, s, simulator.FaultQuery{Operation: simulator.OpContactAdd, Draw: tt.draw})
+				f := mustTakeQuery(t, s, simulator.FaultQuery{Operation: spec.PathContactAdd, Draw: tt.draw})
 				if got := faultID(f); got != tt.wantID {
 					t.Errorf("TakeFault(draw %v) = %q, want %q", tt.draw, got, tt.wantID)
 				}
@@ -449,7 +450,7 @@ func testControl(t *testing.T, open func(t *testing.T) Backend) {
 			if draw < p {
 				want++
 			}
-			if mustTakeQuery(t, s, simulator.FaultQuery{Operation: simulator.OpCampaignStats, Draw: draw}) != nil {
+			if mustTakeQuery(t, s, simulator.FaultQuery{Operation: spec.PathCampaignStats, Draw: draw}) != nil {
 				hits++
 			}
 		}
@@ -471,7 +472,7 @@ func testControl(t *testing.T, open func(t *testing.T) Backend) {
 				t.Fatalf("AddFault: %v", err)
 			}
 		}
-		mustTakeFault(t, s, simulator.OpContactAdd) // f1 down to 1
+		mustTakeFault(t, s, spec.PathContactAdd) // f1 down to 1
 		f, err := s.DeleteFault(ctx, "f2")
 		if err != nil || f == nil || f.ID != "f2" || f.Remaining != 2 || f.Kind != simulator.FaultDrop {
 			t.Fatalf("DeleteFault(f2) = %+v, %v; want f2 with 2 left", f, err)
@@ -487,7 +488,7 @@ func testControl(t *testing.T, open func(t *testing.T) Backend) {
 		}
 		// The deleted fault is not taken again; the others are.
 		for _, want := range []string{"f1", "f3", "f3", ""} {
-			if got := faultID(mustTakeFault(t, s, simulator.OpContactAdd)); got != want {
+			if got := faultID(mustTakeFault(t, s, spec.PathContactAdd)); got != want {
 				t.Fatalf("TakeFault = %q, want %q", got, want)
 			}
 		}

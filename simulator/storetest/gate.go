@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 )
 
@@ -21,7 +22,7 @@ type gateCounter struct {
 }
 
 func (c gateCounter) Take(ctx context.Context, key string, now time.Time) (simulator.RateDecision, error) {
-	ad, err := c.gate.Admit(ctx, simulator.Arrival{AccountID: key, Operation: simulator.OpCampaignList, Real: now})
+	ad, err := c.gate.Admit(ctx, simulator.Arrival{AccountID: key, Operation: spec.PathCampaignList, Real: now})
 	if err != nil {
 		return simulator.RateDecision{}, err
 	}
@@ -71,7 +72,7 @@ func testGate(t *testing.T, open func(t *testing.T) Backend) {
 		}
 		for _, acc := range []string{"acc-a", "acc-b"} {
 			for range 2 {
-				mustAdmit(t, g, simulator.Arrival{AccountID: acc, Operation: simulator.OpCampaignList, Real: real})
+				mustAdmit(t, g, simulator.Arrival{AccountID: acc, Operation: spec.PathCampaignList, Real: real})
 			}
 		}
 		// A full window passes for acc-a alone: its budget frees, acc-b's
@@ -80,14 +81,14 @@ func testGate(t *testing.T, open func(t *testing.T) Backend) {
 		if err := b.Control.SetAccountOffset(ctx, "acc-a", off); err != nil {
 			t.Fatalf("SetAccountOffset: %v", err)
 		}
-		a := mustAdmit(t, g, simulator.Arrival{AccountID: "acc-a", Operation: simulator.OpCampaignList, Real: real})
+		a := mustAdmit(t, g, simulator.Arrival{AccountID: "acc-a", Operation: spec.PathCampaignList, Real: real})
 		if want := clock.Now(real).Add(off); !a.Now.Equal(want) {
 			t.Errorf("acc-a Now = %v, want %v", a.Now, want)
 		}
 		if !a.Rate.Allowed {
 			t.Errorf("acc-a after its own window passed: %+v, want allowed", a.Rate)
 		}
-		bd := mustAdmit(t, g, simulator.Arrival{AccountID: "acc-b", Operation: simulator.OpCampaignList, Real: real})
+		bd := mustAdmit(t, g, simulator.Arrival{AccountID: "acc-b", Operation: spec.PathCampaignList, Real: real})
 		if want := clock.Now(real); !bd.Now.Equal(want) {
 			t.Errorf("acc-b Now = %v, want %v", bd.Now, want)
 		}
@@ -118,7 +119,7 @@ func testGate(t *testing.T, open func(t *testing.T) Backend) {
 				if err := b.Control.SetClock(ctx, tt.clock); err != nil {
 					t.Fatalf("SetClock: %v", err)
 				}
-				ad := mustAdmit(t, g, simulator.Arrival{AccountID: "acc", Operation: simulator.OpCampaignStats, Real: real})
+				ad := mustAdmit(t, g, simulator.Arrival{AccountID: "acc", Operation: spec.PathCampaignStats, Real: real})
 				if want := tt.clock.Now(real); !ad.Now.Equal(want) {
 					t.Errorf("Now = %v, want %v", ad.Now, want)
 				}
@@ -134,7 +135,7 @@ func testGate(t *testing.T, open func(t *testing.T) Backend) {
 		g, _ := b.NewGate(1, minute)
 		real := t0
 		at := func() simulator.RateDecision {
-			return mustAdmit(t, g, simulator.Arrival{AccountID: "acc", Operation: simulator.OpContactAdd, Real: real}).Rate
+			return mustAdmit(t, g, simulator.Arrival{AccountID: "acc", Operation: spec.PathContactAdd, Real: real}).Rate
 		}
 		if got, want := at(), allowed(1); got != want {
 			t.Fatalf("first = %+v, want %+v", got, want)
@@ -162,7 +163,7 @@ func testGate(t *testing.T, open func(t *testing.T) Backend) {
 	t.Run("a request refused with 429 takes no fault", func(t *testing.T) {
 		b := open(t)
 		g, _ := b.NewGate(1, minute)
-		a := simulator.Arrival{AccountID: "acc", Operation: simulator.OpContactAdd, Real: t0}
+		a := simulator.Arrival{AccountID: "acc", Operation: spec.PathContactAdd, Real: t0}
 		if ad := mustAdmit(t, g, a); !ad.Rate.Allowed || ad.Fault != nil {
 			t.Fatalf("first = %+v, want allowed without a fault", ad)
 		}
@@ -188,7 +189,7 @@ func testGate(t *testing.T, open func(t *testing.T) Backend) {
 	t.Run("an allowed request takes the fault of its operation and account", func(t *testing.T) {
 		b := open(t)
 		g, _ := b.NewGate(100, minute)
-		f := simulator.Fault{ID: "f", Operation: simulator.OpCampaignStats, AccountID: "acc_a", Kind: simulator.FaultRateLimit,
+		f := simulator.Fault{ID: "f", Operation: spec.PathCampaignStats, AccountID: "acc_a", Kind: simulator.FaultRateLimit,
 			Remaining: 2, RetryAfter: 3 * time.Second, Probability: 0.5}
 		if err := b.Control.AddFault(ctx, f); err != nil {
 			t.Fatal(err)
@@ -198,10 +199,10 @@ func testGate(t *testing.T, open func(t *testing.T) Backend) {
 			draw        float64
 			wantID      string
 		}{
-			{"acc_b", simulator.OpCampaignStats, 0, ""},
-			{"acc_a", simulator.OpCampaignList, 0, ""},
-			{"acc_a", simulator.OpCampaignStats, 0.5, ""}, // the draw misses
-			{"acc_a", simulator.OpCampaignStats, 0.25, "f"},
+			{"acc_b", spec.PathCampaignStats, 0, ""},
+			{"acc_a", spec.PathCampaignList, 0, ""},
+			{"acc_a", spec.PathCampaignStats, 0.5, ""}, // the draw misses
+			{"acc_a", spec.PathCampaignStats, 0.25, "f"},
 		}
 		for i, st := range steps {
 			ad := mustAdmit(t, g, simulator.Arrival{AccountID: st.account, Operation: st.op, Real: t0, Draw: st.draw})
@@ -209,12 +210,12 @@ func testGate(t *testing.T, open func(t *testing.T) Backend) {
 				t.Fatalf("step %d: Admit = %+v, want allowed with fault %q", i, ad, st.wantID)
 			}
 		}
-		if ad := mustAdmit(t, g, simulator.Arrival{AccountID: "acc_a", Operation: simulator.OpCampaignStats, Real: t0}); !reflect.DeepEqual(ad.Fault, &simulator.Fault{
-			ID: "f", Operation: simulator.OpCampaignStats, AccountID: "acc_a", Kind: simulator.FaultRateLimit,
+		if ad := mustAdmit(t, g, simulator.Arrival{AccountID: "acc_a", Operation: spec.PathCampaignStats, Real: t0}); !reflect.DeepEqual(ad.Fault, &simulator.Fault{
+			ID: "f", Operation: spec.PathCampaignStats, AccountID: "acc_a", Kind: simulator.FaultRateLimit,
 			Remaining: 0, RetryAfter: 3 * time.Second, Probability: 0.5}) {
 			t.Fatalf("second take = %+v, want every field of f with 0 left", ad.Fault)
 		}
-		ad := mustAdmit(t, g, simulator.Arrival{AccountID: "acc_a", Operation: simulator.OpCampaignStats, Real: t0})
+		ad := mustAdmit(t, g, simulator.Arrival{AccountID: "acc_a", Operation: spec.PathCampaignStats, Real: t0})
 		if ad.Fault != nil {
 			t.Fatalf("third take = %+v, want no fault: count 2 is spent", ad.Fault)
 		}
@@ -238,7 +239,7 @@ func testGate(t *testing.T, open func(t *testing.T) Backend) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				ad, err := g.Admit(ctx, simulator.Arrival{AccountID: "acc", Operation: simulator.OpContactAdd, Real: t0})
+				ad, err := g.Admit(ctx, simulator.Arrival{AccountID: "acc", Operation: spec.PathContactAdd, Real: t0})
 				mu.Lock()
 				defer mu.Unlock()
 				if err != nil {
@@ -272,7 +273,7 @@ func testGate(t *testing.T, open func(t *testing.T) Backend) {
 
 	t.Run("the counter resets what the gate counted", func(t *testing.T) {
 		g, c := open(t).NewGate(1, minute)
-		a := simulator.Arrival{AccountID: "acc", Operation: simulator.OpCampaignList, Real: t0}
+		a := simulator.Arrival{AccountID: "acc", Operation: spec.PathCampaignList, Real: t0}
 		mustAdmit(t, g, a)
 		if err := c.Reset(ctx, "acc"); err != nil {
 			t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 )
 
@@ -123,7 +124,7 @@ func testRateCounter(t *testing.T, newCounter func(t *testing.T, limit int, wind
 		},
 		{
 			name:  "spec §8: the 100th request in a minute passes, the 101st is refused",
-			limit: simulator.DefaultRateLimit,
+			limit: spec.RateLimit,
 			takes: func() []takeAt {
 				var takes []takeAt
 				for i := range 100 {

@@ -3,18 +3,20 @@ package violation
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 )
 
 const (
-	contactAdd    = simulator.OpContactAdd
-	campaignList  = simulator.OpCampaignList
-	campaignStats = simulator.OpCampaignStats
+	contactAdd    = spec.PathContactAdd
+	campaignList  = spec.PathCampaignList
+	campaignStats = spec.PathCampaignStats
 )
 
 // catalogue is every switch, grouped by the part of the spec it breaks.
@@ -39,16 +41,16 @@ var catalogue = []Violation{
 	}),
 	v("get-served", "§1 rule 4, §4: a request with another method than POST is served 200", breach{
 		before: answerOn("*", isNotPost, http.StatusOK, map[string]any{"status": "success"})}),
-	v("op-stats-missing", "§4, §4.3: POST /campaign/stats answers 404", breach{
+	v("op-stats-missing", fmt.Sprintf("§4, §4.3: POST /%s answers 404", spec.PathCampaignStats), breach{
 		before: answerOn(campaignStats, isPost, http.StatusNotFound, map[string]any{"error": "Not found"})}),
-	v("op-contact-post-refused", "§4, §4.1: POST /contact/add answers 405", breach{
+	v("op-contact-post-refused", fmt.Sprintf("§4, §4.1: POST /%s answers 405", spec.PathContactAdd), breach{
 		before: answerOn(contactAdd, isPost, http.StatusMethodNotAllowed, map[string]any{"error": "Method POST is not allowed"})}),
 	v("version-path-unversioned", "§9: the operations are served under /partner/webhook, without /v3", breach{basePath: "/partner/webhook"}),
 
 	// §5 authentication, with its §7 errors.
-	v("auth-secret-ignored", "§5 rule 1: a wrong x-api-secret is accepted", breach{accounts: acceptAccounts(
+	v("auth-secret-ignored", fmt.Sprintf("§5 rule 1: a wrong %s is accepted", spec.HeaderAPISecret), breach{accounts: acceptAccounts(
 		func(a *simulator.Account, key, _ string, _ []*simulator.Account) bool { return a.APIKey == key })}),
-	v("auth-key-ignored", "§5 rule 1: a wrong x-api-key is accepted when the secret is right", breach{accounts: acceptAccounts(
+	v("auth-key-ignored", fmt.Sprintf("§5 rule 1: a wrong %s is accepted when the secret is right", spec.HeaderAPIKey), breach{accounts: acceptAccounts(
 		func(a *simulator.Account, _, secret string, _ []*simulator.Account) bool {
 			return a.APISecret == secret
 		})}),
@@ -56,15 +58,15 @@ var catalogue = []Violation{
 		func(a *simulator.Account, key, secret string, all []*simulator.Account) bool {
 			return a.APIKey == key && secretOfAny(secret, all)
 		})}),
-	v("auth-secret-prefix", "§5 rule 1: x-api-secret is compared on its first 8 characters only", breach{accounts: acceptAccounts(
+	v("auth-secret-prefix", fmt.Sprintf("§5 rule 1: %s is compared on its first 8 characters only", spec.HeaderAPISecret), breach{accounts: acceptAccounts(
 		func(a *simulator.Account, key, secret string, _ []*simulator.Account) bool {
 			return a.APIKey == key && prefix8(secret) == prefix8(a.APISecret)
 		})}),
-	v("auth-key-prefix", "§5 rule 1: x-api-key is compared on its first 8 characters only", breach{accounts: acceptAccounts(
+	v("auth-key-prefix", fmt.Sprintf("§5 rule 1: %s is compared on its first 8 characters only", spec.HeaderAPIKey), breach{accounts: acceptAccounts(
 		func(a *simulator.Account, key, secret string, _ []*simulator.Account) bool {
 			return a.APISecret == secret && prefix8(key) == prefix8(a.APIKey)
 		})}),
-	v("auth-missing-key-accepted", "§5 rule 1: a request without x-api-key is served when secret and account id are one account's", breach{
+	v("auth-missing-key-accepted", fmt.Sprintf("§5 rule 1: a request without %s is served when secret and account id are one account's", spec.HeaderAPIKey), breach{
 		before: rewriteCredentials(func(c credentials, all []*simulator.Account) (credentials, bool) {
 			for _, a := range all {
 				if c.key == "" && a.APISecret == c.secret && a.AccountID == c.account {
@@ -74,7 +76,7 @@ var catalogue = []Violation{
 			}
 			return c, false
 		})}),
-	v("auth-missing-secret-accepted", "§5 rule 1: a request without x-api-secret is served when key and account id are one account's", breach{
+	v("auth-missing-secret-accepted", fmt.Sprintf("§5 rule 1: a request without %s is served when key and account id are one account's", spec.HeaderAPISecret), breach{
 		before: rewriteCredentials(func(c credentials, all []*simulator.Account) (credentials, bool) {
 			for _, a := range all {
 				if c.secret == "" && a.APIKey == c.key && a.AccountID == c.account {
@@ -84,11 +86,11 @@ var catalogue = []Violation{
 			}
 			return c, false
 		})}),
-	v("auth-account-ignored", "§5 rule 2: a mismatched x-account-id is accepted", breach{
+	v("auth-account-ignored", fmt.Sprintf("§5 rule 2: a mismatched %s is accepted", spec.HeaderAccountID), breach{
 		before: sameAccount(func(string, *simulator.Account, []*simulator.Account) bool { return true })}),
-	v("auth-missing-account-accepted", "§5 rule 2: a request without x-account-id is served when key and secret are right", breach{
+	v("auth-missing-account-accepted", fmt.Sprintf("§5 rule 2: a request without %s is served when key and secret are right", spec.HeaderAccountID), breach{
 		before: sameAccount(func(given string, _ *simulator.Account, _ []*simulator.Account) bool { return given == "" })}),
-	v("auth-account-any-known", "§5 rule 2: the x-account-id of another existing account is accepted", breach{
+	v("auth-account-any-known", fmt.Sprintf("§5 rule 2: the %s of another existing account is accepted", spec.HeaderAccountID), breach{
 		before: sameAccount(func(given string, _ *simulator.Account, all []*simulator.Account) bool {
 			for _, a := range all {
 				if a.AccountID == given {
@@ -97,35 +99,35 @@ var catalogue = []Violation{
 			}
 			return false
 		})}),
-	v("auth-account-prefix", "§5 rule 2: x-account-id is compared on its first 8 characters only", breach{
+	v("auth-account-prefix", fmt.Sprintf("§5 rule 2: %s is compared on its first 8 characters only", spec.HeaderAccountID), breach{
 		before: sameAccount(func(given string, owner *simulator.Account, _ []*simulator.Account) bool {
 			return prefix8(given) == prefix8(owner.AccountID)
 		})}),
 	v("auth-401-as-403", "§5 rule 1: invalid credentials answer 403 instead of 401", breach{after: status(http.StatusForbidden, code(http.StatusUnauthorized))}),
 	v("auth-403-as-401", "§5 rule 2: an account mismatch answers 401 instead of 403", breach{after: status(http.StatusUnauthorized, code(http.StatusForbidden))}),
-	v("auth-401-as-500", "§5 rule 1, §7: invalid credentials answer 500 Internal server error", breach{
-		after: replace(http.StatusInternalServerError, simulator.MsgInternal, code(http.StatusUnauthorized))}),
+	v("auth-401-as-500", fmt.Sprintf("§5 rule 1, §7: invalid credentials answer 500 %s", spec.MsgInternal), breach{
+		after: replace(http.StatusInternalServerError, spec.MsgInternal, code(http.StatusUnauthorized))}),
 	v("error-403-as-404", "§5 rule 2, §7: an account mismatch answers 404 Account not found", breach{
 		after: replace(http.StatusNotFound, "Account not found", code(http.StatusForbidden))}),
-	v("auth-401-message", "§7: the 401 message is reworded", breach{after: message(simulator.MsgInvalidCredentials, "Invalid credentials")}),
-	v("auth-403-message", "§7: the 403 message is reworded", breach{after: message(simulator.MsgUnauthorizedAccount, "Account access denied")}),
+	v("auth-401-message", "§7: the 401 message is reworded", breach{after: message(spec.MsgInvalidCredentials, "Invalid credentials")}),
+	v("auth-403-message", "§7: the 403 message is reworded", breach{after: message(spec.MsgUnauthorizedAccount, "Account access denied")}),
 	v("auth-401-message-list", "§7: Campaign List's 401 message is reworded", breach{
-		after: message(simulator.MsgInvalidCredentials, "Invalid credentials supplied", on(campaignList))}),
+		after: message(spec.MsgInvalidCredentials, "Invalid credentials supplied", on(campaignList))}),
 	v("auth-403-message-stats", "§7: Campaign Stats' 403 message is reworded", breach{
-		after: message(simulator.MsgUnauthorizedAccount, "Access to this account is not allowed", on(campaignStats))}),
+		after: message(spec.MsgUnauthorizedAccount, "Access to this account is not allowed", on(campaignStats))}),
 
 	// §8 rate limit, with its §7 answer.
-	v("rate-off-by-one", "§8: the 101st request in a minute is let through", breach{limits: func(l int, w time.Duration) (int, time.Duration) { return l + 1, w }}),
-	v("rate-limit-too-low", "§8: only 50 requests per minute are let through", breach{limits: func(l int, w time.Duration) (int, time.Duration) { return max(l/2, 1), w }}),
-	v("rate-limit-99", "§8: the 100th request in a minute is refused", breach{limits: func(l int, w time.Duration) (int, time.Duration) { return max(l-1, 1), w }}),
-	v("rate-never-frees", "§8: a refused account stays refused after the minute has passed", breach{
+	v("rate-off-by-one", fmt.Sprintf("§8: the %s request in a %s is let through", ordinal(spec.RateLimit+1), spec.RateWindowName), breach{limits: func(l int, w time.Duration) (int, time.Duration) { return l + 1, w }}),
+	v("rate-limit-too-low", fmt.Sprintf("§8: only %d requests per %s are let through", spec.RateLimit/2, spec.RateWindowName), breach{limits: func(l int, w time.Duration) (int, time.Duration) { return max(l/2, 1), w }}),
+	v("rate-limit-99", fmt.Sprintf("§8: the %s request in a %s is refused", ordinal(spec.RateLimit), spec.RateWindowName), breach{limits: func(l int, w time.Duration) (int, time.Duration) { return max(l-1, 1), w }}),
+	v("rate-never-frees", fmt.Sprintf("§8: a refused account stays refused after the %s has passed", spec.RateWindowName), breach{
 		limits: func(l int, _ time.Duration) (int, time.Duration) { return l, 100 * 365 * 24 * time.Hour }}),
-	v("rate-window-double", "§8: a refused account is freed only after two minutes", breach{limits: func(l int, w time.Duration) (int, time.Duration) { return l, 2 * w }}),
+	v("rate-window-double", fmt.Sprintf("§8: a refused account is freed only after two %ss", spec.RateWindowName), breach{limits: func(l int, w time.Duration) (int, time.Duration) { return l, 2 * w }}),
 	v("rate-per-operation", "§8: each operation has its own counter instead of one per account", breach{note: true, counter: countBy(
 		func(ctx context.Context, key string) (string, bool) { return key + "|" + noteFrom(ctx).op, true },
 		func(key string) []string {
 			keys := []string{key}
-			for _, op := range simulator.Operations {
+			for _, op := range spec.Paths() {
 				keys = append(keys, key+"|"+op)
 			}
 			return keys
@@ -137,12 +139,12 @@ var catalogue = []Violation{
 	v("rate-stats-uncounted", "§8: Campaign Stats requests are not counted", breach{note: true, counter: uncounted(campaignStats)}),
 	v("rate-status-503", "§8: a refused request answers 503 instead of 429", breach{after: status(http.StatusServiceUnavailable, code(http.StatusTooManyRequests))}),
 	v("rate-body-shape", "§7: the 429 body has no string field error", breach{
-		after: at("error", rename("message"), code(http.StatusTooManyRequests), errorIs(simulator.MsgRateLimit))}),
-	v("rate-message", "§7: the 429 message is reworded", breach{after: message(simulator.MsgRateLimit, "Too many requests")}),
+		after: at("error", rename("message"), code(http.StatusTooManyRequests), errorIs(spec.MsgRateLimit))}),
+	v("rate-message", "§7: the 429 message is reworded", breach{after: message(spec.MsgRateLimit, "Too many requests")}),
 	v("rate-429-extra-field", "§7: the 429 body also carries retryAfter", breach{after: retryAfterField}),
 	v("rate-429-label", "§1 rule 3, §7: the 429 answer is labelled text/plain", breach{after: label(textPlain, code(http.StatusTooManyRequests))}),
 	v("rate-429-message-contact", "§7: the 429 message is reworded on Add Contact", breach{
-		after: message(simulator.MsgRateLimit, "Too many requests, slow down", on(contactAdd))}),
+		after: message(spec.MsgRateLimit, "Too many requests, slow down", on(contactAdd))}),
 
 	// §2.1, §4.1: Add Contact.
 	v("contact-no-requirement", "§4.1: a contact with neither email nor phoneNo is accepted", breach{
@@ -197,13 +199,13 @@ var catalogue = []Violation{
 			return c.Country == "UK"
 		})}),
 	v("contact-400-as-422", "§4.1: a contact with neither email nor phoneNo answers 422 instead of 400", breach{
-		after: status(http.StatusUnprocessableEntity, on(contactAdd), code(http.StatusBadRequest), errorIs(simulator.MsgEmailOrPhoneRequired))}),
+		after: status(http.StatusUnprocessableEntity, on(contactAdd), code(http.StatusBadRequest), errorIs(spec.MsgEmailOrPhoneRequired))}),
 	v("contact-400-message", "§4.1: the missing email/phoneNo message is reworded", breach{
-		after: message(simulator.MsgEmailOrPhoneRequired, "email or phone required")}),
+		after: message(spec.MsgEmailOrPhoneRequired, "email or phone required")}),
 	v("contact-400-message-empty", "§4.1, §7: the missing email/phoneNo message is reworded for an empty body {}", breach{
-		after: message(simulator.MsgEmailOrPhoneRequired, "The request body is empty", on(contactAdd), emptyBody)}),
+		after: message(spec.MsgEmailOrPhoneRequired, "The request body is empty", on(contactAdd), emptyBody)}),
 	v("error-400-contact-plain", "§1 rule 3, §7: Add Contact's 400 for a missing email and phoneNo is plain text", breach{
-		after: plainText(on(contactAdd), code(http.StatusBadRequest), errorIs(simulator.MsgEmailOrPhoneRequired))}),
+		after: plainText(on(contactAdd), code(http.StatusBadRequest), errorIs(spec.MsgEmailOrPhoneRequired))}),
 	v("contact-success-201", "§4.1: a created contact is answered 201 instead of 200", breach{after: status(http.StatusCreated, contactOK)}),
 	v("contact-status-value", "§4.1: status is \"ok\" instead of \"success\"", breach{
 		after: at("status", str(func(s string) any { return strings.Replace(s, "success", "ok", 1) }), contactOK)}),
@@ -216,7 +218,7 @@ var catalogue = []Violation{
 		after: at("contactId", null, contactOK, phoneOnly)}),
 
 	// §4.2, §8: Campaign List's envelope and paging.
-	v("list-page-size-capped", "§4.2, §8: a limit of 50 returns at most 20 campaigns", breach{
+	v("list-page-size-capped", fmt.Sprintf("§4.2, §8: a limit of %d returns at most 20 campaigns", spec.MaxPageSize), breach{
 		campaigns: filterCampaigns(func(_ context.Context, f *simulator.CampaignFilter) { f.Limit = min(f.Limit, 20) })}),
 	v("list-total-pages-floor", "§4.2: totalPages is rounded down", breach{
 		after: at("totalPages", fromEnvelope(func(total, size int64) any { return total / size }), listOK)}),
@@ -243,52 +245,52 @@ var catalogue = []Violation{
 	v("list-page-size-null-last", "§4.2: pageSize is null on the last page", breach{after: at("pageSize", null, listOK, lastPage)}),
 	v("list-last-page-short", "§4.2: the last page leaves out its last campaign", breach{after: at("campaigns", dropLast, listOK, lastPage)}),
 	v("list-last-page-empty", "§4.2: the last page holds no campaigns", breach{after: at("campaigns", set([]any{}), listOK, lastPage)}),
-	v("list-past-end-500", "§4.2: a page past the end answers 500", breach{after: replace(http.StatusInternalServerError, simulator.MsgInternal, listOK, pastEnd)}),
+	v("list-past-end-500", "§4.2: a page past the end answers 500", breach{after: replace(http.StatusInternalServerError, spec.MsgInternal, listOK, pastEnd)}),
 	v("list-past-end-campaigns-null", "§4.2: campaigns is null on a page past the end", breach{after: at("campaigns", null, listOK, pastEnd)}),
 	v("list-past-end-no-page-no", "§4.2: pageNo is left out on a page past the end", breach{after: at("pageNo", drop, listOK, pastEnd)}),
 	v("list-campaigns-object", "§4.2: campaigns is an object keyed by Id instead of an array", breach{after: at("campaigns", keyedByID, listOK)}),
 	v("list-envelope-wrapped", "§4.2: the answer is wrapped in {\"data\": ...}", breach{after: whole(wrapData, listOK)}),
-	v("list-limit-51-served", "§4.2, §8: limit 51 is served with 51 campaigns", breach{
+	v("list-limit-51-served", fmt.Sprintf("§4.2, §8: limit %[1]d is served with %[1]d campaigns", spec.MaxPageSize+1), breach{
 		before: rewriteBody(campaignList, func(x *exchange, f map[string]json.RawMessage) bool {
-			if n, ok := integer(f, "limit"); !ok || n != maxPageSize+1 {
+			if n, ok := integer(f, "limit"); !ok || n != spec.MaxPageSize+1 {
 				return false
 			}
-			f["limit"], x.note.limit51 = json.RawMessage(strconv.Itoa(maxPageSize)), true
+			f["limit"], x.note.limit51 = json.RawMessage(strconv.Itoa(spec.MaxPageSize)), true
 			return true
 		}),
 		campaigns: filterCampaigns(func(ctx context.Context, f *simulator.CampaignFilter) {
 			if noteFrom(ctx).limit51 {
-				f.Offset, f.Limit = f.Offset/maxPageSize*(maxPageSize+1), maxPageSize+1
+				f.Offset, f.Limit = f.Offset/spec.MaxPageSize*(spec.MaxPageSize+1), spec.MaxPageSize+1
 			}
 		}),
 		after: each(
-			at("pageSize", set(json.Number(strconv.Itoa(maxPageSize+1))), listOK, noted(func(n *note) bool { return n.limit51 })),
+			at("pageSize", set(json.Number(strconv.Itoa(spec.MaxPageSize+1))), listOK, noted(func(n *note) bool { return n.limit51 })),
 			at("totalPages", fromEnvelope(func(total, size int64) any { return (total + size - 1) / size }), listOK, noted(func(n *note) bool { return n.limit51 })),
 		),
 	}),
-	v("list-limit-50-refused", "§4.2, §8: limit 50 is refused 400", breach{
-		after: replace(http.StatusBadRequest, "limit must be between 1 and 49", listOK, func(x *exchange, _ map[string]any) bool {
+	v("list-limit-50-refused", fmt.Sprintf("§4.2, §8: limit %d is refused 400", spec.MaxPageSize), breach{
+		after: replace(http.StatusBadRequest, fmt.Sprintf("limit must be between 1 and %d", spec.MaxPageSize-1), listOK, func(x *exchange, _ map[string]any) bool {
 			n, ok := integer(x.req, "limit")
-			return ok && n == maxPageSize
+			return ok && n == spec.MaxPageSize
 		})}),
 	v("list-page-zero-served", "§4.2, §8: page 0 is served as pageNo 0", breach{
 		before: servePageAsFirst(func(p int64) bool { return p == 0 }), after: pageAsked}),
 	v("list-page-negative-served", "§4.2, §8: a negative page is served as that pageNo", breach{
 		before: servePageAsFirst(func(p int64) bool { return p < 0 }), after: pageAsked}),
 	v("list-missing-limit-500", "§4.2: a body without limit answers 500", breach{
-		after: replace(http.StatusInternalServerError, simulator.MsgInternal, on(campaignList), code(http.StatusBadRequest), lacks("limit"))}),
+		after: replace(http.StatusInternalServerError, spec.MsgInternal, on(campaignList), code(http.StatusBadRequest), lacks("limit"))}),
 	v("list-missing-page-500", "§4.2: a body without page answers 500", breach{
-		after: replace(http.StatusInternalServerError, simulator.MsgInternal, on(campaignList), code(http.StatusBadRequest), lacks("page"))}),
+		after: replace(http.StatusInternalServerError, spec.MsgInternal, on(campaignList), code(http.StatusBadRequest), lacks("page"))}),
 	v("list-id-duplicate", "§2.2, §4.2: the second campaign of every page carries the first one's Id", breach{after: at("campaigns", duplicateID, listOK)}),
 
 	// §2.2, §3: the campaign record of Campaign List.
 	v("campaign-id-lowercase", "§2.2: the Id field is spelt id", breach{after: campaign("Id", rename("id"))}),
 	v("campaign-id-string", "§2.2: Id is a string", breach{after: campaign("Id", asString)}),
-	v("campaign-id-float-sms", "§2.2: Id has a fraction (1234.0) on sms campaigns", breach{after: campaign("Id", asFloat, channel(simulator.ChannelSMS))}),
+	v("campaign-id-float-sms", "§2.2: Id has a fraction (1234.0) on sms campaigns", breach{after: campaign("Id", asFloat, channel(spec.ChannelSMS))}),
 	v("campaign-name-missing-deleted", "§2.2: campaignName is left out on deleted campaigns", breach{after: campaign("campaignName", drop, deleted)}),
-	v("campaign-name-null-sms", "§2.2: campaignName is null on sms campaigns", breach{after: campaign("campaignName", null, channel(simulator.ChannelSMS))}),
+	v("campaign-name-null-sms", "§2.2: campaignName is null on sms campaigns", breach{after: campaign("campaignName", null, channel(spec.ChannelSMS))}),
 	v("campaign-type-string", "§2.2: campaignType is \"static\" or \"dynamic\"", breach{after: campaign("campaignType", num(func(n int64) any {
-		if n == simulator.CampaignDynamic {
+		if n == spec.CampaignDynamic {
 			return "dynamic"
 		}
 		return "static"
@@ -296,11 +298,11 @@ var catalogue = []Violation{
 	v("campaign-type-range-last-page", "§2.2: campaignType is 2 on the last page", breach{after: campaign("campaignType", set(json.Number("2")), lastPage)}),
 	v("campaign-channel-case", "§2.2: campaignChannel is upper case", breach{after: campaign("campaignChannel", str(func(s string) any { return strings.ToUpper(s) }))}),
 	v("campaign-channel-missing-email", "§2.2: campaignChannel is left out on email campaigns", breach{
-		after: campaign("campaignChannel", drop, channel(simulator.ChannelEmail))}),
+		after: campaign("campaignChannel", drop, channel(spec.ChannelEmail))}),
 	v("campaign-status-number-deleted", "§2.2, §3: status is the integer 0 on deleted campaigns", breach{after: campaign("status", set(json.Number("0")), deleted)}),
 	v("campaign-status-null-last-page", "§2.2, §3: status is null on the last page", breach{after: campaign("status", null, lastPage)}),
 	v("campaign-color-no-hash", "§2.2: statusColor has no leading #", breach{after: campaign("statusColor", str(func(s string) any { return strings.TrimPrefix(s, "#") }))}),
-	v("campaign-color-name-sms", "§2.2: statusColor is a colour name on sms campaigns", breach{after: campaign("statusColor", set("green"), channel(simulator.ChannelSMS))}),
+	v("campaign-color-name-sms", "§2.2: statusColor is a colour name on sms campaigns", breach{after: campaign("statusColor", set("green"), channel(spec.ChannelSMS))}),
 	v("campaign-active-bool", "§2.2: active is a boolean", breach{after: campaign("active", func(c map[string]any, k string) bool {
 		c[k] = c[k] == json.Number("1")
 		return true
@@ -310,22 +312,22 @@ var catalogue = []Violation{
 		campaign("scheduledOn", str(stripMillis)), campaign("broadcastOn", str(stripMillis)),
 		campaign("createdAt", str(stripMillis)), campaign("updatedAt", str(stripMillis)))}),
 	v("campaign-scheduled-offset", "§2.2: scheduledOn ends in +00:00 instead of Z on sms campaigns", breach{
-		after: campaign("scheduledOn", str(func(s string) any { return strings.TrimSuffix(s, "Z") + "+00:00" }), channel(simulator.ChannelSMS))}),
+		after: campaign("scheduledOn", str(func(s string) any { return strings.TrimSuffix(s, "Z") + "+00:00" }), channel(spec.ChannelSMS))}),
 	v("campaign-broadcast-on-epoch", "§2.2: broadcastOn is epoch milliseconds on the last page", breach{after: campaign("broadcastOn", str(epochMillis), lastPage)}),
 	v("campaign-created-date-only", "§2.2: createdAt is a date only on deleted campaigns", breach{
 		after: campaign("createdAt", str(func(s string) any { return s[:min(len(s), len(time.DateOnly))] }), deleted)}),
-	v("campaign-updated-null-email", "§2.2: updatedAt is null on email campaigns", breach{after: campaign("updatedAt", null, channel(simulator.ChannelEmail))}),
+	v("campaign-updated-null-email", "§2.2: updatedAt is null on email campaigns", breach{after: campaign("updatedAt", null, channel(spec.ChannelEmail))}),
 	v("campaign-timezone-missing-last", "§2.2: scheduledTimeZone is left out on the last page", breach{after: campaign("scheduledTimeZone", drop, lastPage)}),
 	v("campaign-timezone-number", "§2.2: scheduledTimeZone is a number of minutes on sms campaigns", breach{
-		after: campaign("scheduledTimeZone", offsetMinutes, channel(simulator.ChannelSMS))}),
+		after: campaign("scheduledTimeZone", offsetMinutes, channel(spec.ChannelSMS))}),
 	v("campaign-offset-format", "§2.2: offset is +HHMM without a colon", breach{after: campaign("offset", str(func(s string) any { return strings.Replace(s, ":", "", 1) }))}),
 	v("campaign-offset-no-sign", "§2.2: offset has no sign on email campaigns", breach{
-		after: campaign("offset", str(func(s string) any { return strings.TrimLeft(s, "+-") }), channel(simulator.ChannelEmail))}),
+		after: campaign("offset", str(func(s string) any { return strings.TrimLeft(s, "+-") }), channel(spec.ChannelEmail))}),
 	v("campaign-autoresend-bool", "§2.2: autoResend is a boolean", breach{after: campaign("autoResend", func(c map[string]any, k string) bool {
 		c[k] = c[k] == json.Number("1")
 		return true
 	})}),
-	v("campaign-autoresend-missing-sms", "§2.2: autoResend is left out on sms campaigns", breach{after: campaign("autoResend", drop, channel(simulator.ChannelSMS))}),
+	v("campaign-autoresend-missing-sms", "§2.2: autoResend is left out on sms campaigns", breach{after: campaign("autoResend", drop, channel(spec.ChannelSMS))}),
 	v("campaign-broadcast-string", "§2.2, §3: broadcast is a string on deleted campaigns", breach{after: campaign("broadcast", asString, deleted)}),
 	v("campaign-broadcast-null-last", "§2.2, §3: broadcast is null on the last page", breach{after: campaign("broadcast", null, lastPage)}),
 	v("campaign-reason-absent", "§2.2: a null reason is left out instead of null", breach{after: campaign("reason", func(c map[string]any, k string) bool {
@@ -341,24 +343,24 @@ var catalogue = []Violation{
 		}
 		c[k] = json.Number("0")
 		return true
-	}, channel(simulator.ChannelEmail))}),
+	}, channel(spec.ChannelEmail))}),
 
 	// §2.3, §4.3: Campaign Stats.
 	v("stats-key-missing", "§2.3: emailStat has no Complained count", breach{after: stat("emailStat.Complained", drop)}),
 	v("stats-count-string", "§2.3: counts are strings", breach{after: each(stat("emailStat.*", asString), stat("smsStat.*", asString))}),
 	v("stats-count-negative", "§2.3: emailStat.Softbounce is -1", breach{after: stat("emailStat.Softbounce", set(json.Number("-1")))}),
-	v("stats-count-float-sms", "§2.3: smsStat counts have a fraction (3.0) for sms campaigns", breach{after: stat("smsStat.*", asFloat, channel(simulator.ChannelSMS))}),
-	v("stats-count-null-sms", "§2.3: smsStat.Failed is null for sms campaigns", breach{after: stat("smsStat.Failed", null, channel(simulator.ChannelSMS))}),
-	v("stats-key-lowercase", "§2.3: emailStat keys are lower case for email campaigns", breach{after: stat("emailStat.*", lower, channel(simulator.ChannelEmail))}),
+	v("stats-count-float-sms", "§2.3: smsStat counts have a fraction (3.0) for sms campaigns", breach{after: stat("smsStat.*", asFloat, channel(spec.ChannelSMS))}),
+	v("stats-count-null-sms", "§2.3: smsStat.Failed is null for sms campaigns", breach{after: stat("smsStat.Failed", null, channel(spec.ChannelSMS))}),
+	v("stats-key-lowercase", "§2.3: emailStat keys are lower case for email campaigns", breach{after: stat("emailStat.*", lower, channel(spec.ChannelEmail))}),
 	v("stats-sms-delivered-missing", "§2.3: smsStat has no Delivered count", breach{after: stat("smsStat.Delivered", drop)}),
 	v("stats-hardbounce-renamed", "§2.3: Hardbounce is spelt HardBounce", breach{after: stat("emailStat.Hardbounce", rename("HardBounce"))}),
-	v("stats-opened-string-email", "§2.3: emailStat.Opened is a string for email campaigns", breach{after: stat("emailStat.Opened", asString, channel(simulator.ChannelEmail))}),
+	v("stats-opened-string-email", "§2.3: emailStat.Opened is a string for email campaigns", breach{after: stat("emailStat.Opened", asString, channel(spec.ChannelEmail))}),
 	v("stats-unsubscribe-missing-last", "§2.3: emailStat has no Unsubscribe count for the account's campaign with the highest Id", breach{
 		after: stat("emailStat.Unsubscribe", drop, highestID)}),
 	v("stats-object-array", "§2.3: smsStat is an array [Sent, Delivered, Failed]", breach{after: stat("smsStat", smsArray)}),
 	v("stats-sms-missing", "§4.3: smsStat is left out", breach{after: stat("smsStat", drop)}),
-	v("stats-email-missing-sms", "§2.3, §4.3: emailStat is left out for sms campaigns", breach{after: stat("emailStat", drop, channel(simulator.ChannelSMS))}),
-	v("stats-sms-null-email", "§2.3, §4.3: smsStat is null for email campaigns", breach{after: stat("smsStat", null, channel(simulator.ChannelEmail))}),
+	v("stats-email-missing-sms", "§2.3, §4.3: emailStat is left out for sms campaigns", breach{after: stat("emailStat", drop, channel(spec.ChannelSMS))}),
+	v("stats-sms-null-email", "§2.3, §4.3: smsStat is null for email campaigns", breach{after: stat("smsStat", null, channel(spec.ChannelEmail))}),
 	v("stats-wrapped", "§2.3, §4.3: the answer is wrapped in {\"data\": ...}", breach{after: whole(wrapData, statsOK)}),
 	v("stats-no-requirement", "§4.3: a request without campaignId is not answered 400", breach{
 		before: rewriteBody(campaignStats, func(_ *exchange, f map[string]json.RawMessage) bool {
@@ -368,9 +370,9 @@ var catalogue = []Violation{
 			f["campaignId"] = json.RawMessage("0")
 			return true
 		})}),
-	v("stats-400-message", "§4.3: the missing campaignId message is reworded", breach{after: message(simulator.MsgCampaignIDRequired, "campaignId missing")}),
+	v("stats-400-message", "§4.3: the missing campaignId message is reworded", breach{after: message(spec.MsgCampaignIDRequired, "campaignId missing")}),
 	v("stats-400-as-404", "§4.3, §7: a body without campaignId answers 404 Campaign not found", breach{
-		after: replace(http.StatusNotFound, simulator.MsgCampaignNotFound, on(campaignStats), code(http.StatusBadRequest), errorIs(simulator.MsgCampaignIDRequired))}),
+		after: replace(http.StatusNotFound, simulator.MsgCampaignNotFound, on(campaignStats), code(http.StatusBadRequest), errorIs(spec.MsgCampaignIDRequired))}),
 	v("stats-id-string-only", "§4.3: an integer campaignId is refused, only a string is accepted", breach{
 		before: rewriteBody(campaignStats, func(x *exchange, f map[string]json.RawMessage) bool {
 			if m := idRE.FindStringSubmatch(string(f["campaignId"])); m != nil {
@@ -395,9 +397,6 @@ var catalogue = []Violation{
 			return next.FindCampaignByID(ctx, accountID, id-1)
 		})}),
 }
-
-// maxPageSize is spec §4.2 and §8: limit is at most 50.
-const maxPageSize = 50
 
 // campaign edits a field of every campaign of a Campaign List answer.
 func campaign(field string, m mut, when ...pred) func(*exchange) {
@@ -530,14 +529,14 @@ func smsArray(obj map[string]any, key string) bool {
 }
 
 func stripMillis(s string) any {
-	if len(s) == len(simulator.TimestampLayout) {
+	if len(s) == len(spec.TimestampLayout) {
 		return s[:len(time.DateTime)] + "Z"
 	}
 	return s
 }
 
 func epochMillis(s string) any {
-	t, err := time.Parse(simulator.TimestampLayout, s)
+	t, err := time.Parse(spec.TimestampLayout, s)
 	if err != nil {
 		return s
 	}
@@ -580,4 +579,21 @@ func pageAsked(x *exchange) {
 		obj["pageNo"] = json.Number(strconv.Itoa(*x.note.pageAsked))
 		x.changed()
 	}
+}
+
+// ordinal writes n as an English ordinal (101st, 100th) for the
+// descriptions of the rate-limit switches.
+func ordinal(n int) string {
+	suffix := "th"
+	if n%100 < 11 || n%100 > 13 {
+		switch n % 10 {
+		case 1:
+			suffix = "st"
+		case 2:
+			suffix = "nd"
+		case 3:
+			suffix = "rd"
+		}
+	}
+	return strconv.Itoa(n) + suffix
 }

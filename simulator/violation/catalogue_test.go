@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/partner-v3/conformance-kit/fixtures"
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/violation"
 )
@@ -127,7 +128,7 @@ func TestSet_Faithful(t *testing.T) {
 	if s.Handler(nil, nil) != nil {
 		t.Fatal("Handler wraps without switches")
 	}
-	if s.BasePath() != simulator.BasePath {
+	if s.BasePath() != spec.BasePath {
 		t.Fatalf("BasePath = %q", s.BasePath())
 	}
 	if l, w := s.Limits(7, time.Second); l != 7 || w != time.Second {

@@ -24,6 +24,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/partner-v3/conformance-kit/fixtures/matrix"
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 )
 
@@ -62,11 +63,11 @@ func cellBreach(c matrix.Cell) (breach, bool) {
 			if !mine(x) || !x.rightCredentials() {
 				return false
 			}
-			x.answer(http.StatusForbidden, simulator.MsgUnauthorizedAccount)
+			x.answer(http.StatusForbidden, spec.MsgUnauthorizedAccount)
 			return true
 		}}, true
 	case "auth-key", "auth-secret", "auth-account":
-		header := map[string]string{"auth-key": headerAPIKey, "auth-secret": headerAPISecret, "auth-account": headerAccountID}[c.Rule]
+		header := map[string]string{"auth-key": spec.HeaderAPIKey, "auth-secret": spec.HeaderAPISecret, "auth-account": spec.HeaderAccountID}[c.Rule]
 		loose, ok := looseComparisons[c.Condition]
 		if !ok {
 			return breach{}, false
@@ -245,7 +246,7 @@ func cellBreach(c matrix.Cell) (breach, bool) {
 				return false
 			}
 			x.status = http.StatusOK
-			x.header.Set("Content-Type", "application/json")
+			x.header.Set("Content-Type", spec.ContentType)
 			x.setDoc(map[string]any{"status": "success", "contactId": "c-without-address"})
 			return true
 		}}, true
@@ -273,7 +274,7 @@ func cellBreach(c matrix.Cell) (breach, bool) {
 // reports pageNo and pageSize as given, whatever the bounds of §8.
 func (x *exchange) answerEmptyPage(pageNo, pageSize int) {
 	x.status = http.StatusOK
-	x.header.Set("Content-Type", "application/json")
+	x.header.Set("Content-Type", spec.ContentType)
 	x.setDoc(map[string]any{"pageNo": json.Number(strconv.Itoa(pageNo)), "pageSize": json.Number(strconv.Itoa(pageSize)),
 		"totalPages": json.Number("0"), "totalRecords": json.Number("0"), "filteredRecords": json.Number("0"), "campaigns": []any{}})
 }
@@ -281,12 +282,12 @@ func (x *exchange) answerEmptyPage(pageNo, pageSize int) {
 // operationPath is the path of a matrix operation.
 func operationPath(name string) string {
 	switch name {
-	case matrix.OpAddContact:
-		return simulator.OpContactAdd
-	case matrix.OpCampaignList:
-		return simulator.OpCampaignList
+	case spec.OpAddContact:
+		return spec.PathContactAdd
+	case spec.OpCampaignList:
+		return spec.PathCampaignList
 	}
-	return simulator.OpCampaignStats
+	return spec.PathCampaignStats
 }
 
 // roleOf names a configured account by its place in the accounts list:
@@ -308,7 +309,7 @@ func (x *exchange) noteRoles() {
 		return
 	}
 	h := x.r.Header
-	for _, by := range []string{headerAPIKey, headerAccountID} {
+	for _, by := range []string{spec.HeaderAPIKey, spec.HeaderAccountID} {
 		for i, a := range all[:min(len(all), 2)] {
 			if credentialOf(a, by) == h.Get(by) {
 				x.note.role = matrix.BothAccounts[i]
@@ -329,7 +330,7 @@ func (x *exchange) rightCredentials() bool {
 	}
 	h := x.r.Header
 	for _, a := range all {
-		if a.APIKey == h.Get(headerAPIKey) && a.APISecret == h.Get(headerAPISecret) && a.AccountID == h.Get(headerAccountID) {
+		if a.APIKey == h.Get(spec.HeaderAPIKey) && a.APISecret == h.Get(spec.HeaderAPISecret) && a.AccountID == h.Get(spec.HeaderAccountID) {
 			return true
 		}
 	}
@@ -346,7 +347,7 @@ func (x *exchange) ownerBy(header string) (*simulator.Account, []*simulator.Acco
 	h := x.r.Header
 	for _, a := range all {
 		ok := true
-		for _, o := range []string{headerAPIKey, headerAPISecret, headerAccountID} {
+		for _, o := range []string{spec.HeaderAPIKey, spec.HeaderAPISecret, spec.HeaderAccountID} {
 			if o != header && credentialOf(a, o) != h.Get(o) {
 				ok = false
 			}
@@ -360,9 +361,9 @@ func (x *exchange) ownerBy(header string) (*simulator.Account, []*simulator.Acco
 
 func credentialOf(a *simulator.Account, header string) string {
 	switch header {
-	case headerAPIKey:
+	case spec.HeaderAPIKey:
 		return a.APIKey
-	case headerAPISecret:
+	case spec.HeaderAPISecret:
 		return a.APISecret
 	}
 	return a.AccountID
@@ -545,8 +546,8 @@ var fieldBreaks = map[string]mut{
 
 // kindPreds hold for a campaign of a matrix kind, by its faithful fields.
 var kindPreds = map[string]pred{
-	matrix.KindEmail:   channel(simulator.ChannelEmail),
-	matrix.KindSMS:     channel(simulator.ChannelSMS),
+	matrix.KindEmail:   channel(spec.ChannelEmail),
+	matrix.KindSMS:     channel(spec.ChannelSMS),
 	matrix.KindStatic:  func(_ *exchange, o map[string]any) bool { return o["campaignType"] == json.Number("0") },
 	matrix.KindDynamic: func(_ *exchange, o map[string]any) bool { return o["campaignType"] == json.Number("1") },
 	matrix.KindDeleted: deleted,
@@ -573,16 +574,16 @@ func statsKindIs(x *exchange, kind string) bool {
 	if c == nil {
 		return false
 	}
-	dynamic := c.CampaignType == simulator.CampaignDynamic
+	dynamic := c.CampaignType == spec.CampaignDynamic
 	switch kind {
 	case matrix.StatsEmailStatic:
-		return c.CampaignChannel == simulator.ChannelEmail && !dynamic
+		return c.CampaignChannel == spec.ChannelEmail && !dynamic
 	case matrix.StatsEmailDynamic:
-		return c.CampaignChannel == simulator.ChannelEmail && dynamic
+		return c.CampaignChannel == spec.ChannelEmail && dynamic
 	case matrix.StatsSMSStatic:
-		return c.CampaignChannel == simulator.ChannelSMS && !dynamic
+		return c.CampaignChannel == spec.ChannelSMS && !dynamic
 	}
-	return c.CampaignChannel == simulator.ChannelSMS && dynamic
+	return c.CampaignChannel == spec.ChannelSMS && dynamic
 }
 
 func allZero(objs map[string]map[string]json.Number) bool {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 )
 
@@ -260,9 +261,9 @@ func errorIs(msg string) pred {
 }
 
 var (
-	contactOK = answer(simulator.OpContactAdd, http.StatusOK)
-	listOK    = answer(simulator.OpCampaignList, http.StatusOK)
-	statsOK   = answer(simulator.OpCampaignStats, http.StatusOK)
+	contactOK = answer(spec.PathContactAdd, http.StatusOK)
+	listOK    = answer(spec.PathCampaignList, http.StatusOK)
+	statsOK   = answer(spec.PathCampaignStats, http.StatusOK)
 )
 
 // channel holds for a campaign of that channel: the object's own
@@ -273,7 +274,7 @@ func channel(c string) pred {
 		if ch, ok := obj["campaignChannel"].(string); ok {
 			return ch == c
 		}
-		if x.note.op == simulator.OpCampaignStats {
+		if x.note.op == spec.PathCampaignStats {
 			if f := x.statsFacts(); f.campaign != nil {
 				return f.campaign.CampaignChannel == c
 			}
@@ -367,7 +368,7 @@ func (x *exchange) statsFacts() *statsFacts {
 		return x.stats
 	}
 	x.stats = &statsFacts{}
-	ctx, account := x.r.Context(), x.r.Header.Get(headerAccountID)
+	ctx, account := x.r.Context(), x.r.Header.Get(spec.HeaderAccountID)
 	if id, ok := integer(x.req, "campaignId"); ok {
 		x.stats.campaign, _ = x.l.campaigns.FindCampaignByID(ctx, account, id)
 	}

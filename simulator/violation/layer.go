@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 )
 
@@ -126,17 +127,17 @@ func (l *layer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // spec's (version-path-unversioned), and answers the spec's own paths 404.
 func (x *exchange) route() bool {
 	base := x.l.basePath
-	if base == simulator.BasePath {
+	if base == spec.BasePath {
 		return false
 	}
 	p := x.r.URL.Path
 	switch {
-	case p == simulator.BasePath || strings.HasPrefix(p, simulator.BasePath+"/"):
+	case p == spec.BasePath || strings.HasPrefix(p, spec.BasePath+"/"):
 		x.answer(http.StatusNotFound, "Not found")
 		return true
 	case strings.HasPrefix(p, base+"/"):
 		r := x.r.Clone(x.r.Context())
-		r.URL.Path = simulator.BasePath + strings.TrimPrefix(p, base)
+		r.URL.Path = spec.BasePath + strings.TrimPrefix(p, base)
 		r.URL.RawPath = ""
 		x.r = r
 	}
@@ -184,11 +185,11 @@ func (x *exchange) setHeader(name, value string) {
 
 // operation returns the operation the request's path names, or "".
 func (x *exchange) operation() string {
-	op, ok := strings.CutPrefix(x.r.URL.Path, simulator.BasePath+"/")
+	op, ok := strings.CutPrefix(x.r.URL.Path, spec.BasePath+"/")
 	if !ok {
 		return ""
 	}
-	for _, o := range simulator.Operations {
+	for _, o := range spec.Paths() {
 		if o == op {
 			return op
 		}
@@ -199,7 +200,7 @@ func (x *exchange) operation() string {
 // answer replaces the answer with a JSON error.
 func (x *exchange) answer(status int, message string) {
 	x.status = status
-	x.header.Set("Content-Type", "application/json")
+	x.header.Set("Content-Type", spec.ContentType)
 	x.setDoc(map[string]any{"error": message})
 }
 

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 	"github.com/partner-v3/conformance-kit/simulator/violation"
@@ -132,14 +133,14 @@ type call struct {
 func post(op, body string) call { return call{op: op, body: body} }
 
 func list(limit, page int) call {
-	return post(simulator.OpCampaignList, fmt.Sprintf(`{"limit":%d,"page":%d}`, limit, page))
+	return post(spec.PathCampaignList, fmt.Sprintf(`{"limit":%d,"page":%d}`, limit, page))
 }
 
 func stats(id int64) call {
-	return post(simulator.OpCampaignStats, fmt.Sprintf(`{"campaignId":%d}`, id))
+	return post(spec.PathCampaignStats, fmt.Sprintf(`{"campaignId":%d}`, id))
 }
 
-func contact(body string) call { return post(simulator.OpContactAdd, body) }
+func contact(body string) call { return post(spec.PathContactAdd, body) }
 
 func (c call) with(header, value string) call {
 	h := maps.Clone(c.header)
@@ -169,7 +170,7 @@ func (s *sut) do(c call) answer {
 		method = http.MethodPost
 	}
 	if path == "" {
-		path = simulator.BasePath + "/" + c.op
+		path = spec.BasePath + "/" + c.op
 	}
 	req := httptest.NewRequest(method, path, strings.NewReader(c.body))
 	a := s.sim.Accounts[c.as]
@@ -350,8 +351,8 @@ func campaigns(t *testing.T, in func(c map[string]any) bool, edit func(c map[str
 	}
 }
 
-func sms(c map[string]any) bool       { return c["campaignChannel"] == simulator.ChannelSMS }
-func email(c map[string]any) bool     { return c["campaignChannel"] == simulator.ChannelEmail }
+func sms(c map[string]any) bool       { return c["campaignChannel"] == spec.ChannelSMS }
+func email(c map[string]any) bool     { return c["campaignChannel"] == spec.ChannelEmail }
 func isDeleted(c map[string]any) bool { return c["active"] == json.Number("0") }
 
 // account returns the primary account's campaigns from the faithful
@@ -379,11 +380,11 @@ func (p *pair) campaignOf(ok func(c *simulator.Campaign) bool) *simulator.Campai
 }
 
 func (p *pair) smsCampaign() *simulator.Campaign {
-	return p.campaignOf(func(c *simulator.Campaign) bool { return c.CampaignChannel == simulator.ChannelSMS })
+	return p.campaignOf(func(c *simulator.Campaign) bool { return c.CampaignChannel == spec.ChannelSMS })
 }
 
 func (p *pair) emailCampaign() *simulator.Campaign {
-	return p.campaignOf(func(c *simulator.Campaign) bool { return c.CampaignChannel == simulator.ChannelEmail })
+	return p.campaignOf(func(c *simulator.Campaign) bool { return c.CampaignChannel == spec.ChannelEmail })
 }
 
 // obj returns the object at key of a decoded body.

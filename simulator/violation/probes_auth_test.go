@@ -3,6 +3,7 @@ package violation_test
 import (
 	"net/http"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/violation"
 )
@@ -102,15 +103,15 @@ func init() {
 			p.refused(page().with("x-api-key", "wrong-key"), http.StatusUnauthorized)
 		}},
 		"auth-401-as-500": {run: func(p *pair) {
-			for _, op := range simulator.Operations {
+			for _, op := range spec.Paths() {
 				p.expect(post(op, `{}`).with("x-api-secret", "wrong-secret"), func(a *answer) {
-					errorAnswer(a, http.StatusInternalServerError, simulator.MsgInternal)
+					errorAnswer(a, http.StatusInternalServerError, spec.MsgInternal)
 				})
 			}
 			p.refused(page().with("x-account-id", "acc_unknown"), http.StatusForbidden)
 		}},
 		"error-403-as-404": {run: func(p *pair) {
-			for _, op := range simulator.Operations {
+			for _, op := range spec.Paths() {
 				p.expect(post(op, `{}`).with("x-account-id", "acc_unknown"), func(a *answer) {
 					errorAnswer(a, http.StatusNotFound, "Account not found")
 				})
@@ -118,13 +119,13 @@ func init() {
 			p.refused(page().with("x-api-key", "wrong-key"), http.StatusUnauthorized)
 		}},
 		"auth-401-message": {run: func(p *pair) {
-			for _, op := range simulator.Operations {
+			for _, op := range spec.Paths() {
 				p.expect(post(op, `{}`).with("x-api-key", "wrong-key"), func(a *answer) { a.obj()["error"] = "Invalid credentials" })
 			}
 			p.refused(page().with("x-account-id", "acc_unknown"), http.StatusForbidden)
 		}},
 		"auth-403-message": {run: func(p *pair) {
-			for _, op := range simulator.Operations {
+			for _, op := range spec.Paths() {
 				p.expect(post(op, `{}`).with("x-account-id", "acc_unknown"), func(a *answer) { a.obj()["error"] = "Account access denied" })
 			}
 			p.refused(page().with("x-api-key", "wrong-key"), http.StatusUnauthorized)

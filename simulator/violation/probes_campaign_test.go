@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator/violation"
 )
 
@@ -55,7 +55,7 @@ func init() {
 			c["scheduledOn"] = strings.TrimSuffix(str(c, "scheduledOn"), "Z") + "+00:00"
 		})},
 		"campaign-broadcast-on-epoch": {run: onLastPage(func(c map[string]any) {
-			t, _ := time.Parse(simulator.TimestampLayout, str(c, "broadcastOn"))
+			t, _ := time.Parse(spec.TimestampLayout, str(c, "broadcastOn"))
 			c["broadcastOn"] = num(t.UnixMilli())
 		})},
 		"campaign-created-date-only":     {run: field(isDeleted, func(c map[string]any) { c["createdAt"] = str(c, "createdAt")[:10] })},

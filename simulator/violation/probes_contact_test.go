@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 
-	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator/violation"
 )
 
@@ -39,7 +39,7 @@ func init() {
 			}
 			// The rest of the contact is still checked, and the stored
 			// contact has no phoneNo.
-			if _, b := p.status(contact(`{"gender":"robot"}`), http.StatusBadRequest, http.StatusBadRequest); b.obj()["error"] == simulator.MsgEmailOrPhoneRequired {
+			if _, b := p.status(contact(`{"gender":"robot"}`), http.StatusBadRequest, http.StatusBadRequest); b.obj()["error"] == spec.MsgEmailOrPhoneRequired {
 				p.t.Fatalf("the gender was not checked: %s", b)
 			}
 			cs := contactsOf(p.b)
@@ -106,7 +106,7 @@ func init() {
 		}},
 		"error-400-contact-plain": {run: func(p *pair) {
 			p.expect(contact(`{}`), func(a *answer) {
-				a.Type, a.Doc, a.Raw = textPlain, nil, []byte(simulator.MsgEmailOrPhoneRequired)
+				a.Type, a.Doc, a.Raw = textPlain, nil, []byte(spec.MsgEmailOrPhoneRequired)
 			})
 			p.same(contact(`{"email":"not an address"}`))
 			p.same(stats(0).with("x-api-key", "nope"))

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/violation"
 )
@@ -119,7 +120,7 @@ func init() {
 			p.same(list(50, 2))
 		}},
 		"list-past-end-500": {run: func(p *pair) {
-			p.expect(list(50, pastEndPage), func(a *answer) { errorAnswer(a, http.StatusInternalServerError, simulator.MsgInternal) })
+			p.expect(list(50, pastEndPage), func(a *answer) { errorAnswer(a, http.StatusInternalServerError, spec.MsgInternal) })
 			p.same(list(50, lastPage))
 		}},
 		"list-past-end-campaigns-null": {run: func(p *pair) {
@@ -185,17 +186,17 @@ func init() {
 			p.same(list(10, 0))
 		}},
 		"list-missing-limit-500": {run: func(p *pair) {
-			p.expect(post(simulator.OpCampaignList, `{"page":1}`), func(a *answer) {
-				errorAnswer(a, http.StatusInternalServerError, simulator.MsgInternal)
+			p.expect(post(spec.PathCampaignList, `{"page":1}`), func(a *answer) {
+				errorAnswer(a, http.StatusInternalServerError, spec.MsgInternal)
 			})
-			p.same(post(simulator.OpCampaignList, `{"limit":5}`))
+			p.same(post(spec.PathCampaignList, `{"limit":5}`))
 			p.same(list(51, 1))
 		}},
 		"list-missing-page-500": {run: func(p *pair) {
-			p.expect(post(simulator.OpCampaignList, `{"limit":5}`), func(a *answer) {
-				errorAnswer(a, http.StatusInternalServerError, simulator.MsgInternal)
+			p.expect(post(spec.PathCampaignList, `{"limit":5}`), func(a *answer) {
+				errorAnswer(a, http.StatusInternalServerError, spec.MsgInternal)
 			})
-			p.same(post(simulator.OpCampaignList, `{"page":1,"limit":"5"}`))
+			p.same(post(spec.PathCampaignList, `{"page":1,"limit":"5"}`))
 			p.same(list(5, 0))
 		}},
 		"list-id-duplicate": {run: func(p *pair) {

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator/violation"
 )
 
@@ -53,8 +53,8 @@ func init() {
 		"rate-never-frees": {rateLimit: limit, run: func(p *pair) {
 			p.exhaust()
 			p.refused(page(), http.StatusTooManyRequests)
-			p.f.clock.advance(simulator.DefaultRateWindow + time.Second)
-			p.b.clock.advance(simulator.DefaultRateWindow + time.Second)
+			p.f.clock.advance(spec.RateWindow + time.Second)
+			p.b.clock.advance(spec.RateWindow + time.Second)
 			p.status(page(), http.StatusOK, http.StatusTooManyRequests)
 			p.f.clock.advance(24 * time.Hour)
 			p.b.clock.advance(24 * time.Hour)
@@ -62,10 +62,10 @@ func init() {
 		}},
 		"rate-window-double": {rateLimit: limit, run: func(p *pair) {
 			p.exhaust()
-			p.f.clock.advance(simulator.DefaultRateWindow + time.Second)
-			p.b.clock.advance(simulator.DefaultRateWindow + time.Second)
+			p.f.clock.advance(spec.RateWindow + time.Second)
+			p.b.clock.advance(spec.RateWindow + time.Second)
 			p.status(page(), http.StatusOK, http.StatusTooManyRequests)
-			p.b.clock.advance(simulator.DefaultRateWindow)
+			p.b.clock.advance(spec.RateWindow)
 			if a := p.b.do(page()); a.Status != http.StatusOK {
 				p.t.Fatalf("after two windows: %s", a)
 			}
@@ -101,7 +101,7 @@ func init() {
 			p.at429(page(), func(a *answer) { a.Status = http.StatusServiceUnavailable })
 		}},
 		"rate-body-shape": {rateLimit: limit, run: func(p *pair) {
-			p.at429(page(), func(a *answer) { a.Doc = map[string]any{"message": simulator.MsgRateLimit} })
+			p.at429(page(), func(a *answer) { a.Doc = map[string]any{"message": spec.MsgRateLimit} })
 		}},
 		"rate-message": {rateLimit: limit, run: func(p *pair) {
 			p.at429(page(), func(a *answer) { a.obj()["error"] = "Too many requests" })

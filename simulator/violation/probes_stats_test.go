@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/violation"
 )
@@ -22,7 +23,7 @@ func counts(a *answer, object string, edit func(n any) any) {
 func onChannel(ch string, edit func(a *answer)) func(p *pair) {
 	return func(p *pair) {
 		in, out := p.smsCampaign(), p.emailCampaign()
-		if ch == simulator.ChannelEmail {
+		if ch == spec.ChannelEmail {
 			in, out = out, in
 		}
 		p.expect(stats(in.ID), edit)
@@ -50,11 +51,11 @@ func init() {
 			}
 		})},
 		"stats-count-negative": {run: onBoth(func(a *answer) { obj(a.Doc, "emailStat")["Softbounce"] = num(-1) })},
-		"stats-count-float-sms": {run: onChannel(simulator.ChannelSMS, func(a *answer) {
+		"stats-count-float-sms": {run: onChannel(spec.ChannelSMS, func(a *answer) {
 			counts(a, "smsStat", func(n any) any { return json.Number(fmt.Sprint(n) + ".0") })
 		})},
-		"stats-count-null-sms": {run: onChannel(simulator.ChannelSMS, func(a *answer) { obj(a.Doc, "smsStat")["Failed"] = nil })},
-		"stats-key-lowercase": {run: onChannel(simulator.ChannelEmail, func(a *answer) {
+		"stats-count-null-sms": {run: onChannel(spec.ChannelSMS, func(a *answer) { obj(a.Doc, "smsStat")["Failed"] = nil })},
+		"stats-key-lowercase": {run: onChannel(spec.ChannelEmail, func(a *answer) {
 			e := obj(a.Doc, "emailStat")
 			for k, v := range e {
 				delete(e, k)
@@ -67,7 +68,7 @@ func init() {
 			e["HardBounce"] = e["Hardbounce"]
 			delete(e, "Hardbounce")
 		})},
-		"stats-opened-string-email": {run: onChannel(simulator.ChannelEmail, func(a *answer) {
+		"stats-opened-string-email": {run: onChannel(spec.ChannelEmail, func(a *answer) {
 			obj(a.Doc, "emailStat")["Opened"] = fmt.Sprint(obj(a.Doc, "emailStat")["Opened"])
 		})},
 		"stats-unsubscribe-missing-last": {run: func(p *pair) {
@@ -81,38 +82,38 @@ func init() {
 			a.obj()["smsStat"] = []any{s["Sent"], s["Delivered"], s["Failed"]}
 		})},
 		"stats-sms-missing":       {run: onBoth(func(a *answer) { delete(a.obj(), "smsStat") })},
-		"stats-email-missing-sms": {run: onChannel(simulator.ChannelSMS, func(a *answer) { delete(a.obj(), "emailStat") })},
-		"stats-sms-null-email":    {run: onChannel(simulator.ChannelEmail, func(a *answer) { a.obj()["smsStat"] = nil })},
+		"stats-email-missing-sms": {run: onChannel(spec.ChannelSMS, func(a *answer) { delete(a.obj(), "emailStat") })},
+		"stats-sms-null-email":    {run: onChannel(spec.ChannelEmail, func(a *answer) { a.obj()["smsStat"] = nil })},
 		"stats-wrapped": {run: func(p *pair) {
 			onBoth(func(a *answer) { a.Doc = map[string]any{"data": a.Doc} })(p)
-			p.same(post(simulator.OpCampaignStats, `{}`))
+			p.same(post(spec.PathCampaignStats, `{}`))
 		}},
 		"stats-no-requirement": {run: func(p *pair) {
-			p.expect(post(simulator.OpCampaignStats, `{}`), func(a *answer) {
+			p.expect(post(spec.PathCampaignStats, `{}`), func(a *answer) {
 				errorAnswer(a, http.StatusNotFound, simulator.MsgCampaignNotFound)
 			})
-			p.expect(post(simulator.OpCampaignStats, `{"campaignId":null}`), func(a *answer) {
+			p.expect(post(spec.PathCampaignStats, `{"campaignId":null}`), func(a *answer) {
 				errorAnswer(a, http.StatusNotFound, simulator.MsgCampaignNotFound)
 			})
 			p.same(stats(p.smsCampaign().ID))
 		}},
 		"stats-400-message": {run: func(p *pair) {
-			p.expect(post(simulator.OpCampaignStats, `{}`), func(a *answer) { a.obj()["error"] = "campaignId missing" })
-			p.same(post(simulator.OpCampaignStats, `{"campaignId":"x"}`))
+			p.expect(post(spec.PathCampaignStats, `{}`), func(a *answer) { a.obj()["error"] = "campaignId missing" })
+			p.same(post(spec.PathCampaignStats, `{"campaignId":"x"}`))
 		}},
 		"stats-400-as-404": {run: func(p *pair) {
 			for _, body := range []string{`{}`, `{"other":1}`} {
-				p.expect(post(simulator.OpCampaignStats, body), func(a *answer) {
+				p.expect(post(spec.PathCampaignStats, body), func(a *answer) {
 					errorAnswer(a, http.StatusNotFound, simulator.MsgCampaignNotFound)
 				})
 			}
-			p.same(post(simulator.OpCampaignStats, `{"campaignId":"x"}`))
+			p.same(post(spec.PathCampaignStats, `{"campaignId":"x"}`))
 		}},
 		"stats-id-string-only": {run: func(p *pair) {
 			id := p.smsCampaign().ID
 			p.expect(stats(id), func(a *answer) { errorAnswer(a, http.StatusBadRequest, "campaignId must be a string") })
 			p.status(stats(1), http.StatusNotFound, http.StatusBadRequest)
-			byString := post(simulator.OpCampaignStats, fmt.Sprintf(`{"campaignId":"%d"}`, id))
+			byString := post(spec.PathCampaignStats, fmt.Sprintf(`{"campaignId":"%d"}`, id))
 			p.status(byString, http.StatusBadRequest, http.StatusOK)
 			if got, want := p.b.do(byString), p.f.do(stats(id)); !got.equal(want) {
 				p.t.Fatalf("by string: %s, want %s", got, want)

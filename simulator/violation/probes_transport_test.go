@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator/violation"
 )
 
@@ -34,8 +34,8 @@ func init() {
 			bare := func(msg string) func(a *answer) {
 				return func(a *answer) { a.Type, a.Doc, a.Raw = textPlain, nil, []byte(msg) }
 			}
-			p.expect(list(5, 1).with("x-api-secret", "nope"), bare(simulator.MsgInvalidCredentials))
-			p.expect(contact(validContact).with("x-account-id", "nope"), bare(simulator.MsgUnauthorizedAccount))
+			p.expect(list(5, 1).with("x-api-secret", "nope"), bare(spec.MsgInvalidCredentials))
+			p.expect(contact(validContact).with("x-account-id", "nope"), bare(spec.MsgUnauthorizedAccount))
 			p.same(contact(`{}`))
 		}},
 		"json-trailing-data": {run: func(p *pair) {
@@ -54,7 +54,7 @@ func init() {
 			p.same(list(5, 1).with("Content-Type", "application/json").with("x-api-key", "nope"))
 		}},
 		"get-served": {run: func(p *pair) {
-			for _, op := range simulator.Operations {
+			for _, op := range spec.Paths() {
 				for _, m := range []string{http.MethodGet, http.MethodPut, http.MethodDelete} {
 					p.expect(call{method: m, op: op}, func(a *answer) {
 						a.Status, a.Doc = http.StatusOK, map[string]any{"status": "success"}
@@ -75,7 +75,7 @@ func init() {
 			p.same(list(5, 1))
 		}},
 		"version-path-unversioned": {listen: true, run: func(p *pair) {
-			for _, op := range simulator.Operations {
+			for _, op := range spec.Paths() {
 				p.expect(post(op, `{}`), func(a *answer) { errorAnswer(a, http.StatusNotFound, "Not found") })
 			}
 			want := p.f.do(list(5, 1))

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"regexp"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 )
 
@@ -31,11 +32,11 @@ func rewriteCredentials(fix func(c credentials, all []*simulator.Account) (crede
 			return false
 		}
 		h := x.r.Header
-		c := credentials{h.Get(headerAPIKey), h.Get(headerAPISecret), h.Get(headerAccountID)}
+		c := credentials{h.Get(spec.HeaderAPIKey), h.Get(spec.HeaderAPISecret), h.Get(spec.HeaderAccountID)}
 		if fixed, ok := fix(c, all); ok && fixed != c {
-			x.setHeader(headerAPIKey, fixed.key)
-			x.setHeader(headerAPISecret, fixed.secret)
-			x.setHeader(headerAccountID, fixed.account)
+			x.setHeader(spec.HeaderAPIKey, fixed.key)
+			x.setHeader(spec.HeaderAPISecret, fixed.secret)
+			x.setHeader(spec.HeaderAccountID, fixed.account)
 		}
 		return false
 	}
@@ -75,7 +76,7 @@ func answerOn(op string, methodOK func(string) bool, status int, body map[string
 			return false
 		}
 		x.status = status
-		x.header.Set("Content-Type", "application/json")
+		x.header.Set("Content-Type", spec.ContentType)
 		x.setDoc(body)
 		return true
 	}
@@ -109,7 +110,7 @@ const placeholderPhone = `"+10000000000"`
 // parameters.
 func charsetless(ct string) bool {
 	mt, params, err := mime.ParseMediaType(ct)
-	return err == nil && mt == "application/json" && len(params) == 0
+	return err == nil && mt == spec.ContentType && len(params) == 0
 }
 
 // refusedLabel is a Content-Type the server refuses, put in for one it

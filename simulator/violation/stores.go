@@ -10,13 +10,6 @@ import (
 	"github.com/partner-v3/conformance-kit/simulator"
 )
 
-// Spec §5 header names, as the server reads them.
-const (
-	headerAPIKey    = "x-api-key"
-	headerAPISecret = "x-api-secret"
-	headerAccountID = "x-account-id"
-)
-
 // accountStore matches credentials the faithful store refuses.
 type accountStore struct {
 	simulator.AccountStore

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 )
 
@@ -181,14 +182,14 @@ func (s Set) Limits(limit int, window time.Duration) (int, time.Duration) {
 }
 
 // BasePath returns the path prefix the simulator serves the operations
-// under: simulator.BasePath, unless a switch breaks spec §9.
+// under: spec.BasePath, unless a switch breaks spec §9.
 func (s Set) BasePath() string {
 	for _, c := range s.on {
 		if c.breach.basePath != "" {
 			return c.breach.basePath
 		}
 	}
-	return simulator.BasePath
+	return spec.BasePath
 }
 
 // wrap wraps next with every switch on whose breach has a decorator for
@@ -233,7 +234,7 @@ func (s Set) RateCounter(next simulator.RateCounter) simulator.RateCounter {
 // a set of headers, a campaign's channel).
 func (s Set) Handler(accounts simulator.AccountStore, campaigns simulator.CampaignStore) func(http.Handler) http.Handler {
 	l := &layer{basePath: s.BasePath(), accounts: accounts, campaigns: campaigns}
-	need := l.basePath != simulator.BasePath
+	need := l.basePath != spec.BasePath
 	for _, c := range s.on {
 		if c.breach.before != nil {
 			l.before = append(l.before, c.breach.before)

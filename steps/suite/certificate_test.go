@@ -9,11 +9,12 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/steps"
 )
 
 func testResult() *Result {
-	r := &Result{SuiteVersion: "v1.0.0", SpecVersion: SpecVersion, Spec: "Partner API", Target: "https://partner.example/v3/partner/webhook",
+	r := &Result{SuiteVersion: "v1.0.0", SpecVersion: spec.Version, Spec: "Partner API", Target: "https://partner.example/v3/partner/webhook",
 		Started: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC), Ended: time.Date(2026, 11, 22, 10, 2, 0, 0, time.UTC),
 		Verdict: VerdictPass, Certification: true, Digests: OwnDigests(), Flags: map[string]string{"api-key": MaskCredential("dev-key-alpha-7f3c2b9e")},
 		TLS: []TLSSession{{Version: "TLS 1.3", Protocol: "HTTP/2.0", Chain: []string{"ab12"}, Verified: true}}}

@@ -19,22 +19,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator/control"
 )
-
-// Spec limits of §8, the defaults of Config.RateLimit and Config.RateWindow.
-const (
-	SpecRateLimit  = 100
-	SpecRateWindow = time.Minute
-)
-
-// SpecVersion is the version of the spec the suite checks (§9: "The
-// interface is version 3").
-const SpecVersion = "3"
-
-// BasePathSuffix is the path every base address ends in (spec §1 "Base
-// addresses", §9).
-const BasePathSuffix = "/v3/partner/webhook"
 
 // DefaultTags selects the scenarios of a certification run: what the spec
 // states, nothing of the simulator's own choices.
@@ -42,7 +29,7 @@ const DefaultTags = "@normative"
 
 // inProcessURL is the base URL used when Config.Handler is set and
 // Config.BaseURL is empty. Requests never leave the process.
-const inProcessURL = "https://in-process.invalid" + BasePathSuffix
+const inProcessURL = "https://in-process.invalid" + spec.BasePath
 
 // Errors Run returns; the runner maps every one of them to exit status 2.
 // With ErrConnection and ErrPreflight, Run also returns a Result whose

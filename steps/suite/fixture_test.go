@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/steps"
 	"github.com/partner-v3/conformance-kit/steps/internal/mask"
 	"github.com/partner-v3/conformance-kit/steps/internal/record"
@@ -47,15 +48,15 @@ func sampleResult(t testing.TB) *Result {
 	}
 	r := &Result{
 		SuiteVersion: "v1.4.0-3-gabc1234",
-		SpecVersion:  SpecVersion,
+		SpecVersion:  spec.Version,
 		Spec:         "Partner Contact and Campaign Service, API v3",
 		Target:       base,
 		Tags:         DefaultTags,
 		Started:      started,
 		Ended:        started.Add(2*time.Minute + 7*time.Second),
 		Duration:     2*time.Minute + 7*time.Second,
-		RateLimit:    SpecRateLimit,
-		RateWindow:   SpecRateWindow.String(),
+		RateLimit:    spec.RateLimit,
+		RateWindow:   spec.RateWindow.String(),
 		Requests:     412,
 		Waited:       61 * time.Second,
 		BudgetWaits: []steps.BudgetWait{{
@@ -134,14 +135,14 @@ func sampleResult(t testing.TB) *Result {
 			},
 		},
 	}
-	r.judge(Config{SuiteVersion: r.SuiteVersion, Tags: DefaultTags, RateLimit: SpecRateLimit, RateWindow: SpecRateWindow})
+	r.judge(Config{SuiteVersion: r.SuiteVersion, Tags: DefaultTags, RateLimit: spec.RateLimit, RateWindow: spec.RateWindow})
 	return r
 }
 
 // notRunResult is a run that stopped at the preflight.
 func notRunResult() *Result {
 	return &Result{
-		SuiteVersion: "v1.4.0", SpecVersion: SpecVersion, Spec: "Partner Contact and Campaign Service, API v3",
+		SuiteVersion: "v1.4.0", SpecVersion: spec.Version, Spec: "Partner Contact and Campaign Service, API v3",
 		Target: "https://partner.example.test/v3/partner/webhook", Tags: DefaultTags,
 		Verdict: VerdictNotRun, NotRun: "preflight: connection error: dial tcp: lookup partner.example.test: no such host",
 		Scenarios: []*steps.ScenarioResult{}, Caveats: []string{},

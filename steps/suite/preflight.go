@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/steps/internal/pace"
 	"github.com/partner-v3/conformance-kit/steps/internal/record"
 )
@@ -25,7 +26,7 @@ import (
 // without /v3, one operation missing) is the scenarios' to judge.
 func (r *run) preflight(ctx context.Context) error {
 	ctx = record.WithScenario(ctx, "preflight")
-	status, msg, err := r.probe(ctx, r.cfg.Primary, "campaign/list", `{"limit": 1, "page": 1}`)
+	status, msg, err := r.probe(ctx, r.cfg.Primary, spec.PathCampaignList, `{"limit": 1, "page": 1}`)
 	if err != nil {
 		return err
 	}
@@ -34,7 +35,7 @@ func (r *run) preflight(ctx context.Context) error {
 	}
 	if status == http.StatusNotFound {
 		missing := true
-		for _, op := range []string{"campaign/stats", "contact/add"} {
+		for _, op := range []string{spec.PathCampaignStats, spec.PathContactAdd} {
 			// Bodies every conforming service refuses before it acts (§4.1,
 			// §4.3: 400), so the probe creates nothing.
 			st, _, err := r.probe(ctx, r.cfg.Primary, op, `{}`)
@@ -44,14 +45,15 @@ func (r *run) preflight(ctx context.Context) error {
 			missing = missing && st == http.StatusNotFound
 		}
 		if missing {
-			return fmt.Errorf("%w: no operation of the spec answers at %s: Campaign List, Campaign Stats and Add Contact all answered 404; check --base-url (the deployment's address of /v3/partner/webhook, spec §1)", ErrPreflight, r.base)
+			return fmt.Errorf("%w: no operation of the spec answers at %s: %s, %s and %s all answered 404; check --base-url (the deployment's address of %s, spec §1)",
+				ErrPreflight, r.base, spec.OpCampaignList, spec.OpCampaignStats, spec.OpAddContact, spec.BasePath)
 		}
 	}
 	if err := credentialsRefused(status, msg, "primary", "--api-key, --api-secret", "--account-id"); err != nil {
 		return err
 	}
 	if r.cfg.Second.Complete() {
-		status, msg, err := r.probe(ctx, r.cfg.Second, "campaign/list", `{"limit": 1, "page": 1}`)
+		status, msg, err := r.probe(ctx, r.cfg.Second, spec.PathCampaignList, `{"limit": 1, "page": 1}`)
 		if err != nil {
 			return err
 		}
@@ -101,10 +103,10 @@ func (r *run) probe(ctx context.Context, acct Account, op, body string) (int, st
 	if err != nil {
 		return 0, "", fmt.Errorf("%w: build the first request: %w", ErrConfig, err)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("x-api-key", acct.APIKey)
-	req.Header.Set("x-api-secret", acct.APISecret)
-	req.Header.Set("x-account-id", acct.AccountID)
+	req.Header.Set("Content-Type", spec.ContentType)
+	req.Header.Set(spec.HeaderAPIKey, acct.APIKey)
+	req.Header.Set(spec.HeaderAPISecret, acct.APISecret)
+	req.Header.Set(spec.HeaderAccountID, acct.AccountID)
 	resp, err := r.client.Do(req)
 	if err != nil {
 		return 0, "", fmt.Errorf("%w: %s: %w%s", ErrConnection, r.base, err, tlsHint(err))

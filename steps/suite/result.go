@@ -14,6 +14,7 @@ import (
 
 	"github.com/partner-v3/conformance-kit/features"
 	"github.com/partner-v3/conformance-kit/fixtures"
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/steps"
 	"github.com/partner-v3/conformance-kit/steps/internal/record"
 )
@@ -127,11 +128,10 @@ func (r *Result) FailedScenarios() []*steps.ScenarioResult {
 // the scenarios ran.
 func (r *run) result(started time.Time, tags string, fsys fs.FS) *Result {
 	cfg := r.cfg
-	_, spec, _ := SpecSections()
 	res := &Result{
 		SuiteVersion: cfg.SuiteVersion,
-		SpecVersion:  SpecVersion,
-		Spec:         spec,
+		SpecVersion:  spec.Version,
+		Spec:         spec.Title,
 		Target:       r.secrets.String(cfg.BaseURL),
 		Tags:         tags,
 		Started:      started.UTC(),
@@ -248,8 +248,8 @@ func (r *Result) judge(cfg Config) {
 			r.Caveats = append(r.Caveats, "the scenarios are not the suite's own (--features): their digest differs from the embedded ones")
 		}
 	}
-	if cfg.RateLimit != SpecRateLimit || cfg.RateWindow != SpecRateWindow {
-		r.Caveats = append(r.Caveats, fmt.Sprintf("the target was checked against a rate limit of %d per %s, not the spec's %d per %s (§8): the verdict is not a certification", cfg.RateLimit, cfg.RateWindow, SpecRateLimit, SpecRateWindow))
+	if cfg.RateLimit != spec.RateLimit || cfg.RateWindow != spec.RateWindow {
+		r.Caveats = append(r.Caveats, fmt.Sprintf("the target was checked against a rate limit of %d per %s, not the spec's %d per %s (§8): the verdict is not a certification", cfg.RateLimit, cfg.RateWindow, spec.RateLimit, spec.RateWindow))
 	}
 	if cfg.Tags != DefaultTags {
 		r.Caveats = append(r.Caveats, fmt.Sprintf("scenarios were selected with %q, not %q", cfg.Tags, DefaultTags))

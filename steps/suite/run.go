@@ -16,6 +16,7 @@ import (
 	"github.com/gavv/httpexpect/v2"
 
 	"github.com/partner-v3/conformance-kit/features"
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/steps"
@@ -305,10 +306,10 @@ func newRun(ctx context.Context, cfg Config, base *url.URL, runID string) (*run,
 		}
 	}
 	if cfg.RateLimit == 0 {
-		cfg.RateLimit = SpecRateLimit
+		cfg.RateLimit = spec.RateLimit
 	}
 	if cfg.RateWindow == 0 {
-		cfg.RateWindow = SpecRateWindow
+		cfg.RateWindow = spec.RateWindow
 	}
 	r.cfg = cfg
 	r.secrets = cfg.secrets()

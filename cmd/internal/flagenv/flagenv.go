@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 )
 
 // Name is the variable of a flag: prefix + the name in upper snake case
@@ -114,4 +115,17 @@ func WriteHelp(w io.Writer, fs *flag.FlagSet, h Help) {
 func Quiet(fs *flag.FlagSet) {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
+}
+
+// Duration writes d as a help text shows it, without the zero units
+// time.Duration.String keeps: "1m", "1h30m", "10s", not "1m0s".
+func Duration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }

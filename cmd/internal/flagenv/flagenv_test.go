@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestFill(t *testing.T) {
@@ -106,5 +107,24 @@ func TestQuietLeavesErrorsAndHelpToTheCaller(t *testing.T) {
 	}
 	if err := fs.Parse([]string{"-h"}); !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("Parse(-h)=%v, want flag.ErrHelp", err)
+	}
+}
+
+func TestDuration(t *testing.T) {
+	tests := []struct {
+		d    time.Duration
+		want string
+	}{
+		{time.Minute, "1m"},
+		{90 * time.Minute, "1h30m"},
+		{2 * time.Hour, "2h"},
+		{10 * time.Second, "10s"},
+		{61 * time.Second, "1m1s"},
+		{1500 * time.Millisecond, "1.5s"},
+	}
+	for _, tt := range tests {
+		if got := Duration(tt.d); got != tt.want {
+			t.Errorf("Duration(%v) = %q, want %q", tt.d, got, tt.want)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator/control"
 )
 
@@ -74,7 +75,7 @@ func (t *Transport) CloseIdleConnections() {
 // accounts' credentials counts for both: the suite cannot know how the
 // target attributes it.
 func (t *Transport) accounts(r *http.Request) []string {
-	key, id := r.Header.Get("x-api-key"), r.Header.Get("x-account-id")
+	key, id := r.Header.Get(spec.HeaderAPIKey), r.Header.Get(spec.HeaderAccountID)
 	sec := t.Second
 	if sec.AccountID != "" && (key == sec.APIKey || id == sec.AccountID) {
 		out := []string{sec.AccountID}
