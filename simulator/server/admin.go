@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path"
 	"strconv"
 	"time"
 
@@ -50,6 +51,13 @@ func (s *Server) AdminHandler() http.Handler {
 			s.Error(w, r, simulator.Errorf(simulator.EUNAUTHORIZED, "Control API: missing or wrong bearer token"))
 			return
 		}
+		// The mux would redirect a path that is not clean (an empty id in
+		// /accounts//report, //reset, /./) with an HTML body, and CONNECT
+		// or OPTIONS * name no path at all: none of them is a control call.
+		if !cleanAdminPath(r.URL.Path) {
+			s.Error(w, r, simulator.Errorf(simulator.ENOTFOUND, "No control call %s %s", r.Method, quotePath(r.RequestURI)))
+			return
+		}
 		// The mux answers a known path with the wrong method by a plain-text
 		// 405; answer it in JSON like every other error.
 		if _, pattern := mux.Handler(r); pattern == "" || pattern == "/" {
@@ -59,9 +67,53 @@ func (s *Server) AdminHandler() http.Handler {
 				return
 			}
 		}
-		mux.ServeHTTP(w, r)
+		mux.ServeHTTP(&noRedirect{ResponseWriter: w, s: s, r: r}, r)
 	})))
 }
+
+// cleanAdminPath reports whether p is a path the mux serves as it is: it
+// starts with "/" and holds no empty, "." or ".." segment (a trailing "/"
+// is kept, as /debug/pprof/ has one).
+func cleanAdminPath(p string) bool {
+	if p == "" || p[0] != '/' {
+		return false
+	}
+	c := path.Clean(p)
+	return c == p || c+"/" == p
+}
+
+// noRedirect turns any redirect the mux still makes (a subtree's path
+// without its trailing "/", such as /debug/pprof) into the JSON 404 of an
+// unknown call: every control answer but pprof's and the report's
+// Markdown is JSON, and a client that follows a redirect would send its
+// bearer token to wherever it pointed.
+type noRedirect struct {
+	http.ResponseWriter
+	s          *Server
+	r          *http.Request
+	redirected bool
+}
+
+func (w *noRedirect) WriteHeader(code int) {
+	if code < 300 || code >= 400 || w.redirected {
+		w.ResponseWriter.WriteHeader(code)
+		return
+	}
+	w.redirected = true
+	w.Header().Del("Location")
+	w.s.Error(w.ResponseWriter, w.r, simulator.Errorf(simulator.ENOTFOUND, "No control call %s %s", w.r.Method, quotePath(w.r.URL.Path)))
+}
+
+func (w *noRedirect) Write(b []byte) (int, error) {
+	if w.redirected {
+		return len(b), nil // the redirect's HTML, replaced by the JSON error
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController (pprof's profile sets a write
+// deadline) reach the underlying writer.
+func (w *noRedirect) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // adminAllow lists the methods the mux has for r's path.
 func (s *Server) adminAllow(mux *http.ServeMux, r *http.Request) string {
