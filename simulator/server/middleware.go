@@ -101,7 +101,7 @@ func (s *Server) limitRate(next http.Handler) http.Handler {
 		w.Header().Set("X-RateLimit-Limit", strconv.Itoa(limit))
 		w.Header().Set("X-RateLimit-Remaining", strconv.Itoa(max(limit-d.Count, 0)))
 		n := noteFrom(r)
-		n.now, n.counted = ad.Now, d.Allowed
+		n.now = ad.Now
 		if !d.Allowed {
 			sec := retryAfterSeconds(d.RetryAfter)
 			// The client report judges a retry against what the client was

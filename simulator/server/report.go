@@ -33,10 +33,11 @@ const (
 	// it, contacts added later are not remembered, so a re-send of one of
 	// them is not reported.
 	maxContactHashes = 10_000
-	// burstLimit and burstWindow are spec §8's limit, which the burst
-	// rule applies whatever limit the simulator runs with.
-	burstLimit  = simulator.DefaultRateLimit
-	burstWindow = simulator.DefaultRateWindow
+	// specLimit and specWindow are spec §8's limit, against which the
+	// report measures the client's pace, as information, when the
+	// simulator runs another one.
+	specLimit  = simulator.DefaultRateLimit
+	specWindow = simulator.DefaultRateWindow
 )
 
 // note is what one request tells the client report, filled on its way.
@@ -48,8 +49,8 @@ type note struct {
 	// now is the simulator time of the rate decision; zero when the
 	// request did not reach it.
 	now time.Time
-	// counted: the limiter counted the request; limited: it refused it.
-	counted, limited bool
+	// limited: the limiter refused the request.
+	limited bool
 	// retryAfter is the Retry-After of the 429 the request was answered
 	// with (limiter or injected fault); zero for none.
 	retryAfter time.Duration
@@ -102,6 +103,9 @@ type clientReports struct {
 	seed    maphash.Seed // the contact hashes' salt, new at every reset
 	since   time.Time
 	clients map[string]*clientState
+	// pace: the simulator runs another limit than the spec's, so each
+	// account's pace is measured against the spec's (SpecPace).
+	pace bool
 }
 
 // clientState is one account's report state.
@@ -112,15 +116,34 @@ type clientState struct {
 	// last429 is the simulator time of the latest 429 and deadline the
 	// latest instant a Retry-After told the client to wait until.
 	last429, deadline time.Time
-	// times is a ring of the simulator times (Unix ns) of the latest
-	// burstLimit requests the spec's limiter would have counted.
-	times        [burstLimit]int64
-	nTimes, next int
+	// limited is the latest limiter 429 not yet judged: whether the
+	// client's next request waited its Retry-After out.
+	limited struct {
+		id       string
+		at, till time.Time
+	}
+	// pace is kept only when the simulator runs another limit than the
+	// spec's.
+	pace *specPace
 	// contacts holds salted hashes of the emails and phone numbers the
 	// account added; true while the contact's adding was delayed by an
 	// injected fault (the client may have timed out: one re-send is a
 	// retry, not a duplicate).
 	contacts map[uint64]bool
+}
+
+// specPace measures an account's requests against spec §8's limit.
+type specPace struct {
+	// times is a ring of the simulator times (Unix ns) of the latest
+	// specLimit requests the spec's limiter would have counted.
+	times        [specLimit]int64
+	nTimes, next int
+	refused      int
+	// recent holds the times of the requests of the last specWindow, oldest
+	// first, from head on; busiest is the most it ever held.
+	recent  []int64
+	head    int
+	busiest int
 }
 
 type findingKey struct{ kind, detail string }
@@ -147,6 +170,9 @@ func (c *clientReports) state(accountID string) *clientState {
 			}
 		}
 		st = &clientState{since: c.since, findings: map[findingKey]*tally{}}
+		if c.pace {
+			st.pace = &specPace{}
+		}
 		c.clients[accountID] = st
 	}
 	return st
@@ -229,11 +255,18 @@ func (st *clientState) add(kind, detail, requestID string) {
 func (st *clientState) observe(e *simulator.JournalEntry, n *note, seed maphash.Seed) {
 	st.requests++
 	id := e.RequestID
-	// A 429 of the limiter is the client's when the spec's limit would
-	// have refused the request too; under a limit stricter than the
-	// spec's (a test provoking a 429 on purpose), it is the test's own.
-	if n.limited && st.overSpecLimit(n.now) {
-		st.add(simulator.FindingRateLimited, "", id)
+	// A limiter's 429 is judged by what the client did next, against the
+	// limit the simulator runs (the one it announced): waited out, it is
+	// no finding; another request of the account before its Retry-After
+	// (and not sent alongside it) makes it the client's.
+	if l := &st.limited; l.id != "" && !n.now.IsZero() && !n.now.Before(l.at) {
+		if n.now.Before(l.till) {
+			st.add(simulator.FindingRateLimited, "", l.id)
+		}
+		l.id = ""
+	}
+	if n.limited {
+		st.limited.id, st.limited.at, st.limited.till = id, n.now, n.now.Add(n.retryAfter)
 	}
 	// Spec §7/§8: any request of the account before the Retry-After of an
 	// earlier 429 has passed, on the simulator's clock. A request decided
@@ -250,8 +283,8 @@ func (st *clientState) observe(e *simulator.JournalEntry, n *note, seed maphash.
 			st.deadline = d
 		}
 	}
-	if n.counted {
-		st.countBurst(n.now, id)
+	if st.pace != nil && !n.now.IsZero() {
+		st.pace.observe(n.now)
 	}
 	if n.added {
 		st.addContact(n, e.Fault == simulator.FaultDelay, seed, id)
@@ -265,26 +298,32 @@ func (st *clientState) observe(e *simulator.JournalEntry, n *note, seed maphash.
 	}
 }
 
-// countBurst applies spec §8's 100 per minute to the requests the
-// simulator's limiter counted: a request is a burst when the 100th request
-// before it is less than 60 s older, exactly as the limiter decides. A
-// burst is not counted in the ring, as the spec's limiter would have
-// refused it.
-func (st *clientState) countBurst(now time.Time, id string) {
+// observe counts a request that reached the rate decision at now: the
+// spec's limiter would have refused it when the 100th request it counted
+// before is less than 60 s older (it counts only what it allows, exactly
+// as the simulator's limiter decides); recent keeps the busiest 60 s.
+func (p *specPace) observe(now time.Time) {
 	t := now.UnixNano()
-	if st.overSpecLimit(now) {
-		st.add(simulator.FindingBurst, "", id)
-		return
+	if p.nTimes == specLimit && t-p.times[p.next] < int64(specWindow) {
+		p.refused++
+	} else {
+		p.times[p.next] = t
+		p.next = (p.next + 1) % specLimit
+		p.nTimes = min(p.nTimes+1, specLimit)
 	}
-	st.times[st.next] = t
-	st.next = (st.next + 1) % burstLimit
-	st.nTimes = min(st.nTimes+1, burstLimit)
-}
-
-// overSpecLimit reports whether a request at now would be the 101st
-// within 60 s of the requests the spec's limiter would have counted.
-func (st *clientState) overSpecLimit(now time.Time) bool {
-	return st.nTimes == burstLimit && now.UnixNano()-st.times[st.next] < int64(burstWindow)
+	for p.head < len(p.recent) && t-p.recent[p.head] >= int64(specWindow) {
+		p.head++
+	}
+	if p.head > len(p.recent)/2 {
+		// Keep the live part at the front: the slice never grows past
+		// twice the busiest window.
+		p.recent = append(p.recent[:0], p.recent[p.head:]...)
+		p.head = 0
+	}
+	if len(p.recent)-p.head < simulator.MaxPaceCount {
+		p.recent = append(p.recent, t)
+	}
+	p.busiest = max(p.busiest, len(p.recent)-p.head)
 }
 
 // addContact remembers an added contact by salted hashes of its email
@@ -359,8 +398,14 @@ func (s *Server) clientReport(accountID string) simulator.ClientReport {
 		Findings: []simulator.Finding{}}
 	s.reports.mu.Lock()
 	out.Since = s.reports.since
+	if s.reports.pace {
+		out.SpecPace = &simulator.SpecPace{Limit: specLimit, Window: specWindow.String()}
+	}
 	if st := s.reports.clients[accountID]; st != nil {
 		out.Since, out.Requests = st.since, st.requests
+		if st.pace != nil {
+			out.SpecPace.BusiestMinute, out.SpecPace.WouldBeRefused = st.pace.busiest, st.pace.refused
+		}
 		for k, t := range st.findings {
 			info := simulator.FindingCatalogue[k.kind]
 			if sec, ok := simulator.FieldSections[k.detail]; ok && k.kind == simulator.FindingInvalidField {
@@ -377,6 +422,9 @@ func (s *Server) clientReport(accountID string) simulator.ClientReport {
 		return cmp.Or(compareSections(a.Section, b.Section), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Detail, b.Detail))
 	})
 	out.Clean = len(out.Findings) == 0
+	if out.SpecPace != nil {
+		out.SpecPace.Note = paceNote(limit, window, out.SpecPace)
+	}
 	return out
 }
 
@@ -433,8 +481,11 @@ func wantsMarkdown(r *http.Request) bool {
 func markdownReport(rep simulator.ClientReport) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Client report: %s\n\n", rep.AccountID)
-	fmt.Fprintf(&b, "%d requests since %s. The simulator's rate limit: %d per %s; the burst rule is judged at the spec's %d per minute (§8).\n\n",
-		rep.Requests, rep.Since.UTC().Format(time.RFC3339), rep.RateLimit, rep.RateWindow, burstLimit)
+	fmt.Fprintf(&b, "%d requests since %s. The simulator's rate limit: %d per %s; the rate rules (§8) judge the client against it.\n\n",
+		rep.Requests, rep.Since.UTC().Format(time.RFC3339), rep.RateLimit, rep.RateWindow)
+	if rep.SpecPace != nil {
+		fmt.Fprintf(&b, "Information, not a finding: %s\n\n", rep.SpecPace.Note)
+	}
 	if rep.Clean {
 		b.WriteString("**Clean**: the client broke no rule the simulator checks.\n")
 		return b.String()
@@ -455,4 +506,45 @@ func markdownReport(rep simulator.ClientReport) string {
 		fmt.Fprintf(&b, "\n- **%s** (`%s`, %s): %s\n", f.Title, f.Kind, f.Section, f.Advice)
 	}
 	return b.String()
+}
+
+// paceNote is SpecPace's sentence: how the simulator's limit differs from
+// the spec's, over the simulator's window and over the spec's minute (a
+// limit can be stricter over one and looser over the other: 30 per 5 s lets
+// 360 through in a minute), then what the spec's limit would have done with
+// the client's requests.
+func paceNote(limit int, window time.Duration, p *simulator.SpecPace) string {
+	// The most each limit lets through within the other's window: a sliding
+	// window of w lets its limit through in every w, so ceil(d/w) times
+	// within d.
+	within := func(limit int, w, d time.Duration) int { return limit * int((d+w-1)/w) }
+	inWindow, specInWindow := limit, within(specLimit, specWindow, window)
+	inMinute := within(limit, window, specWindow)
+	var how string
+	a, b := cmp.Compare(inWindow, specInWindow), cmp.Compare(inMinute, specLimit)
+	switch {
+	case window == specWindow && a > 0:
+		how = fmt.Sprintf("raised: %d per minute where the spec lets %d through", limit, specLimit)
+	case window == specWindow:
+		how = fmt.Sprintf("lowered: %d per minute where the spec lets %d through", limit, specLimit)
+	case a <= 0 && b <= 0:
+		how = fmt.Sprintf("lowered: at most %d in any %s (the spec: %d) and %d in any 60 s (the spec: %d)",
+			inWindow, window, specInWindow, inMinute, specLimit)
+	case a >= 0 && b >= 0:
+		how = fmt.Sprintf("raised: at most %d in any %s (the spec: %d) and %d in any 60 s (the spec: %d)",
+			inWindow, window, specInWindow, inMinute, specLimit)
+	default:
+		// Stricter over its window, looser over a minute (a window below
+		// 60 s): the other mix cannot be, as a limit above the spec's within
+		// a window lets at least as many through in a minute.
+		how = fmt.Sprintf("stricter over %s (%d where the spec lets %d through), looser over a minute (%d in any 60 s where the spec lets %d)",
+			window, inWindow, specInWindow, inMinute, specLimit)
+	}
+	busiest := strconv.Itoa(p.BusiestMinute)
+	if p.BusiestMinute >= simulator.MaxPaceCount {
+		busiest = "at least " + busiest
+	}
+	return fmt.Sprintf("the simulator runs %d requests per %s, not the spec's %d per minute (§8): %s. "+
+		"Busiest 60 s of this client: %s requests; at the spec's limit it would have been refused %d of them.",
+		limit, window, specLimit, how, busiest, p.WouldBeRefused)
 }

@@ -103,6 +103,8 @@ func (s *Server) init() {
 			size = 1000
 		}
 		s.journal = newJournal(size)
+		limit, window := s.rateLimit()
+		s.reports.pace = limit != specLimit || window != specWindow
 		s.reports.reset(s.now()().UTC())
 	})
 }
