@@ -1,6 +1,70 @@
 package simulator
 
-import "time"
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// RequestRecord is one answered partner request as the request path saw
+// it: its journal entry and what the client report judges it by. The
+// server fills one per request on its way through and hands it, once
+// answered, to its RequestObserver: the report never reaches into the
+// request itself.
+type RequestRecord struct {
+	Entry JournalEntry
+	// Finding and FindingDetail name the mistake the server refused the
+	// request for (or, on a 200, warned about), one of the Finding*
+	// kinds; empty when it noted none (the observer may still judge the
+	// status).
+	Finding, FindingDetail string
+	// Now is the account's clock at the rate decision (spec §8); zero when
+	// the request did not reach it.
+	Now time.Time
+	// Limited: the rate limiter refused the request (429).
+	Limited bool
+	// RetryAfter is the Retry-After the answer carried (the limiter's 429
+	// or an injected one), whole seconds as sent; zero for none.
+	RetryAfter time.Duration
+	// ContactAdded: Add Contact stored a contact with ContactEmail and
+	// ContactPhone (spec §2.1's email and phoneNo).
+	ContactAdded               bool
+	ContactEmail, ContactPhone string
+}
+
+// Account is the account whose request the record is: the one it
+// authenticated as, else the one it was attributed to; "" for none.
+func (r *RequestRecord) Account() string {
+	if r.Entry.AccountID != "" {
+		return r.Entry.AccountID
+	}
+	return r.Entry.AttributedTo
+}
+
+// RequestObserver is told of every partner request once it is answered:
+// the one hook of the request path. ObserveRequest is called before the
+// answer's header goes out, from many goroutines at once; it must not keep
+// rec past the call.
+type RequestObserver interface {
+	ObserveRequest(rec *RequestRecord)
+}
+
+// ClientReporter keeps the client reports (ClientReport): it observes the
+// partner requests, and the control API reads and resets it.
+type ClientReporter interface {
+	RequestObserver
+	// Report returns the report of accountID, a known account; one with
+	// no request yet has a clean, empty report.
+	Report(accountID string) ClientReport
+	// Reset forgets every report (POST /reset): they start again now.
+	Reset()
+	// StartAccount starts accountID's report afresh from now (a throwaway
+	// account made by POST /accounts); ForgetAccount drops it (DELETE
+	// /accounts/{accountId}).
+	StartAccount(accountID string)
+	ForgetAccount(accountID string)
+}
 
 // ClientReport is what the simulator saw one account's client do, judged
 // against the spec: the control API's GET /accounts/{accountId}/report. A
@@ -183,4 +247,38 @@ var FindingCatalogue = map[string]FindingInfo{
 		"The client kept sending after a 429 without waiting. Stop every request of the account until Retry-After has passed (one shared pause, not one per goroutine), then resume paced."},
 	FindingRefused: {"§7", SeverityError, "Request refused for another reason",
 		"Detail holds the HTTP status; the answer's error message says why (e.g. 413 for a body over the size cap, 408 for a body that came too slowly)."},
+}
+
+// Markdown renders the report for a CI log or a pull request: a summary,
+// the information on the spec's limit, a table of the findings and each
+// kind's advice (GET /accounts/{accountId}/report with Accept:
+// text/markdown).
+func (rep ClientReport) Markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Client report: %s\n\n", rep.AccountID)
+	fmt.Fprintf(&b, "%d requests since %s. The simulator's rate limit: %d per %s; the rate rules (§8) judge the client against it.\n\n",
+		rep.Requests, rep.Since.UTC().Format(time.RFC3339), rep.RateLimit, rep.RateWindow)
+	if rep.SpecPace != nil {
+		fmt.Fprintf(&b, "Information, not a finding: %s\n\n", rep.SpecPace.Note)
+	}
+	if rep.Clean {
+		b.WriteString("**Clean**: the client broke no rule the simulator checks.\n")
+		return b.String()
+	}
+	fmt.Fprintf(&b, "%d findings.\n\n", len(rep.Findings))
+	b.WriteString("| Section | Severity | Finding | Detail | Count | Example request |\n|---|---|---|---|---|---|\n")
+	for _, f := range rep.Findings {
+		fmt.Fprintf(&b, "| %s | %s | %s (`%s`) | %s | %d | `%s` |\n",
+			f.Section, f.Severity, f.Title, f.Kind, f.Detail, f.Count, f.ExampleRequestID)
+	}
+	b.WriteString("\n## Advice\n")
+	var seen []string
+	for _, f := range rep.Findings {
+		if slices.Contains(seen, f.Kind) {
+			continue
+		}
+		seen = append(seen, f.Kind)
+		fmt.Fprintf(&b, "\n- **%s** (`%s`, %s): %s\n", f.Title, f.Kind, f.Section, f.Advice)
+	}
+	return b.String()
 }

@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"path"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/partner-v3/conformance-kit/simulator"
@@ -187,7 +189,9 @@ func (s *Server) handleAdminReset(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.journal.clear()
-	s.reports.reset(s.now()().UTC())
+	if s.Reports != nil {
+		s.Reports.Reset()
+	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "reset"})
 }
 
@@ -407,4 +411,44 @@ func queryInt(r *http.Request, name string, def int) (int, error) {
 		return 0, simulator.Errorf(simulator.EINVALID, "%s must be a whole number", name)
 	}
 	return n, nil
+}
+
+// handleAdminReport is GET /accounts/{accountId}/report: JSON, or Markdown
+// when the Accept header asks for text/markdown.
+func (s *Server) handleAdminReport(w http.ResponseWriter, r *http.Request) {
+	_, a := s.findAccount(w, r)
+	if a == nil {
+		return
+	}
+	if s.Reports == nil {
+		// ASSUMPTION: a server built without reports (in tests) has none
+		// to show, like an unknown path.
+		s.Error(w, r, simulator.Errorf(simulator.ENOTFOUND, "This simulator keeps no client reports"))
+		return
+	}
+	rep := s.Reports.Report(a.AccountID)
+	if wantsMarkdown(r) {
+		body := []byte(rep.Markdown())
+		h := w.Header()
+		h.Set("Content-Type", "text/markdown; charset=utf-8")
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(body)
+		return
+	}
+	writeJSON(w, http.StatusOK, rep)
+}
+
+// wantsMarkdown reports whether Accept names text/markdown with a
+// non-zero quality.
+func wantsMarkdown(r *http.Request) bool {
+	for _, v := range r.Header.Values("Accept") {
+		for _, part := range strings.Split(v, ",") {
+			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+			if err == nil && mt == "text/markdown" && params["q"] != "0" {
+				return true
+			}
+		}
+	}
+	return false
 }

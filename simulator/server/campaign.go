@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -65,7 +66,7 @@ func (s *Server) handleCampaignList(w http.ResponseWriter, r *http.Request) {
 	}
 	limit, page, err := decodeCampaignList(f)
 	if err != nil {
-		s.fail(w, r, err)
+		s.Error(w, r, err)
 		return
 	}
 	account := simulator.AccountFromContext(r.Context())
@@ -138,24 +139,24 @@ func (s *Server) handleCampaignStats(w http.ResponseWriter, r *http.Request) {
 	// Spec §4.3 first: a body without campaignId gets the spec's message,
 	// whatever else it holds.
 	if !f.present("campaignId") {
-		s.fail(w, r, withFinding(simulator.FindingInvalidField, "campaignId",
+		s.Error(w, r, withFinding(simulator.FindingInvalidField, "campaignId",
 			&simulator.Error{Code: simulator.EINVALID, Message: simulator.MsgCampaignIDRequired}))
 		return
 	}
 	if err := f.only("campaignId"); err != nil {
-		s.fail(w, r, err)
+		s.Error(w, r, err)
 		return
 	}
 	id, _, err := f.integer("campaignId")
 	if err != nil {
-		s.fail(w, r, err)
+		s.Error(w, r, err)
 		return
 	}
 	account := simulator.AccountFromContext(r.Context())
 	c, err := s.Campaigns.FindCampaignByID(r.Context(), account.AccountID, id)
 	if err != nil {
-		if simulator.ErrorCode(err) == simulator.ENOTFOUND {
-			noteFinding(r, simulator.FindingUnknownCampaign, "")
+		if e := (*simulator.Error)(nil); errors.As(err, &e) && e.Code == simulator.ENOTFOUND {
+			err = withFinding(simulator.FindingUnknownCampaign, "", e)
 		}
 		s.Error(w, r, err)
 		return

@@ -80,6 +80,12 @@ type Server struct {
 	// composition root uses it for the test-only breaches of the spec.
 	Wrap func(http.Handler) http.Handler
 
+	// Reports keeps the client reports: every answered partner request is
+	// handed to it, and the control API serves and resets it. May be nil:
+	// then no report is kept and GET /accounts/{accountId}/report answers
+	// 404.
+	Reports simulator.ClientReporter
+
 	// Health reports whether the backends are usable. May be nil.
 	Health func(ctx context.Context) error
 	// Now is real time. May be nil. If nil, time.Now. The control API's
@@ -89,7 +95,6 @@ type Server struct {
 	Logger *slog.Logger
 
 	journal *journal
-	reports clientReports
 	once    sync.Once
 
 	ln, adminLn   net.Listener
@@ -103,9 +108,6 @@ func (s *Server) init() {
 			size = 1000
 		}
 		s.journal = newJournal(size)
-		limit, window := s.rateLimit()
-		s.reports.pace = limit != specLimit || window != specWindow
-		s.reports.reset(s.now()().UTC())
 	})
 }
 
@@ -320,7 +322,7 @@ func (s *Server) Handler() http.Handler {
 		default:
 			// Spec §5 then §8: authentication, then the rate decision and the
 			// control API's fault together (limitRate), then the body.
-			setOperation(r, rt.op)
+			recordFrom(r).Entry.Operation = rt.op
 			operation.ServeHTTP(w, r)
 		}
 	}))

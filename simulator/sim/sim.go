@@ -21,6 +21,7 @@ import (
 
 	"github.com/partner-v3/conformance-kit/fixtures"
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/clientreport"
 	"github.com/partner-v3/conformance-kit/simulator/inmem"
 	"github.com/partner-v3/conformance-kit/simulator/redisstore"
 	"github.com/partner-v3/conformance-kit/simulator/seed"
@@ -176,6 +177,7 @@ func New(ctx context.Context, cfg Config) (*Simulator, error) {
 		Now:          cfg.Now,
 		Info:         map[string]any{"violations": violations.Names(), "version": cmp.Or(cfg.Version, "dev")},
 		OpenAPI:      doc,
+		Reports:      clientreport.New(cfg.RateLimit, cfg.RateWindow, cfg.Now),
 	}
 	if err := sim.openState(ctx, cfg, limit, window); err != nil {
 		return nil, err

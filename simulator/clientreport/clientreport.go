@@ -1,12 +1,18 @@
-package server
+// Package clientreport judges what each account's client did against the
+// spec: the client report of GET /accounts/{accountId}/report (see
+// docs/client-report.md). It sees the partner requests only through
+// simulator.RequestObserver: the server hands it one simulator.RequestRecord
+// per answered request, and Reports counts it in the state of the account it
+// is attributed to. The state is independent of the journal's ring, bounded
+// per account, kept only for accounts that sent requests, and per process
+// (replicas sharing Redis each judge the requests they served, as each keeps
+// its own journal).
+package clientreport
 
 import (
 	"cmp"
-	"context"
-	"errors"
 	"fmt"
 	"hash/maphash"
-	"mime"
 	"net/http"
 	"slices"
 	"strconv"
@@ -17,14 +23,7 @@ import (
 	"github.com/partner-v3/conformance-kit/simulator"
 )
 
-// The client report (GET /accounts/{accountId}/report) judges what each
-// account's client did against the spec: see docs/client-report.md. Every
-// request leaves a note (below) on its way through the middleware and the
-// handlers; record hands it to observe once the request is answered, and
-// observe counts it in the state of the account it is attributed to. The
-// state is independent of the journal's ring, bounded per account, kept only
-// for accounts the simulator knows, and per process (replicas sharing Redis
-// each judge the requests they served, as each keeps its own journal).
+var _ simulator.ClientReporter = (*Reports)(nil)
 
 // Bounds of one account's report state.
 const (
@@ -40,72 +39,37 @@ const (
 	specWindow = simulator.DefaultRateWindow
 )
 
-// note is what one request tells the client report, filled on its way.
-type note struct {
-	// kind and detail are the finding noted while refusing the request.
-	kind, detail string
-	// account is the account a request refused with 403 authenticated as.
-	account string
-	// now is the simulator time of the rate decision; zero when the
-	// request did not reach it.
-	now time.Time
-	// limited: the limiter refused the request.
-	limited bool
-	// retryAfter is the Retry-After of the 429 the request was answered
-	// with (limiter or injected fault); zero for none.
-	retryAfter time.Duration
-	// added: Add Contact stored a contact with this email and phoneNo.
-	added        bool
-	email, phone string
-}
+// Reports is the report state of every account that sent a request.
+type Reports struct {
+	limit  int
+	window time.Duration
+	now    func() time.Time
+	// pace: the simulator runs another limit than the spec's, so each
+	// account's pace is measured against the spec's (SpecPace).
+	pace bool
 
-// noteFinding notes the finding a request is refused (or warned) for.
-func noteFinding(r *http.Request, kind, detail string) {
-	n := noteFrom(r)
-	n.kind, n.detail = kind, detail
-}
-
-// findingError is a client error that the report counts as a finding: its
-// message and code are the wrapped *simulator.Error's.
-type findingError struct {
-	kind, detail string
-	err          *simulator.Error
-}
-
-func (e *findingError) Error() string { return e.err.Error() }
-func (e *findingError) Unwrap() error { return e.err }
-
-// withFinding makes err count as kind (detail) in the client report.
-func withFinding(kind, detail string, err *simulator.Error) error {
-	return &findingError{kind: kind, detail: detail, err: err}
-}
-
-// invalidField is a 400 naming field: the report counts it by field.
-// field is always one of the operations' own field names, never the
-// client's text, so the findings of an account stay a bounded set.
-func invalidField(field, format string, args ...any) error {
-	return withFinding(simulator.FindingInvalidField, field, simulator.Errorf(simulator.EINVALID, format, args...))
-}
-
-// fail answers err and notes its finding, if it carries one.
-func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
-	var fe *findingError
-	if errors.As(err, &fe) {
-		noteFinding(r, fe.kind, fe.detail)
-	}
-	s.Error(w, r, err)
-}
-
-// clientReports is the report state of every known account that sent a
-// request. Its zero value is ready for use.
-type clientReports struct {
 	mu      sync.Mutex
 	seed    maphash.Seed // the contact hashes' salt, new at every reset
 	since   time.Time
 	clients map[string]*clientState
-	// pace: the simulator runs another limit than the spec's, so each
-	// account's pace is measured against the spec's (SpecPace).
-	pace bool
+}
+
+// New returns empty reports for a simulator that runs limit requests per
+// window (zero means the spec's, §8) on real time now (nil means
+// time.Now). Their since is now.
+func New(limit int, window time.Duration, now func() time.Time) *Reports {
+	if limit <= 0 {
+		limit = simulator.DefaultRateLimit
+	}
+	if window <= 0 {
+		window = simulator.DefaultRateWindow
+	}
+	if now == nil {
+		now = time.Now
+	}
+	r := &Reports{limit: limit, window: window, now: now, pace: limit != specLimit || window != specWindow}
+	r.Reset()
+	return r
 }
 
 // clientState is one account's report state.
@@ -153,21 +117,21 @@ type tally struct {
 	example string // the latest such request's id: the likeliest still in the journal
 }
 
-func (c *clientReports) reset(now time.Time) {
+// Reset implements simulator.ClientReporter: every report starts again
+// now, with a new salt for the contact hashes.
+func (c *Reports) Reset() {
+	now := c.now().UTC()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.clients, c.since, c.seed = nil, now, maphash.MakeSeed()
 }
 
 // state returns the account's state, made when missing. c.mu is held.
-func (c *clientReports) state(accountID string) *clientState {
+func (c *Reports) state(accountID string) *clientState {
 	st := c.clients[accountID]
 	if st == nil {
 		if c.clients == nil {
 			c.clients = map[string]*clientState{}
-			if c.seed == (maphash.Seed{}) {
-				c.seed = maphash.MakeSeed()
-			}
 		}
 		st = &clientState{since: c.since, findings: map[findingKey]*tally{}}
 		if c.pace {
@@ -178,67 +142,36 @@ func (c *clientReports) state(accountID string) *clientState {
 	return st
 }
 
-// forgetClient drops an account's report state: DELETE /accounts calls it
-// for a throwaway account it removes.
-func (s *Server) forgetClient(accountID string) {
-	s.reports.mu.Lock()
-	defer s.reports.mu.Unlock()
-	delete(s.reports.clients, accountID)
+// ForgetAccount implements simulator.ClientReporter: DELETE /accounts calls
+// it for a throwaway account it removes.
+func (c *Reports) ForgetAccount(accountID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.clients, accountID)
 }
 
-// startClient starts an account's report afresh, observed from now: POST
-// /accounts calls it for a throwaway account it makes, so that the report's
-// since is the account's creation.
-func (s *Server) startClient(accountID string) {
-	s.reports.mu.Lock()
-	defer s.reports.mu.Unlock()
-	delete(s.reports.clients, accountID)
-	s.reports.state(accountID).since = s.now()().UTC()
+// StartAccount implements simulator.ClientReporter: POST /accounts calls it
+// for a throwaway account it makes, so that the report's since is the
+// account's creation.
+func (c *Reports) StartAccount(accountID string) {
+	now := c.now().UTC()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.clients, accountID)
+	c.state(accountID).since = now
 }
 
-// observe counts an answered request in the report of the account it is
-// attributed to: the account it authenticated as, or, for a request refused
-// before, the account its x-api-key or x-account-id names when that is a
-// known account. A request naming none is in no report.
-func (s *Server) observe(r *http.Request, rec *requestRecord) {
-	e, n := &rec.entry, &rec.note
-	account := e.AccountID
+// ObserveRequest implements simulator.RequestObserver: it counts an
+// answered request in the report of the account it is attributed to
+// (RequestRecord.Account). A request naming none is in no report.
+func (c *Reports) ObserveRequest(rec *simulator.RequestRecord) {
+	account := rec.Account()
 	if account == "" {
-		// The refusal path only: the hot path has authenticated.
-		if account = n.account; account == "" {
-			account = s.attribute(r)
-		}
-		if e.AttributedTo = account; account == "" {
-			return
-		}
+		return
 	}
-	s.reports.mu.Lock()
-	defer s.reports.mu.Unlock()
-	s.reports.state(account).observe(e, n, s.reports.seed)
-}
-
-// attribute names the known account whose key (first) or account
-// identifier a request carried, or "".
-func (s *Server) attribute(r *http.Request) string {
-	keys, ids := r.Header.Values(headerAPIKey), r.Header.Values(headerAccountID)
-	if len(keys) == 0 && len(ids) == 0 {
-		return ""
-	}
-	accounts, err := s.Accounts.Accounts(context.WithoutCancel(r.Context()))
-	if err != nil {
-		return "" // unattributed rather than a failed answer
-	}
-	for _, a := range accounts {
-		if slices.Contains(keys, a.APIKey) {
-			return a.AccountID
-		}
-	}
-	for _, a := range accounts {
-		if slices.Contains(ids, a.AccountID) {
-			return a.AccountID
-		}
-	}
-	return ""
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.state(account).observe(rec, c.seed)
 }
 
 func (st *clientState) add(kind, detail, requestID string) {
@@ -252,44 +185,45 @@ func (st *clientState) add(kind, detail, requestID string) {
 	t.example = requestID
 }
 
-func (st *clientState) observe(e *simulator.JournalEntry, n *note, seed maphash.Seed) {
+func (st *clientState) observe(rec *simulator.RequestRecord, seed maphash.Seed) {
+	e, now := &rec.Entry, rec.Now
 	st.requests++
 	id := e.RequestID
 	// A limiter's 429 is judged by what the client did next, against the
 	// limit the simulator runs (the one it announced): waited out, it is
 	// no finding; another request of the account before its Retry-After
 	// (and not sent alongside it) makes it the client's.
-	if l := &st.limited; l.id != "" && !n.now.IsZero() && !n.now.Before(l.at) {
-		if n.now.Before(l.till) {
+	if l := &st.limited; l.id != "" && !now.IsZero() && !now.Before(l.at) {
+		if now.Before(l.till) {
 			st.add(simulator.FindingRateLimited, "", l.id)
 		}
 		l.id = ""
 	}
-	if n.limited {
-		st.limited.id, st.limited.at, st.limited.till = id, n.now, n.now.Add(n.retryAfter)
+	if rec.Limited {
+		st.limited.id, st.limited.at, st.limited.till = id, now, now.Add(rec.RetryAfter)
 	}
 	// Spec §7/§8: any request of the account before the Retry-After of an
 	// earlier 429 has passed, on the simulator's clock. A request decided
 	// before that 429 (sent alongside it) is no retry.
-	if !n.now.IsZero() && n.now.Before(st.deadline) && !n.now.Before(st.last429) {
+	if !now.IsZero() && now.Before(st.deadline) && !now.Before(st.last429) {
 		st.add(simulator.FindingRetryTooSoon, "", id)
-		if n.limited {
+		if rec.Limited {
 			st.add(simulator.FindingHammering, "", id)
 		}
 	}
-	if n.retryAfter > 0 {
-		st.last429 = n.now
-		if d := n.now.Add(n.retryAfter); d.After(st.deadline) {
+	if rec.RetryAfter > 0 {
+		st.last429 = now
+		if d := now.Add(rec.RetryAfter); d.After(st.deadline) {
 			st.deadline = d
 		}
 	}
-	if st.pace != nil && !n.now.IsZero() {
-		st.pace.observe(n.now)
+	if st.pace != nil && !now.IsZero() {
+		st.pace.observe(now)
 	}
-	if n.added {
-		st.addContact(n, e.Fault == simulator.FaultDelay, seed, id)
+	if rec.ContactAdded {
+		st.addContact(rec, e.Fault == simulator.FaultDelay, seed, id)
 	}
-	kind, detail := n.kind, n.detail
+	kind, detail := rec.Finding, rec.FindingDetail
 	if kind == "" {
 		kind, detail = classify(e)
 	}
@@ -332,15 +266,15 @@ func (p *specPace) observe(now time.Time) {
 // adding failed (5xx, dropped, malformed answer) was never stored, so its
 // re-send is not a duplicate; one whose adding was delayed by a fault may
 // be re-sent once.
-func (st *clientState) addContact(n *note, delayed bool, seed maphash.Seed, id string) {
+func (st *clientState) addContact(rec *simulator.RequestRecord, delayed bool, seed maphash.Seed, id string) {
 	var keys [2]uint64
 	nk := 0
-	if n.email != "" {
-		keys[nk] = contactHash(seed, 'e', strings.ToLower(n.email))
+	if rec.ContactEmail != "" {
+		keys[nk] = contactHash(seed, 'e', strings.ToLower(rec.ContactEmail))
 		nk++
 	}
-	if n.phone != "" {
-		keys[nk] = contactHash(seed, 'p', n.phone)
+	if rec.ContactPhone != "" {
+		keys[nk] = contactHash(seed, 'p', rec.ContactPhone)
 		nk++
 	}
 	dup := false
@@ -373,10 +307,10 @@ func contactHash(seed maphash.Seed, kind byte, v string) uint64 {
 	return h.Sum64()
 }
 
-// classify names the finding of a refusal that no middleware or handler
-// noted: an unknown path (404 before any operation), a method other than
-// POST, and any other 4xx but 429 (the limiter's is noted; a fault's is
-// the test's own).
+// classify names the finding of a refusal the server noted none for: an
+// unknown path (404 before any operation), a method other than POST, and
+// any other 4xx but 429 (the limiter's is judged by what follows it; a
+// fault's is the test's own).
 func classify(e *simulator.JournalEntry) (kind, detail string) {
 	switch {
 	case e.FaultID != "":
@@ -391,17 +325,16 @@ func classify(e *simulator.JournalEntry) (kind, detail string) {
 	return "", ""
 }
 
-// clientReport is the report of one account.
-func (s *Server) clientReport(accountID string) simulator.ClientReport {
-	limit, window := s.rateLimit()
-	out := simulator.ClientReport{AccountID: accountID, RateLimit: limit, RateWindow: window.String(),
+// Report implements simulator.ClientReporter.
+func (c *Reports) Report(accountID string) simulator.ClientReport {
+	out := simulator.ClientReport{AccountID: accountID, RateLimit: c.limit, RateWindow: c.window.String(),
 		Findings: []simulator.Finding{}}
-	s.reports.mu.Lock()
-	out.Since = s.reports.since
-	if s.reports.pace {
+	if c.pace {
 		out.SpecPace = &simulator.SpecPace{Limit: specLimit, Window: specWindow.String()}
 	}
-	if st := s.reports.clients[accountID]; st != nil {
+	c.mu.Lock()
+	out.Since = c.since
+	if st := c.clients[accountID]; st != nil {
 		out.Since, out.Requests = st.since, st.requests
 		if st.pace != nil {
 			out.SpecPace.BusiestMinute, out.SpecPace.WouldBeRefused = st.pace.busiest, st.pace.refused
@@ -417,13 +350,13 @@ func (s *Server) clientReport(accountID string) simulator.ClientReport {
 			})
 		}
 	}
-	s.reports.mu.Unlock()
+	c.mu.Unlock()
 	slices.SortFunc(out.Findings, func(a, b simulator.Finding) int {
 		return cmp.Or(compareSections(a.Section, b.Section), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Detail, b.Detail))
 	})
 	out.Clean = len(out.Findings) == 0
 	if out.SpecPace != nil {
-		out.SpecPace.Note = paceNote(limit, window, out.SpecPace)
+		out.SpecPace.Note = paceNote(c.limit, c.window, out.SpecPace)
 	}
 	return out
 }
@@ -440,72 +373,6 @@ func compareSections(a, b string) int {
 		}
 	}
 	return cmp.Compare(len(pa), len(pb))
-}
-
-// handleAdminReport is GET /accounts/{accountId}/report: JSON, or Markdown
-// when the Accept header asks for text/markdown.
-func (s *Server) handleAdminReport(w http.ResponseWriter, r *http.Request) {
-	_, a := s.findAccount(w, r)
-	if a == nil {
-		return
-	}
-	rep := s.clientReport(a.AccountID)
-	if wantsMarkdown(r) {
-		body := []byte(markdownReport(rep))
-		h := w.Header()
-		h.Set("Content-Type", "text/markdown; charset=utf-8")
-		h.Set("Content-Length", strconv.Itoa(len(body)))
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(body)
-		return
-	}
-	writeJSON(w, http.StatusOK, rep)
-}
-
-// wantsMarkdown reports whether Accept names text/markdown with a
-// non-zero quality.
-func wantsMarkdown(r *http.Request) bool {
-	for _, v := range r.Header.Values("Accept") {
-		for _, part := range strings.Split(v, ",") {
-			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-			if err == nil && mt == "text/markdown" && params["q"] != "0" {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// markdownReport renders a client report as Markdown: a summary, a table of
-// the findings and each kind's advice.
-func markdownReport(rep simulator.ClientReport) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# Client report: %s\n\n", rep.AccountID)
-	fmt.Fprintf(&b, "%d requests since %s. The simulator's rate limit: %d per %s; the rate rules (§8) judge the client against it.\n\n",
-		rep.Requests, rep.Since.UTC().Format(time.RFC3339), rep.RateLimit, rep.RateWindow)
-	if rep.SpecPace != nil {
-		fmt.Fprintf(&b, "Information, not a finding: %s\n\n", rep.SpecPace.Note)
-	}
-	if rep.Clean {
-		b.WriteString("**Clean**: the client broke no rule the simulator checks.\n")
-		return b.String()
-	}
-	fmt.Fprintf(&b, "%d findings.\n\n", len(rep.Findings))
-	b.WriteString("| Section | Severity | Finding | Detail | Count | Example request |\n|---|---|---|---|---|---|\n")
-	for _, f := range rep.Findings {
-		fmt.Fprintf(&b, "| %s | %s | %s (`%s`) | %s | %d | `%s` |\n",
-			f.Section, f.Severity, f.Title, f.Kind, f.Detail, f.Count, f.ExampleRequestID)
-	}
-	b.WriteString("\n## Advice\n")
-	var seen []string
-	for _, f := range rep.Findings {
-		if slices.Contains(seen, f.Kind) {
-			continue
-		}
-		seen = append(seen, f.Kind)
-		fmt.Fprintf(&b, "\n- **%s** (`%s`, %s): %s\n", f.Title, f.Kind, f.Section, f.Advice)
-	}
-	return b.String()
 }
 
 // paceNote is SpecPace's sentence: how the simulator's limit differs from
