@@ -7,15 +7,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"path"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/partner-v3/conformance-kit/simulator"
 )
+
+// controlAPI is the control listener's router: the bearer token, then the
+// calls of docs/control-api.md on a ServeMux, every answer in JSON.
+type controlAPI struct {
+	s   *Server
+	mux *http.ServeMux
+}
 
 // AdminHandler returns the control API. It lives on its own listener and
 // never under the partner base path, so a partner's client cannot reach it
@@ -48,29 +53,48 @@ func (s *Server) AdminHandler() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, simulator.Errorf(simulator.ENOTFOUND, "No control call %s %s", r.Method, r.URL.Path))
 	})
-	return withRequestID(s.recoverer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/healthz" && !s.adminAuthorized(r) {
-			s.Error(w, r, simulator.Errorf(simulator.EUNAUTHORIZED, "Control API: missing or wrong bearer token"))
+	return withRequestID(s.recoverer(&controlAPI{s: s, mux: mux}))
+}
+
+func (c *controlAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s := c.s
+	if r.URL.Path != "/healthz" && !s.adminAuthorized(r) {
+		s.Error(w, r, simulator.Errorf(simulator.EUNAUTHORIZED, "Control API: missing or wrong bearer token"))
+		return
+	}
+	// The mux would redirect a path that is not clean (an empty id in
+	// /accounts//report, //reset, /./) with an HTML body, and CONNECT or
+	// OPTIONS * name no path at all: none of them is a control call.
+	if !cleanAdminPath(r.URL.Path) {
+		s.Error(w, r, simulator.Errorf(simulator.ENOTFOUND, "No control call %s %s", r.Method, quotePath(r.RequestURI)))
+		return
+	}
+	// The mux answers a known path with the wrong method by a plain-text
+	// 405; answer it in JSON like every other error.
+	if _, pattern := c.mux.Handler(r); pattern == "" || pattern == "/" {
+		if allow := c.allow(r); allow != "" {
+			w.Header().Set("Allow", allow)
+			s.Error(w, r, simulator.Errorf(simulator.ENOTALLOWED, "Method %s is not allowed on %s", r.Method, r.URL.Path))
 			return
 		}
-		// The mux would redirect a path that is not clean (an empty id in
-		// /accounts//report, //reset, /./) with an HTML body, and CONNECT
-		// or OPTIONS * name no path at all: none of them is a control call.
-		if !cleanAdminPath(r.URL.Path) {
-			s.Error(w, r, simulator.Errorf(simulator.ENOTFOUND, "No control call %s %s", r.Method, quotePath(r.RequestURI)))
-			return
-		}
-		// The mux answers a known path with the wrong method by a plain-text
-		// 405; answer it in JSON like every other error.
-		if _, pattern := mux.Handler(r); pattern == "" || pattern == "/" {
-			if allow := s.adminAllow(mux, r); allow != "" {
-				w.Header().Set("Allow", allow)
-				s.Error(w, r, simulator.Errorf(simulator.ENOTALLOWED, "Method %s is not allowed on %s", r.Method, r.URL.Path))
-				return
+	}
+	c.mux.ServeHTTP(&noRedirect{ResponseWriter: w, s: s, r: r}, r)
+}
+
+// allow lists the methods the mux has for r's path.
+func (c *controlAPI) allow(r *http.Request) string {
+	var allow string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, p := c.mux.Handler(probe); p != "" && p != "/" {
+			if allow != "" {
+				allow += ", "
 			}
+			allow += m
 		}
-		mux.ServeHTTP(&noRedirect{ResponseWriter: w, s: s, r: r}, r)
-	})))
+	}
+	return allow
 }
 
 // cleanAdminPath reports whether p is a path the mux serves as it is: it
@@ -116,22 +140,6 @@ func (w *noRedirect) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController (pprof's profile sets a write
 // deadline) reach the underlying writer.
 func (w *noRedirect) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// adminAllow lists the methods the mux has for r's path.
-func (s *Server) adminAllow(mux *http.ServeMux, r *http.Request) string {
-	var allow string
-	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
-		probe := r.Clone(r.Context())
-		probe.Method = m
-		if _, p := mux.Handler(probe); p != "" && p != "/" {
-			if allow != "" {
-				allow += ", "
-			}
-			allow += m
-		}
-	}
-	return allow
-}
 
 func (s *Server) adminAuthorized(r *http.Request) bool {
 	want := "Bearer " + s.AdminToken
@@ -411,44 +419,4 @@ func queryInt(r *http.Request, name string, def int) (int, error) {
 		return 0, simulator.Errorf(simulator.EINVALID, "%s must be a whole number", name)
 	}
 	return n, nil
-}
-
-// handleAdminReport is GET /accounts/{accountId}/report: JSON, or Markdown
-// when the Accept header asks for text/markdown.
-func (s *Server) handleAdminReport(w http.ResponseWriter, r *http.Request) {
-	_, a := s.findAccount(w, r)
-	if a == nil {
-		return
-	}
-	if s.Reports == nil {
-		// ASSUMPTION: a server built without reports (in tests) has none
-		// to show, like an unknown path.
-		s.Error(w, r, simulator.Errorf(simulator.ENOTFOUND, "This simulator keeps no client reports"))
-		return
-	}
-	rep := s.Reports.Report(a.AccountID)
-	if wantsMarkdown(r) {
-		body := []byte(rep.Markdown())
-		h := w.Header()
-		h.Set("Content-Type", "text/markdown; charset=utf-8")
-		h.Set("Content-Length", strconv.Itoa(len(body)))
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(body)
-		return
-	}
-	writeJSON(w, http.StatusOK, rep)
-}
-
-// wantsMarkdown reports whether Accept names text/markdown with a
-// non-zero quality.
-func wantsMarkdown(r *http.Request) bool {
-	for _, v := range r.Header.Values("Accept") {
-		for _, part := range strings.Split(v, ",") {
-			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-			if err == nil && mt == "text/markdown" && params["q"] != "0" {
-				return true
-			}
-		}
-	}
-	return false
 }

@@ -167,17 +167,15 @@ func New(ctx context.Context, cfg Config) (*Simulator, error) {
 	}
 	sim := &Simulator{Accounts: accounts, basePath: violations.BasePath()}
 	sim.Server = &server.Server{
-		Addr:         cfg.Addr,
-		AdminAddr:    cfg.AdminAddr,
-		AdminToken:   token,
-		RateLimit:    cfg.RateLimit,
-		RateWindow:   cfg.RateWindow,
-		MaxBodyBytes: cfg.MaxBodyBytes,
-		Logger:       cfg.Logger,
-		Now:          cfg.Now,
-		Info:         map[string]any{"violations": violations.Names(), "version": cmp.Or(cfg.Version, "dev")},
-		OpenAPI:      doc,
-		Reports:      clientreport.New(cfg.RateLimit, cfg.RateWindow, cfg.Now),
+		Addr:       cfg.Addr,
+		AdminAddr:  cfg.AdminAddr,
+		AdminToken: token,
+		Limits:     server.Limits{RateLimit: cfg.RateLimit, RateWindow: cfg.RateWindow, MaxBodyBytes: cfg.MaxBodyBytes},
+		Logger:     cfg.Logger,
+		Now:        cfg.Now,
+		Info:       map[string]any{"violations": violations.Names(), "version": cmp.Or(cfg.Version, "dev")},
+		OpenAPI:    doc,
+		Reports:    clientreport.New(cfg.RateLimit, cfg.RateWindow, cfg.Now),
 	}
 	if err := sim.openState(ctx, cfg, limit, window); err != nil {
 		return nil, err
