@@ -35,7 +35,7 @@ func (s *Server) Handler() http.Handler {
 		doc := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.serveDocument(w, r) })
 		p.paths[OpenAPIYAMLPath], p.paths[OpenAPIJSONPath] = doc, doc
 	}
-	var h http.Handler = s.recoverer(p)
+	h := s.recoverer(p)
 	if s.Wrap != nil {
 		// A panic in the layer itself is a 500 too.
 		h = s.recoverer(s.Wrap(h))
