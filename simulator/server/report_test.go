@@ -376,6 +376,10 @@ func TestClientReport_SpecPace(t *testing.T) {
 	if got := rep.SpecPace; got == nil || *got != *want {
 		t.Fatalf("SpecPace=%+v, want %+v", got, want)
 	}
+	md := h.admin().GET("/accounts/"+h.alpha.AccountID+"/report").WithHeader("Accept", "text/markdown").Expect().Body().Raw()
+	if line := "Information, not a finding: " + want.Note + "\n"; !strings.Contains(md, line) || !strings.Contains(md, "**Clean**") {
+		t.Fatalf("the Markdown report lacks %q or **Clean**:\n%s", line, md)
+	}
 	h.mustDo("bravo", call{path: "/campaign/list", body: `{"limit":1,"page":1}`, header: creds(h.bravo)}, http.StatusOK)
 	if rep := h.report(h.bravo); !rep.Clean || rep.SpecPace.BusiestMinute != 1 || rep.SpecPace.WouldBeRefused != 0 {
 		t.Fatalf("bravo shares alpha's pace: %+v", rep)
