@@ -1,7 +1,6 @@
 package server
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -155,8 +154,8 @@ func (s *Server) handleCampaignStats(w http.ResponseWriter, r *http.Request) {
 	account := simulator.AccountFromContext(r.Context())
 	c, err := s.Campaigns.FindCampaignByID(r.Context(), account.AccountID, id)
 	if err != nil {
-		if e := (*simulator.Error)(nil); errors.As(err, &e) && e.Code == simulator.ENOTFOUND {
-			err = withFinding(simulator.FindingUnknownCampaign, "", e)
+		if simulator.ErrorCode(err) == simulator.ENOTFOUND {
+			err = withFinding(simulator.FindingUnknownCampaign, "", err)
 		}
 		s.Error(w, r, err)
 		return

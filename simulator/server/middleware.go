@@ -60,8 +60,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			s.Error(w, r, withFinding(kind, detail, &simulator.Error{Code: simulator.EFORBIDDEN, Message: simulator.MsgUnauthorizedAccount}))
 			return
 		}
-		rec := recordFrom(r)
-		rec.Entry.AccountID = a.AccountID
+		recordFrom(r).Entry.AccountID = a.AccountID
 		next.ServeHTTP(w, r.WithContext(simulator.NewContextWithAccount(r.Context(), a)))
 	})
 }
