@@ -2,11 +2,71 @@ package simulator
 
 import (
 	"fmt"
-	"strconv"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/partner-v3/conformance-kit/fixtures/spec"
 )
+
+// RequestRecord is one answered partner request as the request path saw
+// it: its journal entry and what the client report judges it by. The
+// server fills one per request on its way through and hands it, once
+// answered, to its RequestObserver: the report never reaches into the
+// request itself.
+type RequestRecord struct {
+	Entry JournalEntry
+	// Finding and FindingDetail name the mistake the server refused the
+	// request for (or, on a 200, warned about), one of the Finding*
+	// kinds; empty when it noted none (the observer may still judge the
+	// status).
+	Finding, FindingDetail string
+	// Now is the account's clock at the rate decision (spec §8); zero when
+	// the request did not reach it.
+	Now time.Time
+	// Limited: the rate limiter refused the request (429).
+	Limited bool
+	// RetryAfter is the Retry-After the answer carried (the limiter's 429
+	// or an injected one), whole seconds as sent; zero for none.
+	RetryAfter time.Duration
+	// ContactAdded: Add Contact stored a contact with ContactEmail and
+	// ContactPhone (spec §2.1's email and phoneNo).
+	ContactAdded               bool
+	ContactEmail, ContactPhone string
+}
+
+// Account is the account whose request the record is: the one it
+// authenticated as, else the one it was attributed to; "" for none.
+func (r *RequestRecord) Account() string {
+	if r.Entry.AccountID != "" {
+		return r.Entry.AccountID
+	}
+	return r.Entry.AttributedTo
+}
+
+// RequestObserver is told of every partner request once it is answered:
+// the one hook of the request path. ObserveRequest is called before the
+// answer's header goes out, from many goroutines at once; it must not keep
+// rec past the call.
+type RequestObserver interface {
+	ObserveRequest(rec *RequestRecord)
+}
+
+// ClientReporter keeps the client reports (ClientReport): it observes the
+// partner requests, and the control API reads and resets it.
+type ClientReporter interface {
+	RequestObserver
+	// Report returns the report of accountID, a known account; one with
+	// no request yet has a clean, empty report.
+	Report(accountID string) ClientReport
+	// Reset forgets every report (POST /reset): they start again now.
+	Reset()
+	// StartAccount starts accountID's report afresh from now (a throwaway
+	// account made by POST /accounts); ForgetAccount drops it (DELETE
+	// /accounts/{accountId}).
+	StartAccount(accountID string)
+	ForgetAccount(accountID string)
+}
 
 // ClientReport is what the simulator saw one account's client do, judged
 // against the spec: the control API's GET /accounts/{accountId}/report. A
@@ -18,14 +78,42 @@ type ClientReport struct {
 	// the account since.
 	Since    time.Time `json:"since"`
 	Requests int       `json:"requests"`
-	// RateLimit and RateWindow are the limits the simulator ran with; the
-	// burst finding is judged at the spec's 100 per minute regardless.
+	// RateLimit and RateWindow are the limits the simulator ran with: the
+	// rate rules (§8) judge the client against them.
 	RateLimit  int    `json:"rateLimit"`
 	RateWindow string `json:"rateWindow"`
 	Clean      bool   `json:"clean"`
 	// Findings are ordered by spec section, then kind; never nil.
 	Findings []Finding `json:"findings"`
+	// SpecPace tells, as information (never a finding), how the client's
+	// pace compares with the spec's 100 per minute. Nil when the simulator
+	// runs the spec's own limit: then the rate rules judged exactly that.
+	SpecPace *SpecPace `json:"specPace,omitempty"`
 }
+
+// SpecPace is a client's pace against spec §8's limit, for a simulator that
+// runs another one: what the real service would have done with the same
+// requests.
+type SpecPace struct {
+	// Limit and Window are the spec's: 100 per 1m0s.
+	Limit  int    `json:"limit"`
+	Window string `json:"window"`
+	// BusiestMinute is the most requests of the account that reached the
+	// rate decision within any 60 s; at most MaxPaceCount, a floor
+	// when it is MaxPaceCount.
+	BusiestMinute int `json:"busiestMinute"`
+	// WouldBeRefused is how many of them the spec's limiter would have
+	// refused with 429 (it counts the requests it allows, as the
+	// simulator's does).
+	WouldBeRefused int `json:"wouldBeRefused"`
+	// Note says the same in a sentence, with how the simulator's limit
+	// differs from the spec's.
+	Note string `json:"note"`
+}
+
+// MaxPaceCount bounds SpecPace.BusiestMinute: the report keeps at most
+// that many request times per account.
+const MaxPaceCount = 10_000
 
 // Finding is one kind of mistake the client made, with how often.
 type Finding struct {
@@ -85,9 +173,10 @@ const (
 	FindingWrongCredentials = "wrong-credentials"
 	// FindingWrongAccountID: an x-account-id that is not the key's.
 	FindingWrongAccountID = "wrong-account-id"
-	// FindingRateLimited: a request the rate limiter refused with 429 that
-	// the spec's 100 per minute would have refused too (a 429 of a limit
-	// set stricter than the spec's is the test's own, as an injected one).
+	// FindingRateLimited: a 429 of the simulator's rate limiter that the
+	// client did not honour: its next request of the account came before
+	// the Retry-After had passed. A 429 waited out is no finding, whatever
+	// limit the simulator runs.
 	FindingRateLimited = "rate-limited"
 	// FindingRetryTooSoon: a request sent before the Retry-After of an
 	// earlier 429 had passed.
@@ -95,9 +184,6 @@ const (
 	// FindingHammering: a request refused 429 by the limiter that was
 	// itself sent before an earlier 429's Retry-After had passed.
 	FindingHammering = "hammering"
-	// FindingBurst: a request that was the 101st within 60 seconds, which
-	// the spec's limit would refuse even where the simulator's is raised.
-	FindingBurst = "burst"
 	// FindingRefused: any other 4xx the simulator answered (too large a
 	// body, a body too slow, headers too large...), its status in Detail.
 	FindingRefused = "refused"
@@ -157,37 +243,46 @@ var FindingCatalogue = map[string]FindingInfo{
 		"Spec §5 rule 1: the service answers 401. Check that the key and secret are the pair issued together, with no surrounding space; a 401 is never worth retrying."},
 	FindingWrongAccountID: {"§5", SeverityError, spec.HeaderAccountID + " is not the key's account",
 		"Spec §5 rule 2: the service answers 403. Send the account identifier issued with the key, as it was issued (it is the encrypted identifier)."},
-	FindingRateLimited: {"§8", SeverityError, fmt.Sprintf("Refused 429 by the rate limiter, over the spec's %d per %s", spec.RateLimit, spec.RateWindowName),
-		fmt.Sprintf("Spec §8: at most %d requests per %s per account, all operations together. Pace the client below the limit and, after a 429, wait the Retry-After it carries before the next request.",
-			spec.RateLimit, spec.RateWindowName)},
+	FindingRateLimited: {"§8", SeverityError, "Refused 429 by the rate limiter, and not waited out",
+		"Spec §7 and §8: after a 429, wait the Retry-After it carries, counted from the answer, before the next request of the account (the limit is shared by all operations); better, pace the client below the limit so that it meets few 429s."},
 	FindingRetryTooSoon: {"§8", SeverityError, "Request sent before Retry-After had passed",
 		"Spec §7 and §8: after a 429, wait at least the Retry-After seconds it carries, counted from the answer, before any request of the account (the limit is shared by all operations)."},
 	FindingHammering: {"§8", SeverityError, "Refused 429 again while an earlier Retry-After was running",
 		"The client kept sending after a 429 without waiting. Stop every request of the account until Retry-After has passed (one shared pause, not one per goroutine), then resume paced."},
-	FindingBurst: {"§8", SeverityWarning, fmt.Sprintf("%s request within %s", ordinal(spec.RateLimit+1), seconds(spec.RateWindow)),
-		fmt.Sprintf("Spec §8: the real service refuses the %s request within any %s. This simulator's limit let it through (it runs with a raised limit); pace the client to %d per %s or fewer before going live.",
-			ordinal(spec.RateLimit+1), seconds(spec.RateWindow), spec.RateLimit, spec.RateWindowName)},
 	FindingRefused: {"§7", SeverityError, "Request refused for another reason",
 		"Detail holds the HTTP status; the answer's error message says why (e.g. 413 for a body over the size cap, 408 for a body that came too slowly)."},
 }
 
-// ordinal writes n as an English ordinal: 101st, 102nd, 111th.
-func ordinal(n int) string {
-	suffix := "th"
-	if n%100 < 11 || n%100 > 13 {
-		switch n % 10 {
-		case 1:
-			suffix = "st"
-		case 2:
-			suffix = "nd"
-		case 3:
-			suffix = "rd"
-		}
+// Markdown renders the report for a CI log or a pull request: a summary,
+// the information on the spec's limit, a table of the findings and each
+// kind's advice (GET /accounts/{accountId}/report with Accept:
+// text/markdown).
+func (rep ClientReport) Markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Client report: %s\n\n", rep.AccountID)
+	fmt.Fprintf(&b, "%d requests since %s. The simulator's rate limit: %d per %s; the rate rules (§8) judge the client against it.\n\n",
+		rep.Requests, rep.Since.UTC().Format(time.RFC3339), rep.RateLimit, rep.RateWindow)
+	if rep.SpecPace != nil {
+		fmt.Fprintf(&b, "Information, not a finding: %s\n\n", rep.SpecPace.Note)
 	}
-	return strconv.Itoa(n) + suffix
-}
-
-// seconds writes a window as the report words it: "60 seconds".
-func seconds(d time.Duration) string {
-	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + " seconds"
+	if rep.Clean {
+		b.WriteString("**Clean**: the client broke no rule the simulator checks.\n")
+		return b.String()
+	}
+	fmt.Fprintf(&b, "%d findings.\n\n", len(rep.Findings))
+	b.WriteString("| Section | Severity | Finding | Detail | Count | Example request |\n|---|---|---|---|---|---|\n")
+	for _, f := range rep.Findings {
+		fmt.Fprintf(&b, "| %s | %s | %s (`%s`) | %s | %d | `%s` |\n",
+			f.Section, f.Severity, f.Title, f.Kind, f.Detail, f.Count, f.ExampleRequestID)
+	}
+	b.WriteString("\n## Advice\n")
+	var seen []string
+	for _, f := range rep.Findings {
+		if slices.Contains(seen, f.Kind) {
+			continue
+		}
+		seen = append(seen, f.Kind)
+		fmt.Fprintf(&b, "\n- **%s** (`%s`, %s): %s\n", f.Title, f.Kind, f.Section, f.Advice)
+	}
+	return b.String()
 }

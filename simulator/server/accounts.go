@@ -57,7 +57,9 @@ func (s *Server) handleAccountCreate(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, fmt.Errorf("create account: %w", err))
 		return
 	}
-	s.startClient(a.AccountID) // its report starts at its creation
+	if s.Reports != nil {
+		s.Reports.StartAccount(a.AccountID) // its report starts at its creation
+	}
 	w.Header().Set("Location", "/accounts/"+a.AccountID)
 	writeJSON(w, http.StatusCreated, a)
 }
@@ -133,7 +135,9 @@ func (s *Server) handleAccountDelete(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	simulator.ForgetCampaigns(s.Campaigns, id)
-	s.forgetClient(id)
+	if s.Reports != nil {
+		s.Reports.ForgetAccount(id)
+	}
 	if err := errors.Join(
 		s.Contacts.DeleteContacts(ctx, id),
 		s.Counter.Reset(ctx, id),

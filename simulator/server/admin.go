@@ -8,12 +8,20 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path"
 	"strconv"
 	"time"
 
 	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 )
+
+// controlAPI is the control listener's router: the bearer token, then the
+// calls of docs/control-api.md on a ServeMux, every answer in JSON.
+type controlAPI struct {
+	s   *Server
+	mux *http.ServeMux
+}
 
 // AdminHandler returns the control API. It lives on its own listener and
 // never under the partner base path, so a partner's client cannot reach it
@@ -46,31 +54,41 @@ func (s *Server) AdminHandler() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, simulator.Errorf(simulator.ENOTFOUND, "No control call %s %s", r.Method, r.URL.Path))
 	})
-	return withRequestID(s.recoverer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/healthz" && !s.adminAuthorized(r) {
-			s.Error(w, r, simulator.Errorf(simulator.EUNAUTHORIZED, "Control API: missing or wrong bearer token"))
-			return
-		}
-		// The mux answers a known path with the wrong method by a plain-text
-		// 405; answer it in JSON like every other error.
-		if _, pattern := mux.Handler(r); pattern == "" || pattern == "/" {
-			if allow := s.adminAllow(mux, r); allow != "" {
-				w.Header().Set("Allow", allow)
-				s.Error(w, r, simulator.Errorf(simulator.ENOTALLOWED, "Method %s is not allowed on %s", r.Method, r.URL.Path))
-				return
-			}
-		}
-		mux.ServeHTTP(w, r)
-	})))
+	return withRequestID(s.recoverer(&controlAPI{s: s, mux: mux}))
 }
 
-// adminAllow lists the methods the mux has for r's path.
-func (s *Server) adminAllow(mux *http.ServeMux, r *http.Request) string {
+func (c *controlAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s := c.s
+	if r.URL.Path != "/healthz" && !s.adminAuthorized(r) {
+		s.Error(w, r, simulator.Errorf(simulator.EUNAUTHORIZED, "Control API: missing or wrong bearer token"))
+		return
+	}
+	// The mux would redirect a path that is not clean (an empty id in
+	// /accounts//report, //reset, /./) with an HTML body, and CONNECT or
+	// OPTIONS * name no path at all: none of them is a control call.
+	if !cleanAdminPath(r.URL.Path) {
+		s.Error(w, r, simulator.Errorf(simulator.ENOTFOUND, "No control call %s %s", r.Method, quotePath(r.RequestURI)))
+		return
+	}
+	// The mux answers a known path with the wrong method by a plain-text
+	// 405; answer it in JSON like every other error.
+	if _, pattern := c.mux.Handler(r); pattern == "" || pattern == "/" {
+		if allow := c.allow(r); allow != "" {
+			w.Header().Set("Allow", allow)
+			s.Error(w, r, simulator.Errorf(simulator.ENOTALLOWED, "Method %s is not allowed on %s", r.Method, r.URL.Path))
+			return
+		}
+	}
+	c.mux.ServeHTTP(&noRedirect{ResponseWriter: w, s: s, r: r}, r)
+}
+
+// allow lists the methods the mux has for r's path.
+func (c *controlAPI) allow(r *http.Request) string {
 	var allow string
 	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
 		probe := r.Clone(r.Context())
 		probe.Method = m
-		if _, p := mux.Handler(probe); p != "" && p != "/" {
+		if _, p := c.mux.Handler(probe); p != "" && p != "/" {
 			if allow != "" {
 				allow += ", "
 			}
@@ -79,6 +97,50 @@ func (s *Server) adminAllow(mux *http.ServeMux, r *http.Request) string {
 	}
 	return allow
 }
+
+// cleanAdminPath reports whether p is a path the mux serves as it is: it
+// starts with "/" and holds no empty, "." or ".." segment (a trailing "/"
+// is kept, as /debug/pprof/ has one).
+func cleanAdminPath(p string) bool {
+	if p == "" || p[0] != '/' {
+		return false
+	}
+	c := path.Clean(p)
+	return c == p || c+"/" == p
+}
+
+// noRedirect turns any redirect the mux still makes (a subtree's path
+// without its trailing "/", such as /debug/pprof) into the JSON 404 of an
+// unknown call: every control answer but pprof's and the report's
+// Markdown is JSON, and a client that follows a redirect would send its
+// bearer token to wherever it pointed.
+type noRedirect struct {
+	http.ResponseWriter
+	s          *Server
+	r          *http.Request
+	redirected bool
+}
+
+func (w *noRedirect) WriteHeader(code int) {
+	if code < 300 || code >= 400 || w.redirected {
+		w.ResponseWriter.WriteHeader(code)
+		return
+	}
+	w.redirected = true
+	w.Header().Del("Location")
+	w.s.Error(w.ResponseWriter, w.r, simulator.Errorf(simulator.ENOTFOUND, "No control call %s %s", w.r.Method, quotePath(w.r.URL.Path)))
+}
+
+func (w *noRedirect) Write(b []byte) (int, error) {
+	if w.redirected {
+		return len(b), nil // the redirect's HTML, replaced by the JSON error
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController (pprof's profile sets a write
+// deadline) reach the underlying writer.
+func (w *noRedirect) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func (s *Server) adminAuthorized(r *http.Request) bool {
 	want := "Bearer " + s.AdminToken
@@ -128,7 +190,9 @@ func (s *Server) handleAdminReset(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.journal.clear()
-	s.reports.reset(s.now()().UTC())
+	if s.Reports != nil {
+		s.Reports.Reset()
+	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "reset"})
 }
 

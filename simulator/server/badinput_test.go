@@ -504,6 +504,7 @@ func hostOf(rawURL string) string {
 type answer struct {
 	status      int
 	contentType string
+	allow       string
 	body        []byte
 	closed      bool // the server closed the connection after the answer
 	noAnswer    bool
@@ -558,7 +559,7 @@ func (m *matrix) send(t *testing.T, r request) answer {
 	// Connection: close was asked, so EOF alone proves nothing: closed is
 	// the server's own Connection: close or a cut without it.
 	_, rerr := br.ReadByte()
-	return answer{status: resp.StatusCode, contentType: resp.Header.Get("Content-Type"), body: body,
+	return answer{status: resp.StatusCode, contentType: resp.Header.Get("Content-Type"), allow: resp.Header.Get("Allow"), body: body,
 		closed: resp.Close && errors.Is(rerr, io.EOF)}
 }
 

@@ -63,7 +63,7 @@ func (s *Server) handleCampaignList(w http.ResponseWriter, r *http.Request) {
 	}
 	limit, page, err := decodeCampaignList(f)
 	if err != nil {
-		s.fail(w, r, err)
+		s.Error(w, r, err)
 		return
 	}
 	account := simulator.AccountFromContext(r.Context())
@@ -136,24 +136,24 @@ func (s *Server) handleCampaignStats(w http.ResponseWriter, r *http.Request) {
 	// Spec §4.3 first: a body without campaignId gets the spec's message,
 	// whatever else it holds.
 	if !f.present("campaignId") {
-		s.fail(w, r, withFinding(simulator.FindingInvalidField, "campaignId",
+		s.Error(w, r, withFinding(simulator.FindingInvalidField, "campaignId",
 			&simulator.Error{Code: simulator.EINVALID, Message: spec.MsgCampaignIDRequired}))
 		return
 	}
 	if err := f.only("campaignId"); err != nil {
-		s.fail(w, r, err)
+		s.Error(w, r, err)
 		return
 	}
 	id, _, err := f.integer("campaignId")
 	if err != nil {
-		s.fail(w, r, err)
+		s.Error(w, r, err)
 		return
 	}
 	account := simulator.AccountFromContext(r.Context())
 	c, err := s.Campaigns.FindCampaignByID(r.Context(), account.AccountID, id)
 	if err != nil {
 		if simulator.ErrorCode(err) == simulator.ENOTFOUND {
-			noteFinding(r, simulator.FindingUnknownCampaign, "")
+			err = withFinding(simulator.FindingUnknownCampaign, "", err)
 		}
 		s.Error(w, r, err)
 		return

@@ -51,7 +51,7 @@ func (s *Server) handleContactAdd(w http.ResponseWriter, r *http.Request) {
 	}
 	c, err := decodeContact(f, now)
 	if err != nil {
-		s.fail(w, r, err)
+		s.Error(w, r, err)
 		return
 	}
 	c.ID = newContactID()
@@ -63,8 +63,8 @@ func (s *Server) handleContactAdd(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// For the client report's duplicate-contact rule (spec §2.1).
-	n := noteFrom(r)
-	n.added, n.email, n.phone = true, c.Email, c.PhoneNo
+	rec := recordFrom(r)
+	rec.ContactAdded, rec.ContactEmail, rec.ContactPhone = true, c.Email, c.PhoneNo
 	writeContactAdded(w, stored.ID)
 }
 

@@ -32,15 +32,15 @@ func readFields(r *http.Request) (fields, error) {
 	if err != nil {
 		err = bodyReadError(err)
 		if simulator.ErrorCode(err) == simulator.EINVALID {
-			noteFinding(r, simulator.FindingMalformedJSON, "")
+			err = withFinding(simulator.FindingMalformedJSON, "", err)
 		}
 		return nil, err
 	}
 	f, err := parseFields(body)
 	if err != nil {
-		noteFinding(r, simulator.FindingMalformedJSON, "")
+		return nil, withFinding(simulator.FindingMalformedJSON, "", err)
 	}
-	return f, err
+	return f, nil
 }
 
 // bodyReadError turns a failed body read into a client error. Its message

@@ -373,14 +373,14 @@ func TestPprof(t *testing.T) {
 func TestGate_Fails(t *testing.T) {
 	accounts := []*simulator.Account{{APIKey: "k", APISecret: "s", AccountID: "a"}}
 	var asked simulator.Arrival
-	s := &server.Server{
+	s := &server.Server{Stores: server.Stores{
 		Accounts: inmem.NewAccountStore(accounts), Contacts: inmem.NewContactStore(), Campaigns: inmem.NewCampaignStore(),
 		Counter: inmem.NewRateCounter(100, time.Minute), Control: inmem.NewControlStore(),
 		Gate: &mock.Gate{AdmitFn: func(_ context.Context, a simulator.Arrival) (simulator.Admission, error) {
 			asked = a
 			return simulator.Admission{}, errors.New("redis: connection refused")
 		}},
-	}
+	}}
 	h := s.Handler()
 	for _, tt := range []struct {
 		name   string

@@ -211,7 +211,7 @@ func mustBeJSONAnswer(t *testing.T, w *httptest.ResponseRecorder, body []byte) {
 func newFuzzServer() *Server {
 	campaign := &simulator.Campaign{}
 	campaign.ID = 1
-	return &Server{
+	return &Server{Stores: Stores{
 		Accounts: inmem.NewAccountStore([]*simulator.Account{{APIKey: "key", APISecret: "secret", AccountID: "acc"}}),
 		Contacts: &mock.ContactStore{
 			UpsertContactFn: func(_ context.Context, c *simulator.Contact) (*simulator.Contact, bool, error) { return c, true, nil },
@@ -229,7 +229,7 @@ func newFuzzServer() *Server {
 		},
 		Counter: allowAll{},
 		Control: inmem.NewControlStore(),
-	}
+	}}
 }
 
 // allowAll is a RateCounter that allows every request and counts none.

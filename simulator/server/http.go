@@ -60,7 +60,13 @@ type ErrorResponse struct {
 
 // Error writes err as a JSON error. Only internal errors are logged: they
 // are the ones nobody else will see; their detail never reaches the client.
+// An error made withFinding notes its finding in the request's record, for
+// the client report.
 func (s *Server) Error(w http.ResponseWriter, r *http.Request, err error) {
+	var fe *findingError
+	if errors.As(err, &fe) {
+		noteFinding(r, fe.kind, fe.detail)
+	}
 	code, message := simulator.ErrorCode(err), simulator.ErrorMessage(err)
 	if code == simulator.EINTERNAL {
 		s.logger().Error("internal error", "request_id", w.Header().Get(requestIDHeader),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -70,57 +71,41 @@ func (j *journal) clear() {
 	j.next, j.full = 0, false
 }
 
-// requestRecord is what record keeps of one request while it is served:
-// its journal entry and what the client report notes of it. One allocation
-// per request for both.
-type requestRecord struct {
-	entry simulator.JournalEntry
-	note  note
-}
-
-type recordKey struct{}
-
-// recordFrom returns the request's record, for middleware and handlers to
-// fill.
-func recordFrom(r *http.Request) *requestRecord {
-	if rec, ok := r.Context().Value(recordKey{}).(*requestRecord); ok {
-		return rec
-	}
-	return &requestRecord{} // outside record: filled and dropped
-}
-
-// entryFrom returns the request's journal entry, for middleware to fill.
-func entryFrom(r *http.Request) *simulator.JournalEntry { return &recordFrom(r).entry }
-
-// noteFrom returns what the client report notes of the request.
-func noteFrom(r *http.Request) *note { return &recordFrom(r).note }
-
-func setOperation(r *http.Request, op string) { entryFrom(r).Operation = op }
-
-// record journals, judges (the client report) and logs every partner
-// request as it is answered: before its header goes out, so that a client
-// that reads the journal or its report right after the answer finds the
-// request there; or, for a request cut off without an answer, when its
-// handler ends.
+// record journals, hands to Reports (the client report) and logs
+// every partner request as it is answered: before its header goes out, so
+// that a client that reads the journal or its report right after the
+// answer finds the request there; or, for a request cut off without an
+// answer, when its handler ends.
 func (s *Server) record(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := s.now()()
-		record := &requestRecord{entry: simulator.JournalEntry{
+		record := &simulator.RequestRecord{Entry: simulator.JournalEntry{
 			Time:      start.UTC(),
 			RequestID: w.Header().Get(requestIDHeader),
 			Method:    r.Method,
 			Path:      r.URL.Path,
 			APIKey:    maskKey(r.Header.Get(spec.HeaderAPIKey)),
 		}}
-		e := &record.entry
+		e := &record.Entry
 		done := false
 		commit := func(status int) {
 			done = true
 			e.LatencyMS = float64(time.Since(start).Microseconds()) / 1000
 			e.Status = status
-			// Before the journal: attribution may name the account of a
-			// refused request, which the journal then shows.
-			s.observe(r, record)
+			// What the client was told to wait, limiter's or fault's.
+			if ra := w.Header()["Retry-After"]; len(ra) == 1 {
+				if sec, err := strconv.Atoi(ra[0]); err == nil && sec > 0 {
+					record.RetryAfter = time.Duration(sec) * time.Second
+				}
+			}
+			// The refusal path only: the hot path has authenticated. A 403
+			// noted the account its key and secret proved.
+			if e.AccountID == "" && e.AttributedTo == "" {
+				e.AttributedTo = s.attribute(r)
+			}
+			if s.Reports != nil {
+				s.Reports.ObserveRequest(record)
+			}
 			s.journal.add(*e)
 			level := levelFor(e.Status)
 			if e.FaultID != "" {

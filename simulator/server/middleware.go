@@ -32,31 +32,29 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		secret, okSecret := singleHeader(r, spec.HeaderAPISecret)
 		account, okAccount := singleHeader(r, spec.HeaderAccountID)
 		if !okKey || !okSecret || !okAccount {
-			noteFinding(r, simulator.FindingRepeatedHeader, firstOf(!okKey, spec.HeaderAPIKey, !okSecret, spec.HeaderAPISecret, spec.HeaderAccountID))
-			s.Error(w, r, &simulator.Error{Code: simulator.EUNAUTHORIZED, Message: spec.MsgInvalidCredentials})
+			s.Error(w, r, withFinding(simulator.FindingRepeatedHeader, firstOf(!okKey, spec.HeaderAPIKey, !okSecret, spec.HeaderAPISecret, spec.HeaderAccountID),
+				&simulator.Error{Code: simulator.EUNAUTHORIZED, Message: spec.MsgInvalidCredentials}))
 			return
 		}
 		a, err := s.Accounts.Authenticate(r.Context(), key, secret)
 		if err != nil {
+			kind, detail := simulator.FindingWrongCredentials, ""
 			if key == "" || secret == "" {
-				noteFinding(r, simulator.FindingMissingHeader, firstOf(key == "", spec.HeaderAPIKey, secret == "", spec.HeaderAPISecret, ""))
-			} else {
-				noteFinding(r, simulator.FindingWrongCredentials, "")
+				kind, detail = simulator.FindingMissingHeader, firstOf(key == "", spec.HeaderAPIKey, secret == "", spec.HeaderAPISecret, "")
 			}
-			s.Error(w, r, &simulator.Error{Code: simulator.EUNAUTHORIZED, Message: simulator.ErrorMessage(err)})
+			s.Error(w, r, withFinding(kind, detail, &simulator.Error{Code: simulator.EUNAUTHORIZED, Message: simulator.ErrorMessage(err)}))
 			return
 		}
 		if account != a.AccountID {
+			kind, detail := simulator.FindingWrongAccountID, ""
 			if account == "" {
-				noteFinding(r, simulator.FindingMissingHeader, spec.HeaderAccountID)
-			} else {
-				noteFinding(r, simulator.FindingWrongAccountID, "")
+				kind, detail = simulator.FindingMissingHeader, spec.HeaderAccountID
 			}
-			noteFrom(r).account = a.AccountID // the key and secret proved it
-			s.Error(w, r, &simulator.Error{Code: simulator.EFORBIDDEN, Message: spec.MsgUnauthorizedAccount})
+			recordFrom(r).Entry.AttributedTo = a.AccountID // the key and secret proved it
+			s.Error(w, r, withFinding(kind, detail, &simulator.Error{Code: simulator.EFORBIDDEN, Message: spec.MsgUnauthorizedAccount}))
 			return
 		}
-		entryFrom(r).AccountID = a.AccountID
+		recordFrom(r).Entry.AccountID = a.AccountID
 		next.ServeHTTP(w, r.WithContext(simulator.NewContextWithAccount(r.Context(), a)))
 	})
 }
@@ -82,9 +80,9 @@ func firstOf(ok bool, a string, okB bool, b, c string) string {
 // counts even when a fault then answers it: the partner's server saw it.
 func (s *Server) limitRate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		a := simulator.AccountFromContext(r.Context())
+		a, rec := simulator.AccountFromContext(r.Context()), recordFrom(r)
 		ad, err := s.gate().Admit(r.Context(), simulator.Arrival{
-			AccountID: a.AccountID, Operation: entryFrom(r).Operation, Real: s.now()(), Draw: s.draw(),
+			AccountID: a.AccountID, Operation: rec.Entry.Operation, Real: s.now()(), Draw: s.draw(),
 		})
 		if err != nil {
 			s.Error(w, r, err)
@@ -94,14 +92,10 @@ func (s *Server) limitRate(next http.Handler) http.Handler {
 		limit, _ := s.rateLimit()
 		w.Header().Set("X-RateLimit-Limit", strconv.Itoa(limit))
 		w.Header().Set("X-RateLimit-Remaining", strconv.Itoa(max(limit-d.Count, 0)))
-		n := noteFrom(r)
-		n.now, n.counted = ad.Now, d.Allowed
+		rec.Now = ad.Now
 		if !d.Allowed {
-			sec := retryAfterSeconds(d.RetryAfter)
-			// The client report judges a retry against what the client was
-			// told: the whole seconds of Retry-After.
-			n.limited, n.retryAfter = true, time.Duration(sec)*time.Second
-			w.Header().Set("Retry-After", strconv.Itoa(sec))
+			rec.Limited = true
+			w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(d.RetryAfter)))
 			s.Error(w, r, &simulator.Error{Code: simulator.ERATELIMIT, Message: spec.MsgRateLimit})
 			return
 		}
@@ -155,8 +149,7 @@ func retryAfterSeconds(d time.Duration) int {
 func (s *Server) requireJSON(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := jsonMediaType(r); err != nil {
-			noteFinding(r, simulator.FindingWrongContentType, "")
-			s.Error(w, r, err)
+			s.Error(w, r, withFinding(simulator.FindingWrongContentType, "", err))
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, s.maxBodyBytes())
@@ -227,7 +220,7 @@ const malformedBody = `{"status":"success","data":[{"Id":1,"campaignName":"`
 // answered the request itself. It is logged as what it is, never as an
 // internal error, and the journal names it.
 func (s *Server) injectFault(w http.ResponseWriter, r *http.Request, f *simulator.Fault) bool {
-	e := entryFrom(r)
+	e := &recordFrom(r).Entry
 	e.Fault, e.FaultID = f.Kind, f.ID
 	s.logger().LogAttrs(r.Context(), slog.LevelInfo, "injected fault",
 		slog.String("request_id", w.Header().Get(requestIDHeader)), slog.String("fault_id", f.ID),
@@ -242,7 +235,6 @@ func (s *Server) injectFault(w http.ResponseWriter, r *http.Request, f *simulato
 		return true
 	case simulator.FaultRateLimit:
 		// Spec §7: the 429 body, word for word.
-		noteFrom(r).retryAfter = f.RetryAfter.Truncate(time.Second)
 		w.Header().Set("Retry-After", strconv.Itoa(int(f.RetryAfter/time.Second)))
 		writeJSON(w, http.StatusTooManyRequests, &ErrorResponse{Error: spec.MsgRateLimit})
 		return true

@@ -97,10 +97,10 @@ func TestInternalErrors(t *testing.T) {
 			return nil, false, errors.New("disk full")
 		},
 	}
-	s := &server.Server{
-		Addr: "127.0.0.1:0", Accounts: inmem.NewAccountStore(accounts), Contacts: contacts, Campaigns: campaigns,
+	s := &server.Server{Addr: "127.0.0.1:0", Stores: server.Stores{
+		Accounts: inmem.NewAccountStore(accounts), Contacts: contacts, Campaigns: campaigns,
 		Counter: inmem.NewRateCounter(100, time.Minute), Control: inmem.NewControlStore(),
-	}
+	}}
 	if err := s.Open(); err != nil {
 		t.Fatal(err)
 	}

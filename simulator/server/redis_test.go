@@ -60,11 +60,11 @@ func TestRedisRoundTrips(t *testing.T) {
 			}
 			counter := redisstore.NewRateCounter(db, 1000, time.Minute)
 			defer counter.ResetAll(context.Background())
-			s := &server.Server{
+			s := &server.Server{Stores: server.Stores{
 				Accounts: inmem.NewAccountStore(accounts), Campaigns: campaigns,
 				Contacts: redisstore.NewContactStore(db), Control: redisstore.NewControlStore(db),
 				Counter: counter, Gate: redisstore.NewGate(db, 1000, time.Minute),
-			}
+			}}
 			defer s.Contacts.DeleteContacts(context.Background(), "")
 			h := s.Handler()
 			var trips redisstore.RoundTrips

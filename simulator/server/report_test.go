@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -306,10 +307,11 @@ func TestClientReport_BadClient(t *testing.T) {
 	})
 }
 
-// TestClientReport_RateLimit: spec §8 at the spec's limit: the 101st
-// request in a minute is rate-limited; sending again before Retry-After is
-// a retry too soon and, refused again, hammering. An injected 429 is the
-// test's own, but a retry before its Retry-After counts.
+// TestClientReport_RateLimit: spec §8 at the spec's limit: a 429 the
+// client does not wait out is rate-limited; sending again before
+// Retry-After is a retry too soon and, refused again, hammering. A 429
+// waited out is no finding. An injected 429 is the test's own, but a retry
+// before its Retry-After counts.
 func TestClientReport_RateLimit(t *testing.T) {
 	h := MustOpenServer(t, sim.Config{})
 	list := call{path: "/campaign/list", body: `{"limit":1,"page":1}`, header: creds(h.alpha)}
@@ -320,7 +322,7 @@ func TestClientReport_RateLimit(t *testing.T) {
 	h.mustDo("limited-2", list, http.StatusTooManyRequests) // at once: hammering
 	h.clock.Advance(59 * time.Second)
 	h.mustDo("limited-3", list, http.StatusTooManyRequests) // 1 s early
-	h.clock.Advance(time.Second)                            // Retry-After (60 s) has passed
+	h.clock.Advance(time.Second)                            // limited-3's Retry-After (1 s) has passed
 	h.mustDo("waited", list, http.StatusOK)
 	h.addFault(map[string]any{"operation": "*", "kind": "rate-limit", "retryAfter": 5, "accountId": h.alpha.AccountID})
 	h.mustDo("fault-429", list, http.StatusTooManyRequests)
@@ -328,20 +330,28 @@ func TestClientReport_RateLimit(t *testing.T) {
 	h.mustDo("fault-early", list, http.StatusOK)
 	h.clock.Advance(time.Second)
 	h.mustDo("fault-waited", list, http.StatusOK)
-	checkFindings(t, h, h.alpha, map[string]int{
-		simulator.FindingRateLimited + "/":  3,
+	rep := checkFindings(t, h, h.alpha, map[string]int{
+		simulator.FindingRateLimited + "/":  2, // limited-1, limited-2; limited-3 was waited out
 		simulator.FindingRetryTooSoon + "/": 3, // limited-2, limited-3, fault-early
 		simulator.FindingHammering + "/":    2, // limited-2, limited-3
 	})
-	if f := findingsByKey(h.report(h.alpha))[simulator.FindingRetryTooSoon+"/"]; f.ExampleRequestID != "fault-early" {
+	got := findingsByKey(rep)
+	if f := got[simulator.FindingRetryTooSoon+"/"]; f.ExampleRequestID != "fault-early" {
 		t.Fatalf("example %q, want the latest, fault-early", f.ExampleRequestID)
+	}
+	if f := got[simulator.FindingRateLimited+"/"]; f.ExampleRequestID != "limited-2" {
+		t.Fatalf("example %q, want the latest 429 not waited out, limited-2", f.ExampleRequestID)
+	}
+	if rep.SpecPace != nil {
+		t.Fatalf("SpecPace at the spec's own limit: %+v", rep.SpecPace)
 	}
 }
 
-// TestClientReport_Burst: under a raised limit the simulator lets the 101st
-// request within 60 s through; the report still says the spec's limit would
-// have refused it (spec §8), and does so per account.
-func TestClientReport_Burst(t *testing.T) {
+// TestClientReport_SpecPace: under a raised limit the simulator lets the
+// 101st request within 60 s through, and that is no finding: the report
+// says, as information, how many requests the busiest 60 s held and how
+// many the spec's limit would have refused (spec §8), per account.
+func TestClientReport_SpecPace(t *testing.T) {
 	h := MustOpenServer(t, sim.Config{RateLimit: 1000})
 	list := call{path: "/campaign/list", body: `{"limit":1,"page":1}`, header: creds(h.alpha)}
 	for i := range 50 {
@@ -355,11 +365,137 @@ func TestClientReport_Burst(t *testing.T) {
 	for i := range 50 {
 		h.mustDo("c-"+strconv.Itoa(i), list, http.StatusOK)
 	}
-	h.mustDo("c-50", list, http.StatusOK) // the 101st again
-	checkFindings(t, h, h.alpha, map[string]int{simulator.FindingBurst + "/": 3})
+	h.mustDo("c-50", list, http.StatusOK) // the 101st the spec's limiter would count again
+	rep := h.report(h.alpha)
+	if !rep.Clean {
+		t.Fatalf("a client paced below the simulator's limit has findings: %+v", rep.Findings)
+	}
+	want := &simulator.SpecPace{Limit: 100, Window: "1m0s", BusiestMinute: 103, WouldBeRefused: 3,
+		Note: "the simulator runs 1000 requests per 1m0s, not the spec's 100 per minute (§8): raised: 1000 per minute " +
+			"where the spec lets 100 through. Busiest 60 s of this client: 103 requests; at the spec's limit it would have been refused 3 of them."}
+	if got := rep.SpecPace; got == nil || *got != *want {
+		t.Fatalf("SpecPace=%+v, want %+v", got, want)
+	}
+	md := h.admin().GET("/accounts/"+h.alpha.AccountID+"/report").WithHeader("Accept", "text/markdown").Expect().Body().Raw()
+	if line := "Information, not a finding: " + want.Note + "\n"; !strings.Contains(md, line) || !strings.Contains(md, "**Clean**") {
+		t.Fatalf("the Markdown report lacks %q or **Clean**:\n%s", line, md)
+	}
 	h.mustDo("bravo", call{path: "/campaign/list", body: `{"limit":1,"page":1}`, header: creds(h.bravo)}, http.StatusOK)
-	if rep := h.report(h.bravo); !rep.Clean {
-		t.Fatalf("bravo shares alpha's burst: %+v", rep.Findings)
+	if rep := h.report(h.bravo); !rep.Clean || rep.SpecPace.BusiestMinute != 1 || rep.SpecPace.WouldBeRefused != 0 {
+		t.Fatalf("bravo shares alpha's pace: %+v", rep)
+	}
+}
+
+// send sends c and returns the status and the Retry-After seconds (-1 for
+// none).
+func (h *harness) send(id string, c call) (int, int) {
+	h.t.Helper()
+	req, err := http.NewRequest(http.MethodPost, h.sim.URL()+c.path, strings.NewReader(c.body))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	req.Header = c.header.Clone()
+	req.Header.Set("X-Request-Id", id)
+	resp, err := h.client.Do(req)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	ra := -1
+	if v := resp.Header.Get("Retry-After"); v != "" {
+		if ra, err = strconv.Atoi(v); err != nil {
+			h.t.Fatalf("Retry-After %q: %v", v, err)
+		}
+	}
+	return resp.StatusCode, ra
+}
+
+// TestClientReport_FairAtAnyLimit (issue 19): whatever limit and window the
+// simulator runs, a client that honours every 429 and its Retry-After, or
+// one that paces itself below the limit, gets a clean report; a client that
+// retries before Retry-After or ignores 429 keeps its findings. Time is the
+// fake clock's: each client "waits" by advancing it.
+func TestClientReport_FairAtAnyLimit(t *testing.T) {
+	type client struct {
+		name string
+		// run sends as a's client for a while and reports how many 429s it
+		// met.
+		run  func(h *harness, c call, limit int, window time.Duration) int
+		want map[string]bool // the finding kinds it must get; none: clean
+	}
+	// n is how many requests each client sends: 2.5 limits' worth, and at
+	// least 250, so that every client sends over 100 within 60 s (what the
+	// spec's limit would refuse) whatever the simulator's limit.
+	n := func(limit int) int { return max(limit*5/2, 250) }
+	// honour sends n requests as fast as it may, waiting out every 429's
+	// Retry-After (wait is how long it waits instead, in seconds, from the
+	// Retry-After it was told).
+	honour := func(wait func(ra int) int) func(h *harness, c call, limit int, window time.Duration) int {
+		return func(h *harness, c call, limit int, window time.Duration) int {
+			limited := 0
+			for i := range n(limit) {
+				status, ra := h.send(fmt.Sprintf("r-%d", i), c)
+				if status == http.StatusTooManyRequests {
+					limited++
+					h.clock.Advance(time.Duration(wait(ra)) * time.Second)
+				}
+			}
+			return limited
+		}
+	}
+	clients := []client{
+		{"honours every 429 and its Retry-After", honour(func(ra int) int { return ra }), nil},
+		{"paces itself below the limit", func(h *harness, c call, limit int, window time.Duration) int {
+			limited := 0
+			for i := range n(limit) {
+				if status, _ := h.send(fmt.Sprintf("p-%d", i), c); status == http.StatusTooManyRequests {
+					limited++
+				}
+				h.clock.Advance(window/time.Duration(limit) + time.Millisecond)
+			}
+			return limited
+		}, nil},
+		{"retries a second before Retry-After", honour(func(ra int) int { return ra - 1 }),
+			map[string]bool{simulator.FindingRateLimited: true, simulator.FindingRetryTooSoon: true, simulator.FindingHammering: true}},
+		{"ignores 429", honour(func(int) int { return 0 }),
+			map[string]bool{simulator.FindingRateLimited: true, simulator.FindingRetryTooSoon: true, simulator.FindingHammering: true}},
+	}
+	for _, lim := range []struct {
+		limit  int
+		window time.Duration
+	}{{30, 5 * time.Second}, {100, time.Minute}, {5, time.Second}, {1000, time.Minute}} {
+		t.Run(fmt.Sprintf("%d per %s", lim.limit, lim.window), func(t *testing.T) {
+			h := MustOpenServer(t, sim.Config{RateLimit: lim.limit, RateWindow: lim.window})
+			for _, cl := range clients {
+				t.Run(cl.name, func(t *testing.T) {
+					if cl.name == "retries a second before Retry-After" && lim.window <= time.Second {
+						t.Skip("a Retry-After of 1 s leaves no whole second to retry early in")
+					}
+					h.admin().POST("/reset").Expect().Status(http.StatusOK)
+					list := call{path: "/campaign/list", body: `{"limit":1,"page":1}`, header: creds(h.alpha)}
+					limited := cl.run(h, list, lim.limit, lim.window)
+					if paced := cl.name == "paces itself below the limit"; paced != (limited == 0) {
+						t.Fatalf("the client met %d 429s: the test proves nothing", limited)
+					}
+					h.clock.Advance(2 * lim.window) // its last 429s waited out
+					rep := h.report(h.alpha)
+					if p := rep.SpecPace; p != nil && p.BusiestMinute <= 100 {
+						t.Fatalf("busiest 60 s held %d requests: the spec's limit would refuse none, the test proves nothing", p.BusiestMinute)
+					}
+					got := map[string]bool{}
+					for _, f := range rep.Findings {
+						got[f.Kind] = true
+					}
+					if !maps.Equal(got, cl.want) && !(len(got) == 0 && len(cl.want) == 0) {
+						t.Fatalf("findings %v, want %v (%d 429s met): %+v", got, cl.want, limited, rep.Findings)
+					}
+					if spec := lim.limit == 100 && lim.window == time.Minute; (rep.SpecPace == nil) != spec {
+						t.Fatalf("SpecPace=%+v with the simulator at %d per %s", rep.SpecPace, lim.limit, lim.window)
+					}
+				})
+			}
+		})
 	}
 }
 

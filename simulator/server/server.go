@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -28,8 +27,10 @@ const DefaultMaxBodyBytes = 64 << 10
 // delayed request is still answered.
 const MaxFaultDelay = 30 * time.Second
 
-// Server serves the partner API and the control API. Set the fields, then
-// call Open; or use Handler and AdminHandler in-process.
+// Server is the simulator's HTTP side, composed of the partner API
+// (Handler, partner.go), the control API (AdminHandler, admin.go) and the
+// client report they feed (Reports). Set the fields, then call Open; or use
+// Handler and AdminHandler in-process.
 type Server struct {
 	// Addr is the partner listener's address, e.g. "127.0.0.1:8443" or
 	// "127.0.0.1:0" in tests.
@@ -43,32 +44,12 @@ type Server struct {
 	// AdminToken protects the control API. Required when AdminAddr is set.
 	AdminToken string
 
-	Accounts  simulator.AccountStore
-	Contacts  simulator.ContactStore
-	Campaigns simulator.CampaignStore
-	Counter   simulator.RateCounter
-	Control   simulator.ControlStore
-	// Gate decides each authenticated request: clock, rate counter and
-	// fault in one step. It must share the Counter's and the Control's
-	// state (the control API resets them). May be nil. If nil, the
-	// server composes Control and Counter (simulator.StoreGate).
-	Gate simulator.Gate
-	// Rand draws uniformly from [0, 1) for the faults with a probability.
-	// May be nil. If nil, math/rand/v2's Float64.
-	Rand func() float64
+	// Stores hold the state; every one but Gate is required.
+	Stores
+	// Limits bound what the server accepts and keeps; zero values are
+	// the defaults.
+	Limits
 
-	// RateLimit and RateWindow are reported by the control API and in
-	// Retry-After; the Counter enforces them. Zero means the spec's.
-	RateLimit  int
-	RateWindow time.Duration
-
-	// MaxBodyBytes caps request bodies. Zero means DefaultMaxBodyBytes.
-	MaxBodyBytes int64
-	// ReadTimeout bounds the reading of a whole request, headers and body;
-	// a body not in by then is answered 408. Zero means 30 seconds.
-	ReadTimeout time.Duration
-	// JournalSize is how many requests the journal keeps. Zero means 1000.
-	JournalSize int
 	// Info is what GET /config and /version report besides the limits.
 	// May be nil. If nil, they report the limits only.
 	Info *simulator.BuildInfo
@@ -82,20 +63,57 @@ type Server struct {
 	// composition root uses it for the test-only breaches of the spec.
 	Wrap func(http.Handler) http.Handler
 
+	// Reports keeps the client reports: every answered partner request is
+	// handed to it, and the control API serves and resets it. May be nil:
+	// then no report is kept and GET /accounts/{accountId}/report answers
+	// 404.
+	Reports simulator.ClientReporter
+
 	// Health reports whether the backends are usable. May be nil.
 	Health func(ctx context.Context) error
 	// Now is real time. May be nil. If nil, time.Now. The control API's
 	// clock shifts or freezes it.
 	Now func() time.Time
+	// Rand draws uniformly from [0, 1) for the faults with a probability.
+	// May be nil. If nil, math/rand/v2's Float64.
+	Rand func() float64
 	// Logger may be nil. If nil, nothing is logged.
 	Logger *slog.Logger
 
 	journal *journal
-	reports clientReports
 	once    sync.Once
 
 	ln, adminLn   net.Listener
 	srv, adminSrv *http.Server
+}
+
+// Stores are the server's state backends.
+type Stores struct {
+	Accounts  simulator.AccountStore
+	Contacts  simulator.ContactStore
+	Campaigns simulator.CampaignStore
+	Counter   simulator.RateCounter
+	Control   simulator.ControlStore
+	// Gate decides each authenticated request: clock, rate counter and
+	// fault in one step. It must share the Counter's and the Control's
+	// state (the control API resets them). May be nil. If nil, the
+	// server composes Control and Counter (simulator.StoreGate).
+	Gate simulator.Gate
+}
+
+// Limits bound what the server accepts and keeps.
+type Limits struct {
+	// RateLimit and RateWindow are reported by the control API and in
+	// Retry-After; the Counter enforces them. Zero means the spec's.
+	RateLimit  int
+	RateWindow time.Duration
+	// MaxBodyBytes caps request bodies. Zero means DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// ReadTimeout bounds the reading of a whole request, headers and body;
+	// a body not in by then is answered 408. Zero means 30 seconds.
+	ReadTimeout time.Duration
+	// JournalSize is how many requests the journal keeps. Zero means 1000.
+	JournalSize int
 }
 
 func (s *Server) init() {
@@ -105,7 +123,6 @@ func (s *Server) init() {
 			size = 1000
 		}
 		s.journal = newJournal(size)
-		s.reports.reset(s.now()().UTC())
 	})
 }
 
@@ -275,78 +292,4 @@ func (s *Server) rateLimit() (int, time.Duration) {
 		window = spec.RateWindow
 	}
 	return limit, window
-}
-
-// route is one operation of spec §4.
-type route struct {
-	op      string
-	handler http.HandlerFunc
-}
-
-// Handler returns the partner API: the three operations of spec §4 under
-// BasePath, and /healthz and the OpenAPI document outside it.
-func (s *Server) Handler() http.Handler {
-	s.init()
-	routes := map[string]route{}
-	add := func(op string, h http.HandlerFunc) {
-		routes[spec.BasePath+"/"+op] = route{op: op, handler: h}
-	}
-	add(spec.PathContactAdd, s.handleContactAdd)
-	add(spec.PathCampaignList, s.handleCampaignList)
-	add(spec.PathCampaignStats, s.handleCampaignStats)
-
-	operation := s.authenticate(s.limitRate(s.requireJSON(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		routes[r.URL.EscapedPath()].handler(w, r)
-	}))))
-	h := s.recoverer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.EscapedPath() == "/healthz" {
-			s.handleHealth(w, r)
-			return
-		}
-		if s.serveDocument(w, r) {
-			return
-		}
-		// The path as sent: a percent-encoded "/" (campaign%2Flist) or any
-		// other escape is not an operation's path.
-		rt, ok := routes[r.URL.EscapedPath()]
-		switch {
-		case !ok:
-			s.Error(w, r, simulator.Errorf(simulator.ENOTFOUND, "No operation at %s: the operations are POST %s/{%s}",
-				quotePath(r.URL.EscapedPath()), spec.BasePath, strings.Join(spec.Paths(), ",")))
-		case r.Method != http.MethodPost:
-			// Spec §1 rule 4: every operation is POST.
-			w.Header().Set("Allow", http.MethodPost)
-			s.Error(w, r, simulator.Errorf(simulator.ENOTALLOWED, "Method %s is not allowed: %s takes POST", r.Method, rt.op))
-		default:
-			// Spec §5 then §8: authentication, then the rate decision and the
-			// control API's fault together (limitRate), then the body.
-			setOperation(r, rt.op)
-			operation.ServeHTTP(w, r)
-		}
-	}))
-	if s.Wrap != nil {
-		// A panic in the layer itself is a 500 too.
-		h = s.recoverer(s.Wrap(h))
-	}
-	return withRequestID(s.record(s.guard(h, s.maxBodyBytes())))
-}
-
-// quotePath shows a path in a message: at most 200 bytes of it.
-func quotePath(p string) string {
-	if len(p) > 200 {
-		return p[:200] + "…"
-	}
-	return p
-}
-
-// handleHealth answers 200 when the backends are usable and 503 with the
-// reason when not.
-func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
-	if s.Health != nil {
-		if err := s.Health(r.Context()); err != nil {
-			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "error": err.Error()})
-			return
-		}
-	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }

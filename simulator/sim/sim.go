@@ -22,6 +22,7 @@ import (
 	"github.com/partner-v3/conformance-kit/fixtures"
 	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/clientreport"
 	"github.com/partner-v3/conformance-kit/simulator/inmem"
 	"github.com/partner-v3/conformance-kit/simulator/redisstore"
 	"github.com/partner-v3/conformance-kit/simulator/seed"
@@ -167,16 +168,15 @@ func New(ctx context.Context, cfg Config) (*Simulator, error) {
 	}
 	sim := &Simulator{Accounts: accounts, basePath: violations.BasePath()}
 	sim.Server = &server.Server{
-		Addr:         cfg.Addr,
-		AdminAddr:    cfg.AdminAddr,
-		AdminToken:   token,
-		RateLimit:    cfg.RateLimit,
-		RateWindow:   cfg.RateWindow,
-		MaxBodyBytes: cfg.MaxBodyBytes,
-		Logger:       cfg.Logger,
-		Now:          cfg.Now,
-		Info:         &simulator.BuildInfo{Violations: violationNames(violations), Version: cmp.Or(cfg.Version, "dev")},
-		OpenAPI:      doc,
+		Addr:       cfg.Addr,
+		AdminAddr:  cfg.AdminAddr,
+		AdminToken: token,
+		Limits:     server.Limits{RateLimit: cfg.RateLimit, RateWindow: cfg.RateWindow, MaxBodyBytes: cfg.MaxBodyBytes},
+		Logger:     cfg.Logger,
+		Now:        cfg.Now,
+		Info:       &simulator.BuildInfo{Violations: violationNames(violations), Version: cmp.Or(cfg.Version, "dev")},
+		OpenAPI:    doc,
+		Reports:    clientreport.New(cfg.RateLimit, cfg.RateWindow, cfg.Now),
 	}
 	if err := sim.openState(ctx, cfg, limit, window); err != nil {
 		return nil, err

@@ -1,0 +1,96 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
+	"github.com/partner-v3/conformance-kit/simulator"
+)
+
+// partnerAPI is the partner listener's router: the three operations of
+// spec §4 under BasePath, and /healthz and the OpenAPI document outside it,
+// each found by one lookup of the path as sent.
+type partnerAPI struct {
+	s *Server
+	// paths holds each path's whole handler, by escaped path: a
+	// percent-encoded "/" (campaign%2Flist) or any other escape is none of
+	// them.
+	paths map[string]http.Handler
+}
+
+// Handler returns the partner API, with the layers every partner request
+// passes: request id, journal and client report (record), the HTTP guard,
+// Wrap, and the recoverer.
+func (s *Server) Handler() http.Handler {
+	s.init()
+	p := &partnerAPI{s: s, paths: map[string]http.Handler{"/healthz": http.HandlerFunc(s.handleHealth)}}
+	for op, h := range map[string]http.HandlerFunc{
+		spec.PathContactAdd:    s.handleContactAdd,
+		spec.PathCampaignList:  s.handleCampaignList,
+		spec.PathCampaignStats: s.handleCampaignStats,
+	} {
+		p.paths[spec.BasePath+"/"+op] = s.operation(op, h)
+	}
+	if s.OpenAPI != nil {
+		doc := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.serveDocument(w, r) })
+		p.paths[OpenAPIYAMLPath], p.paths[OpenAPIJSONPath] = doc, doc
+	}
+	h := s.recoverer(p)
+	if s.Wrap != nil {
+		// A panic in the layer itself is a 500 too.
+		h = s.recoverer(s.Wrap(h))
+	}
+	return withRequestID(s.record(s.guard(h, s.maxBodyBytes())))
+}
+
+func (p *partnerAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h, ok := p.paths[r.URL.EscapedPath()]; ok {
+		h.ServeHTTP(w, r)
+		return
+	}
+	// The document is also found by its decoded path (/openapi%2Eyaml),
+	// as it always was.
+	if p.s.serveDocument(w, r) {
+		return
+	}
+	p.s.Error(w, r, simulator.Errorf(simulator.ENOTFOUND, "No operation at %s: the operations are POST %s/{%s}",
+		quotePath(r.URL.EscapedPath()), spec.BasePath, strings.Join(spec.Paths(), ",")))
+}
+
+// operation returns one operation's whole handler: spec §1 rule 4 (POST),
+// then §5 authentication, then §8's rate decision and the control API's
+// fault together (limitRate), then the body (requireJSON) and h. The chain
+// is built once per operation, so a request's route is looked up once.
+func (s *Server) operation(op string, h http.HandlerFunc) http.Handler {
+	chain := s.authenticate(s.limitRate(s.requireJSON(h)))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", http.MethodPost)
+			s.Error(w, r, simulator.Errorf(simulator.ENOTALLOWED, "Method %s is not allowed: %s takes POST", r.Method, op))
+			return
+		}
+		recordFrom(r).Entry.Operation = op
+		chain.ServeHTTP(w, r)
+	})
+}
+
+// quotePath shows a path in a message: at most 200 bytes of it.
+func quotePath(p string) string {
+	if len(p) > 200 {
+		return p[:200] + "…"
+	}
+	return p
+}
+
+// handleHealth answers 200 when the backends are usable and 503 with the
+// reason when not.
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	if s.Health != nil {
+		if err := s.Health(r.Context()); err != nil {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "error": err.Error()})
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
