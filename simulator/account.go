@@ -256,23 +256,6 @@ func ConfiguredAccount(accountID string) *Error {
 	return Errorf(ECONFLICT, "Account %s is configured (accounts file), not throwaway: it cannot be deleted", accountID)
 }
 
-// RegistryOf returns the AccountRegistry behind s: s itself, or the store
-// a decorator's Unwrap() AccountStore returns, followed down; nil when
-// there is none.
-func RegistryOf(s AccountStore) AccountRegistry {
-	for s != nil {
-		if r, ok := s.(AccountRegistry); ok {
-			return r
-		}
-		u, ok := s.(interface{ Unwrap() AccountStore })
-		if !ok {
-			return nil
-		}
-		s = u.Unwrap()
-	}
-	return nil
-}
-
 // MatchAccount returns the account of accounts whose key and secret both
 // match, or nil. It compares with every account in constant time, so the
 // time taken tells nothing about which part was wrong or how much of it
@@ -289,24 +272,3 @@ func MatchAccount(accounts []*Account, apiKey, apiSecret string) *Account {
 	return found
 }
 
-// CampaignForgetter is a CampaignStore that caches the campaigns it
-// generates for throwaway accounts; ForgetCampaigns drops an account's.
-type CampaignForgetter interface {
-	ForgetCampaigns(accountID string)
-}
-
-// ForgetCampaigns drops accountID's cached campaigns from s, or from the
-// store a decorator's Unwrap() CampaignStore returns, followed down.
-func ForgetCampaigns(s CampaignStore, accountID string) {
-	for s != nil {
-		if f, ok := s.(CampaignForgetter); ok {
-			f.ForgetCampaigns(accountID)
-			return
-		}
-		u, ok := s.(interface{ Unwrap() CampaignStore })
-		if !ok {
-			return
-		}
-		s = u.Unwrap()
-	}
-}

@@ -253,4 +253,9 @@ type CampaignStore interface {
 	// under the same version (a digest of the generator's inputs), so that
 	// replicas started alike generate once. It reports whether it stored.
 	SeedCampaigns(ctx context.Context, version string, campaigns []*Campaign) (bool, error)
+
+	// ForgetCampaigns drops what the store keeps of accountID's campaigns
+	// when that throwaway account is deleted; a store that generates none
+	// has nothing to drop.
+	ForgetCampaigns(accountID string)
 }

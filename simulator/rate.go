@@ -34,14 +34,11 @@ type RateCounter interface {
 
 	// ResetAll forgets every request of every key.
 	ResetAll(ctx context.Context) error
-}
 
-// RateReader is a RateCounter whose standing can be read without taking:
-// what the control API's GET /accounts/{accountId}/budget reports.
-type RateReader interface {
 	// Count returns the number of requests of key counted in
 	// (now-window, now] (and any counted after now, as Take counts them),
-	// and changes nothing.
+	// and changes nothing: what the control API's GET
+	// /accounts/{accountId}/budget reports.
 	Count(ctx context.Context, key string, now time.Time) (int, error)
 }
 

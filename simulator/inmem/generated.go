@@ -17,8 +17,6 @@ import (
 // same, for an older one.
 const DefaultCampaignCacheSize = 256
 
-var _ simulator.CampaignForgetter = (*CampaignStore)(nil)
-
 // campaigns returns the account's campaigns, sorted by ID: the seeded
 // ones, or else the generated ones.
 func (s *CampaignStore) campaigns(ctx context.Context, accountID string) ([]*simulator.Campaign, error) {
@@ -50,7 +48,7 @@ func (s *CampaignStore) campaigns(ctx context.Context, accountID string) ([]*sim
 	return s.cache.put(accountID, cs, s.CacheSize), nil
 }
 
-// ForgetCampaigns implements simulator.CampaignForgetter: a deleted
+// ForgetCampaigns implements simulator.CampaignStore: a deleted
 // throwaway account's campaigns leave the cache at once.
 func (s *CampaignStore) ForgetCampaigns(accountID string) { s.cache.remove(accountID) }
 

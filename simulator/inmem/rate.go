@@ -69,9 +69,8 @@ func (c *RateCounter) ResetAll(context.Context) error {
 	return nil
 }
 
-var _ simulator.RateReader = (*RateCounter)(nil)
 
-// Count implements simulator.RateReader.
+// Count implements simulator.RateCounter.
 func (c *RateCounter) Count(_ context.Context, key string, now time.Time) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -40,6 +40,7 @@ type CampaignStore struct {
 	FindCampaignsFn    func(ctx context.Context, f simulator.CampaignFilter) ([]*simulator.Campaign, int, error)
 	FindCampaignByIDFn func(ctx context.Context, accountID string, id int64) (*simulator.Campaign, error)
 	SeedCampaignsFn    func(ctx context.Context, version string, cs []*simulator.Campaign) (bool, error)
+	ForgetCampaignsFn  func(accountID string)
 }
 
 // FindCampaigns calls FindCampaignsFn.
@@ -50,6 +51,14 @@ func (s *CampaignStore) FindCampaigns(ctx context.Context, f simulator.CampaignF
 // FindCampaignByID calls FindCampaignByIDFn.
 func (s *CampaignStore) FindCampaignByID(ctx context.Context, accountID string, id int64) (*simulator.Campaign, error) {
 	return s.FindCampaignByIDFn(ctx, accountID, id)
+}
+
+// ForgetCampaigns calls ForgetCampaignsFn when it is set: most tests make
+// no throwaway account, so a nil one does nothing.
+func (s *CampaignStore) ForgetCampaigns(accountID string) {
+	if s.ForgetCampaignsFn != nil {
+		s.ForgetCampaignsFn(accountID)
+	}
 }
 
 // SeedCampaigns calls SeedCampaignsFn.

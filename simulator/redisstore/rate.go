@@ -156,9 +156,8 @@ func (r *RateCounter) ResetAll(ctx context.Context) error {
 	return nil
 }
 
-var _ simulator.RateReader = (*RateCounter)(nil)
 
-// Count implements simulator.RateReader: one ZLEXCOUNT of the members from
+// Count implements simulator.RateCounter: one ZLEXCOUNT of the members from
 // the first time inside the window on, the ones Take would count, at the
 // caller's now (the simulator's clock). It trims nothing.
 func (r *RateCounter) Count(ctx context.Context, key string, now time.Time) (int, error) {

@@ -14,9 +14,9 @@ import (
 // and a rate budget of its own (spec §8), and deletes it. The calls are
 // listed in docs/control-api.md, "Throwaway accounts".
 
-// registry returns the store's account registry, through any decorator.
+// registry returns the registry of throwaway accounts.
 func (s *Server) registry() (simulator.AccountRegistry, error) {
-	reg := simulator.RegistryOf(s.Accounts)
+	reg := s.Registry
 	if reg == nil {
 		// ASSUMPTION: a server given a fixed account store (no registry)
 		// answers every account call as unknown rather than 500.
@@ -134,7 +134,7 @@ func (s *Server) handleAccountDelete(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	simulator.ForgetCampaigns(s.Campaigns, id)
+	s.Campaigns.ForgetCampaigns(id)
 	if s.Reports != nil {
 		s.Reports.ForgetAccount(id)
 	}
@@ -175,17 +175,12 @@ func (s *Server) handleAccountBudget(w http.ResponseWriter, r *http.Request) {
 	if a == nil {
 		return
 	}
-	reader, ok := s.Counter.(simulator.RateReader)
-	if !ok {
-		s.Error(w, r, fmt.Errorf("account budget: %T cannot be read", s.Counter))
-		return
-	}
 	now, err := s.accountClock(r.Context(), a.AccountID)
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
-	used, err := reader.Count(r.Context(), a.AccountID, now)
+	used, err := s.Counter.Count(r.Context(), a.AccountID, now)
 	if err != nil {
 		s.Error(w, r, fmt.Errorf("account budget: %w", err))
 		return

@@ -44,7 +44,7 @@ type Server struct {
 	// AdminToken protects the control API. Required when AdminAddr is set.
 	AdminToken string
 
-	// Stores hold the state; every one but Gate is required.
+	// Stores hold the state; every one but Gate and Registry is required.
 	Stores
 	// Limits bound what the server accepts and keeps; zero values are
 	// the defaults.
@@ -99,6 +99,11 @@ type Stores struct {
 	// state (the control API resets them). May be nil. If nil, the
 	// server composes Control and Counter (simulator.StoreGate).
 	Gate simulator.Gate
+	// Registry keeps the throwaway accounts of the control API's
+	// /accounts calls: usually the faithful store under Accounts, which
+	// authenticates them (through any decorator). May be nil: then the
+	// control API answers every account call 404.
+	Registry simulator.AccountRegistry
 }
 
 // Limits bound what the server accepts and keeps.

@@ -214,7 +214,7 @@ func (sim *Simulator) openState(ctx context.Context, cfg Config, limit int, wind
 		accounts := inmem.NewAccountStore(sim.Accounts)
 		accounts.Defaults = defaults
 		campaigns.Generate = throwawayCampaigns(accounts)
-		s.Accounts, s.Contacts, s.Campaigns, s.Control = accounts, inmem.NewContactStore(), campaigns, inmem.NewControlStore()
+		s.Accounts, s.Registry, s.Contacts, s.Campaigns, s.Control = accounts, accounts, inmem.NewContactStore(), campaigns, inmem.NewControlStore()
 		s.Counter = inmem.NewRateCounter(limit, window)
 		return nil
 	}
@@ -233,7 +233,7 @@ func (sim *Simulator) openState(ctx context.Context, cfg Config, limit int, wind
 	accounts := redisstore.NewAccountStore(db, sim.Accounts, defaults)
 	campaigns.Generate = throwawayCampaigns(accounts)
 	// Campaigns never change after seeding: each replica keeps its own.
-	s.Accounts, s.Contacts, s.Campaigns, s.Control = accounts, redisstore.NewContactStore(db), campaigns, redisstore.NewControlStore(db)
+	s.Accounts, s.Registry, s.Contacts, s.Campaigns, s.Control = accounts, accounts, redisstore.NewContactStore(db), campaigns, redisstore.NewControlStore(db)
 	s.Counter = redisstore.NewRateCounter(db, limit, window)
 	// Clock, rate decision and fault in one round trip, on the Counter's
 	// and the Control's keys. In memory the server composes the stores.

@@ -32,16 +32,6 @@ func (c gateCounter) Take(ctx context.Context, key string, now time.Time) (simul
 	return ad.Rate, nil
 }
 
-// Count implements simulator.RateReader with the gate's counter: the
-// budget the control API reads must see what the gate took.
-func (c gateCounter) Count(ctx context.Context, key string, now time.Time) (int, error) {
-	r, ok := c.RateCounter.(simulator.RateReader)
-	if !ok {
-		return 0, fmt.Errorf("%T does not implement simulator.RateReader", c.RateCounter)
-	}
-	return r.Count(ctx, key, now)
-}
-
 func mustAdmit(t *testing.T, g simulator.Gate, a simulator.Arrival) simulator.Admission {
 	t.Helper()
 	ad, err := g.Admit(context.Background(), a)

@@ -1,7 +1,6 @@
 // Package storetest is the behaviour-level contract suite of the simulator's
 // state backends: every implementation of simulator.ContactStore,
-// simulator.CampaignStore, simulator.RateCounter (with its
-// simulator.RateReader), simulator.ControlStore, simulator.Gate and
+// simulator.CampaignStore, simulator.RateCounter, simulator.ControlStore, simulator.Gate and
 // simulator.AccountRegistry (inmem, redisstore) must pass Run. It follows the shape of
 // testing/fstest.TestFS: a backend's own test calls Run with a function that
 // opens fresh, isolated state, and the suite checks the documented

@@ -477,15 +477,6 @@ func (c *cellRateCounter) Reset(ctx context.Context, key string) error {
 	return c.RateCounter.Reset(ctx, key)
 }
 
-// Count implements simulator.RateReader.
-func (c *cellRateCounter) Count(ctx context.Context, key string, now time.Time) (int, error) {
-	r, ok := c.RateCounter.(simulator.RateReader)
-	if !ok {
-		return 0, fmt.Errorf("count rate: %T cannot be read", c.RateCounter)
-	}
-	return r.Count(ctx, key, now)
-}
-
 // cellCounter takes the requests of the cell's operation and account with
 // take, every other one faithfully.
 func cellCounter(c matrix.Cell, take func(ctx context.Context, next simulator.RateCounter, key string, now time.Time) (simulator.RateDecision, error)) func(simulator.RateCounter) simulator.RateCounter {

@@ -2,7 +2,6 @@ package violation
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -36,12 +35,6 @@ func (s *accountStore) Authenticate(ctx context.Context, key, secret string) (*s
 	}
 	return nil, err
 }
-
-// Unwrap returns the faithful store, so the control API reaches its
-// throwaway accounts (simulator.RegistryOf) through the decorator. They
-// authenticate through Authenticate unchanged, and Accounts lists them, so
-// the broken rule applies to them as to the configured ones.
-func (s *accountStore) Unwrap() simulator.AccountStore { return s.AccountStore }
 
 // acceptAccounts builds an AccountStore decorator.
 func acceptAccounts(accept func(a *simulator.Account, key, secret string, all []*simulator.Account) bool) func(simulator.AccountStore) simulator.AccountStore {
@@ -103,10 +96,6 @@ func (s *campaignStore) FindCampaignByID(ctx context.Context, accountID string, 
 	}
 	return s.byID(ctx, s.CampaignStore, accountID, id)
 }
-
-// Unwrap returns the store decorated, so that deleting a throwaway account
-// drops its cached campaigns (simulator.ForgetCampaigns).
-func (s *campaignStore) Unwrap() simulator.CampaignStore { return s.CampaignStore }
 
 // filterCampaigns changes the page Campaign List asks the store for.
 func filterCampaigns(change func(ctx context.Context, f *simulator.CampaignFilter)) func(simulator.CampaignStore) simulator.CampaignStore {
@@ -178,15 +167,11 @@ func (c *rateCounter) Take(ctx context.Context, key string, now time.Time) (simu
 	return c.RateCounter.Take(ctx, k, now)
 }
 
-// Count implements simulator.RateReader: what the key's requests are
+// Count implements simulator.RateCounter: what the key's requests are
 // counted under holds.
 func (c *rateCounter) Count(ctx context.Context, key string, now time.Time) (int, error) {
-	r, ok := c.RateCounter.(simulator.RateReader)
-	if !ok {
-		return 0, fmt.Errorf("count rate: %T cannot be read", c.RateCounter)
-	}
 	k, _ := c.key(ctx, key)
-	return r.Count(ctx, k, now)
+	return c.RateCounter.Count(ctx, k, now)
 }
 
 // Reset implements simulator.RateCounter: the control API's reset of one
