@@ -14,6 +14,7 @@ import (
 
 	"github.com/partner-v3/conformance-kit/fixtures/matrix"
 	"github.com/partner-v3/conformance-kit/fixtures/spec"
+	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/control"
 )
 
@@ -135,14 +136,26 @@ func (s *scenario) simulatorHoldsContact(ctx context.Context) error {
 	if s.env.Control == nil {
 		return skipf("needs the simulator's control API")
 	}
-	cs, _, err := s.env.Control.Contacts(ctx, control.ContactFilter{AccountID: s.env.Primary.AccountID})
-	if err != nil {
-		return fmt.Errorf("list contacts through the control API: %w", err)
-	}
-	for _, c := range cs {
-		if strings.EqualFold(c.Email, s.email) {
-			return nil
+	// The control API lists contacts oldest first, a page at a time, and
+	// the account may hold many (seeded ones, other scenarios'): read from
+	// the newest page back until the contact is found.
+	const pageSize = 100
+	f := control.ContactFilter{AccountID: s.env.Primary.AccountID, Limit: 1}
+	_, total, err := s.env.Control.Contacts(ctx, f)
+	for f.Limit, f.Offset = pageSize, total-pageSize; err == nil; f.Offset -= pageSize {
+		f.Offset = max(f.Offset, 0)
+		var cs []*simulator.Contact
+		if cs, _, err = s.env.Control.Contacts(ctx, f); err != nil {
+			break
+		}
+		for _, c := range cs {
+			if strings.EqualFold(c.Email, s.email) {
+				return nil
+			}
+		}
+		if f.Offset == 0 {
+			return s.failf("the simulator holds %d contacts for the account, none with the email %s", total, s.email)
 		}
 	}
-	return s.failf("the simulator holds %d contacts for the account, none with the email %s", len(cs), s.email)
+	return fmt.Errorf("list contacts through the control API: %w", err)
 }
