@@ -92,12 +92,33 @@ func Version(seed int64, accountIDs []string, perAccount int) string {
 func Campaigns(seed int64, accountIDs []string, perAccount int) []*simulator.Campaign {
 	var out []*simulator.Campaign
 	for i, acc := range accountIDs {
-		f := gofakeit.New(accountSeed(seed, acc))
-		id := int64(i+1)*100000 + int64(f.IntRange(1000, 9000))
-		for n := 0; n < perAccount; n++ {
-			id += int64(f.IntRange(1, 7))
-			out = append(out, campaign(f, acc, id))
-		}
+		out = appendCampaigns(out, seed, acc, int64(i+1), perAccount)
+	}
+	return out
+}
+
+// ThrowawayCampaigns generates a throwaway account's perAccount campaigns,
+// as Campaigns does, in a block of Ids of its own: one of 2^30 blocks
+// picked by the account identifier, all past the blocks of a million
+// configured accounts. Two throwaway accounts made side by side (each
+// alone, at position 0, they would start in the same block) share an Id
+// with odds of about one in a billion, and none shares one with a
+// configured account. The largest Id stays below 2^53, exact in any JSON
+// parser.
+func ThrowawayCampaigns(seed int64, accountID string, perAccount int) []*simulator.Campaign {
+	sum := sha256.Sum256([]byte(accountID))
+	block := int64(1<<20) + int64(binary.BigEndian.Uint32(sum[8:12])>>2)
+	return appendCampaigns(nil, seed, accountID, block, perAccount)
+}
+
+// appendCampaigns appends one account's campaigns, Ids in the block of
+// 100000 numbered block.
+func appendCampaigns(out []*simulator.Campaign, seed int64, accountID string, block int64, perAccount int) []*simulator.Campaign {
+	f := gofakeit.New(accountSeed(seed, accountID))
+	id := block*100000 + int64(f.IntRange(1000, 9000))
+	for n := 0; n < perAccount; n++ {
+		id += int64(f.IntRange(1, 7))
+		out = append(out, campaign(f, accountID, id))
 	}
 	return out
 }

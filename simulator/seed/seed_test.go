@@ -3,6 +3,7 @@ package seed_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/partner-v3/conformance-kit/fixtures/spec"
@@ -100,5 +101,33 @@ func TestVersion(t *testing.T) {
 	}
 	if seed.Version(1, accounts, 10) != v {
 		t.Fatal("Version is not stable")
+	}
+}
+
+// TestThrowawayCampaigns_IdsApart makes many throwaway accounts' campaigns,
+// as parallel CI jobs would, next to the configured accounts': no Id is
+// any two accounts'. Generated alone, each throwaway account used to start
+// in the first configured account's block, so pairs shared Ids.
+func TestThrowawayCampaigns_IdsApart(t *testing.T) {
+	owner := map[int64]string{}
+	claim := func(cs []*simulator.Campaign) {
+		t.Helper()
+		for _, c := range cs {
+			if prev, ok := owner[c.ID]; ok && prev != c.AccountID {
+				t.Fatalf("Id %d is both %s's and %s's", c.ID, prev, c.AccountID)
+			}
+			owner[c.ID] = c.AccountID
+		}
+	}
+	claim(seed.Campaigns(7, accounts, 120))
+	for i := range 200 {
+		cs := seed.ThrowawayCampaigns(7, fmt.Sprintf("acc_tmp_%03d", i), 120)
+		if len(cs) != 120 {
+			t.Fatalf("%d campaigns, want 120", len(cs))
+		}
+		if last := cs[len(cs)-1].ID; last >= 1<<53 {
+			t.Fatalf("Id %d is not exact in a JSON parser's float64", last)
+		}
+		claim(cs)
 	}
 }

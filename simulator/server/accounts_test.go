@@ -70,7 +70,7 @@ func TestAccounts_Lifecycle(t *testing.T) {
 		Expect().Status(http.StatusOK).JSON().Object()
 	list.HasValue("totalRecords", 5)
 	// The campaigns are seed.Campaigns of the account: the same on every replica.
-	want := seed.Campaigns(99, []string{a.AccountID}, 5)
+	want := seed.ThrowawayCampaigns(99, a.AccountID, 5)
 	campaigns := list.Value("campaigns").Array()
 	campaigns.Length().IsEqual(len(want))
 	for i, c := range want {

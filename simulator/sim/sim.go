@@ -243,7 +243,7 @@ func (sim *Simulator) openState(ctx context.Context, cfg Config, limit int, wind
 }
 
 // throwawayCampaigns generates a throwaway account's campaigns from the
-// stored account: seed.Campaigns(seed, []string{accountID}, n), so every
+// stored account: seed.ThrowawayCampaigns(seed, accountID, n), so every
 // replica serves the same. A configured account (the seeded ones) or an
 // unknown one gets none. It costs a registry lookup (a Redis round trip in
 // Redis mode) only when the campaign cache misses.
@@ -258,7 +258,7 @@ func throwawayCampaigns(reg simulator.AccountRegistry) func(ctx context.Context,
 		if !a.Throwaway {
 			return nil, nil
 		}
-		cs := seed.Campaigns(a.Seed, []string{accountID}, a.Campaigns)
+		cs := seed.ThrowawayCampaigns(a.Seed, accountID, a.Campaigns)
 		if cs == nil {
 			cs = []*simulator.Campaign{} // none, and cached as such
 		}
