@@ -45,6 +45,14 @@ func with(h http.Header, name string, values ...string) http.Header {
 // do sends c with request id id and returns the status and body.
 func (h *harness) do(id string, c call) (int, string) {
 	h.t.Helper()
+	status, _, body := h.exchange(id, c)
+	return status, body
+}
+
+// exchange sends c with request id id and returns the status, the header
+// and the body.
+func (h *harness) exchange(id string, c call) (int, http.Header, string) {
+	h.t.Helper()
 	method := c.method
 	if method == "" {
 		method = http.MethodPost
@@ -64,7 +72,7 @@ func (h *harness) do(id string, c call) (int, string) {
 	if got := resp.Header.Get("X-Request-Id"); got != id {
 		h.t.Fatalf("X-Request-Id %q, want %q", got, id)
 	}
-	return resp.StatusCode, string(b)
+	return resp.StatusCode, resp.Header, string(b)
 }
 
 // mustDo sends c and fails unless it is answered status.
@@ -390,25 +398,15 @@ func TestClientReport_SpecPace(t *testing.T) {
 // none).
 func (h *harness) send(id string, c call) (int, int) {
 	h.t.Helper()
-	req, err := http.NewRequest(http.MethodPost, h.sim.URL()+c.path, strings.NewReader(c.body))
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	req.Header = c.header.Clone()
-	req.Header.Set("X-Request-Id", id)
-	resp, err := h.client.Do(req)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, resp.Body)
+	status, header, _ := h.exchange(id, c)
 	ra := -1
-	if v := resp.Header.Get("Retry-After"); v != "" {
+	if v := header.Get("Retry-After"); v != "" {
+		var err error
 		if ra, err = strconv.Atoi(v); err != nil {
 			h.t.Fatalf("Retry-After %q: %v", v, err)
 		}
 	}
-	return resp.StatusCode, ra
+	return status, ra
 }
 
 // TestClientReport_FairAtAnyLimit (issue 19): whatever limit and window the
