@@ -271,4 +271,3 @@ func MatchAccount(accounts []*Account, apiKey, apiSecret string) *Account {
 	}
 	return found
 }
-

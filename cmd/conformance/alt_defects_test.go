@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/partner-v3/conformance-kit/fixtures/spec"
+	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/steps"
-	"github.com/partner-v3/conformance-kit/steps/suite"
 )
 
 // altDefectCase is one single-rule defect of the alternative
@@ -317,7 +317,7 @@ func answers(h http.Handler, accounts []altCredentials, probes []altProbe) []str
 }
 
 // altCredentials are an account's three headers.
-type altCredentials = suite.Account
+type altCredentials = control.Credentials
 
 // altProbeSets are request sequences that between them reach every corner
 // the defects hide in: each credential tampered with on each operation for

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/partner-v3/conformance-kit/fixtures/spec"
+	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/steps"
 	"github.com/partner-v3/conformance-kit/steps/suite"
 )
@@ -37,7 +38,7 @@ import (
 type altService struct {
 	opts     altOptions
 	d        altDefect // every hook set: withDefaults
-	accounts []suite.Account
+	accounts []control.Credentials
 	limit    int
 	window   time.Duration
 
@@ -169,7 +170,7 @@ var altAccountCampaigns = []int{72, 61}
 // altCampaignID is the Id of account acct's i-th campaign.
 func altCampaignID(acct, i int) int { return 1000 + 40000*acct + 7*i }
 
-func newAltService(accounts []suite.Account, limit int, window time.Duration, opts altOptions, d altDefect) *altService {
+func newAltService(accounts []control.Credentials, limit int, window time.Duration, opts altOptions, d altDefect) *altService {
 	s := &altService{opts: opts, d: d.withDefaults(), accounts: accounts, limit: limit, window: window,
 		stats: map[int]map[string]map[string]any{}, hits: make([][]time.Time, len(accounts)), contacts: make([]map[string]string, len(accounts))}
 	for n := range accounts {
@@ -538,10 +539,10 @@ type altRun struct {
 }
 
 // altAccounts are the two development accounts of fixtures/accounts.json.
-func altAccounts(tb testing.TB) []suite.Account {
-	var out []suite.Account
+func altAccounts(tb testing.TB) []control.Credentials {
+	var out []control.Credentials
 	for _, a := range devAccounts(tb)[:2] {
-		out = append(out, suite.Account{APIKey: a.APIKey, APISecret: a.APISecret, AccountID: a.AccountID})
+		out = append(out, control.Credentials{APIKey: a.APIKey, APISecret: a.APISecret, AccountID: a.AccountID})
 	}
 	return out
 }
@@ -606,7 +607,7 @@ func startAltRuns(t *testing.T, targets []altTarget) []chan altRun {
 // runAltOnce runs the normative profile against the target at url; dir
 // receives the reports. It touches no *testing.T: it runs on a goroutine
 // of its own.
-func runAltOnce(url, caFile, dir string, accounts []suite.Account) altRun {
+func runAltOnce(url, caFile, dir string, accounts []control.Credentials) altRun {
 	primary, second := accounts[0], accounts[1]
 	var stdout, stderr bytes.Buffer
 	started := time.Now()

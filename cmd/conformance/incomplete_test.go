@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 	"github.com/partner-v3/conformance-kit/steps"
 	"github.com/partner-v3/conformance-kit/steps/suite"
@@ -31,8 +32,8 @@ func TestUndecidedRateLimitIsIncomplete(t *testing.T) {
 	as := devAccounts(t)
 	res, err := suite.Run(context.Background(), suite.Config{
 		Handler: slow, AdminHandler: s.AdminHandler(), AdminToken: "test-admin-token",
-		Primary: suite.Account{APIKey: as[0].APIKey, APISecret: as[0].APISecret, AccountID: as[0].AccountID},
-		Second:  suite.Account{APIKey: as[1].APIKey, APISecret: as[1].APISecret, AccountID: as[1].AccountID},
+		Primary: control.Credentials{APIKey: as[0].APIKey, APISecret: as[0].APISecret, AccountID: as[0].AccountID},
+		Second:  control.Credentials{APIKey: as[1].APIKey, APISecret: as[1].APISecret, AccountID: as[1].AccountID},
 		Tags:    "@normative && @rule-rate-shared",
 	})
 	if err != nil {
@@ -82,7 +83,7 @@ func TestWithoutSecondAccountCellsAreUnverified(t *testing.T) {
 	as := devAccounts(t)
 	res, err := suite.Run(context.Background(), suite.Config{
 		Handler: s.Handler(), AdminHandler: s.AdminHandler(), AdminToken: "test-admin-token",
-		Primary: suite.Account{APIKey: as[0].APIKey, APISecret: as[0].APISecret, AccountID: as[0].AccountID},
+		Primary: control.Credentials{APIKey: as[0].APIKey, APISecret: as[0].APISecret, AccountID: as[0].AccountID},
 		Tags:    "@normative && @rule-auth-key",
 	})
 	if err != nil {

@@ -26,6 +26,7 @@ import (
 	"github.com/partner-v3/conformance-kit/cmd/internal/buildinfo"
 	"github.com/partner-v3/conformance-kit/cmd/internal/flagenv"
 	"github.com/partner-v3/conformance-kit/fixtures/spec"
+	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/steps"
 	"github.com/partner-v3/conformance-kit/steps/suite"
 )
@@ -208,8 +209,8 @@ func maskedFlags(fs *flag.FlagSet) map[string]string {
 func (o *options) config(stdout, stderr io.Writer) (suite.Config, error) {
 	cfg := suite.Config{
 		BaseURL:           o.baseURL,
-		Primary:           suite.Account{APIKey: o.apiKey, APISecret: o.apiSecret, AccountID: o.accountID},
-		Second:            suite.Account{APIKey: o.secondKey, APISecret: o.secondSecret, AccountID: o.secondAccount},
+		Primary:           control.Credentials{APIKey: o.apiKey, APISecret: o.apiSecret, AccountID: o.accountID},
+		Second:            control.Credentials{APIKey: o.secondKey, APISecret: o.secondSecret, AccountID: o.secondAccount},
 		AdminURL:          o.adminURL,
 		AdminToken:        o.adminToken,
 		EphemeralAccounts: o.ephemeral,

@@ -55,11 +55,11 @@ const seededContacts = 250
 func MustOpenSimulator(tb testing.TB, violations ...string) *sim.Simulator {
 	tb.Helper()
 	s, err := sim.New(context.Background(), sim.Config{
-		Addr:       "127.0.0.1:0",
-		AdminAddr:  "127.0.0.1:0",
-		DataDir:    tb.TempDir(),
-		AdminToken: "test-admin-token",
-		Violations: violations,
+		Addr:               "127.0.0.1:0",
+		AdminAddr:          "127.0.0.1:0",
+		DataDir:            tb.TempDir(),
+		AdminToken:         "test-admin-token",
+		Violations:         violations,
 		ContactsPerAccount: seededContacts,
 	})
 	if err != nil {

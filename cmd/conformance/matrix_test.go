@@ -11,6 +11,7 @@ import (
 
 	"github.com/partner-v3/conformance-kit/fixtures/matrix"
 	"github.com/partner-v3/conformance-kit/fixtures/spec"
+	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 	"github.com/partner-v3/conformance-kit/simulator/violation"
 	"github.com/partner-v3/conformance-kit/steps"
@@ -41,8 +42,8 @@ func tryRule(t *testing.T, rule string, violations ...string) (*suite.Result, er
 		Handler:      s.Handler(),
 		AdminHandler: s.AdminHandler(),
 		AdminToken:   "test-admin-token",
-		Primary:      suite.Account{APIKey: as[0].APIKey, APISecret: as[0].APISecret, AccountID: as[0].AccountID},
-		Second:       suite.Account{APIKey: as[1].APIKey, APISecret: as[1].APISecret, AccountID: as[1].AccountID},
+		Primary:      control.Credentials{APIKey: as[0].APIKey, APISecret: as[0].APISecret, AccountID: as[0].AccountID},
+		Second:       control.Credentials{APIKey: as[1].APIKey, APISecret: as[1].APISecret, AccountID: as[1].AccountID},
 		Tags:         "@normative && " + matrix.Tag(rule),
 	})
 	return r, err

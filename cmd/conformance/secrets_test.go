@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/steps/suite"
 )
 
@@ -23,7 +24,7 @@ import (
 // what JSON, HTML and XML escape (/ + = " \ < & >), so that an escaped
 // echo is a form of its own to find; the second account's key shares a
 // prefix with the first's.
-var echoAccounts = []suite.Account{
+var echoAccounts = []control.Credentials{
 	{APIKey: "pk_test/Alpha+7f3c2b9e==", APISecret: `sk_test"Alpha\9d41e6a0c58b<&>`, AccountID: "acc_enc_QWxwaGFQYXJ0bmVy/+="},
 	{APIKey: "pk_test/Bravo+1a9e4d6f==", APISecret: `sk_test"Bravo\5c27f8b3e901<&>`, AccountID: "acc_enc_QnJhdm9QYXJ0bmVy/+="},
 }
@@ -37,7 +38,7 @@ var echoAccounts = []suite.Account{
 // spec for a run to go through, with failures (one whose message quotes
 // the statusColor) and warnings (the extra field).
 type echoService struct {
-	accounts map[string]suite.Account // by key
+	accounts map[string]control.Credentials // by key
 }
 
 func (s *echoService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -103,9 +104,9 @@ func (s *echoService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // startEcho starts an echoService over HTTPS that knows the given
 // accounts, and returns its base URL and certificate file.
-func startEcho(t *testing.T, accounts ...suite.Account) (string, string) {
+func startEcho(t *testing.T, accounts ...control.Credentials) (string, string) {
 	t.Helper()
-	s := &echoService{accounts: map[string]suite.Account{}}
+	s := &echoService{accounts: map[string]control.Credentials{}}
 	for _, a := range accounts {
 		s.accounts[a.APIKey] = a
 	}
@@ -293,7 +294,7 @@ func TestReportsHideEchoedSecrets(t *testing.T) {
 // the reason, on stderr, stdout and in the reports, quotes the answer,
 // credentials masked.
 func TestNotRunHidesEchoedSecrets(t *testing.T) {
-	other := suite.Account{APIKey: "pk_other_0000000000", APISecret: "sk_other_0000000000", AccountID: "acc_other_000000"}
+	other := control.Credentials{APIKey: "pk_other_0000000000", APISecret: "sk_other_0000000000", AccountID: "acc_other_000000"}
 	baseURL, caFile := startEcho(t, other)
 	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 	"github.com/partner-v3/conformance-kit/steps/suite"
 )
@@ -220,8 +221,8 @@ func runCertification(t *testing.T, s *sim.Simulator, version string, insecure b
 	as := devAccounts(t)
 	r, err := suite.Run(context.Background(), suite.Config{
 		BaseURL: s.URL(), TLSConfig: tc,
-		Primary:    suite.Account{APIKey: as[0].APIKey, APISecret: as[0].APISecret, AccountID: as[0].AccountID},
-		Second:     suite.Account{APIKey: as[1].APIKey, APISecret: as[1].APISecret, AccountID: as[1].AccountID},
+		Primary:    control.Credentials{APIKey: as[0].APIKey, APISecret: as[0].APISecret, AccountID: as[0].AccountID},
+		Second:     control.Credentials{APIKey: as[1].APIKey, APISecret: as[1].APISecret, AccountID: as[1].AccountID},
 		AdminURL:   s.AdminURL(),
 		AdminToken: "test-admin-token",
 		// The control API's certificate is the simulator's too.

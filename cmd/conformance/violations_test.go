@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 	"github.com/partner-v3/conformance-kit/simulator/violation"
 	"github.com/partner-v3/conformance-kit/steps"
@@ -31,8 +32,8 @@ func runNormative(t *testing.T, s *sim.Simulator, sections ...string) *suite.Res
 	r, err := suite.Run(context.Background(), suite.Config{
 		BaseURL:    s.URL(),
 		TLSConfig:  &tls.Config{RootCAs: certPool(t, s.Cert.CertFile)},
-		Primary:    suite.Account{APIKey: as[0].APIKey, APISecret: as[0].APISecret, AccountID: as[0].AccountID},
-		Second:     suite.Account{APIKey: as[1].APIKey, APISecret: as[1].APISecret, AccountID: as[1].AccountID},
+		Primary:    control.Credentials{APIKey: as[0].APIKey, APISecret: as[0].APISecret, AccountID: as[0].AccountID},
+		Second:     control.Credentials{APIKey: as[1].APIKey, APISecret: as[1].APISecret, AccountID: as[1].AccountID},
 		AdminURL:   s.AdminURL(),
 		AdminToken: "test-admin-token",
 		Tags:       tags,

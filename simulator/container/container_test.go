@@ -18,6 +18,7 @@ import (
 	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/container"
+	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 	"github.com/partner-v3/conformance-kit/steps/suite"
 )
@@ -236,8 +237,8 @@ func suiteConfig(c *container.Container, tags string) suite.Config {
 	return suite.Config{
 		BaseURL:    c.URL,
 		TLSConfig:  c.TLSConfig(),
-		Primary:    suite.Account{APIKey: c.Accounts[0].APIKey, APISecret: c.Accounts[0].APISecret, AccountID: c.Accounts[0].AccountID},
-		Second:     suite.Account{APIKey: c.Accounts[1].APIKey, APISecret: c.Accounts[1].APISecret, AccountID: c.Accounts[1].AccountID},
+		Primary:    control.Credentials{APIKey: c.Accounts[0].APIKey, APISecret: c.Accounts[0].APISecret, AccountID: c.Accounts[0].AccountID},
+		Second:     control.Credentials{APIKey: c.Accounts[1].APIKey, APISecret: c.Accounts[1].APISecret, AccountID: c.Accounts[1].AccountID},
 		AdminURL:   c.AdminURL,
 		AdminToken: c.AdminToken,
 		Tags:       tags,

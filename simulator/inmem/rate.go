@@ -69,7 +69,6 @@ func (c *RateCounter) ResetAll(context.Context) error {
 	return nil
 }
 
-
 // Count implements simulator.RateCounter.
 func (c *RateCounter) Count(_ context.Context, key string, now time.Time) (int, error) {
 	c.mu.Lock()

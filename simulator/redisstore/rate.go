@@ -156,7 +156,6 @@ func (r *RateCounter) ResetAll(ctx context.Context) error {
 	return nil
 }
 
-
 // Count implements simulator.RateCounter: one ZLEXCOUNT of the members from
 // the first time inside the window on, the ones Take would count, at the
 // caller's now (the simulator's clock). It trims nothing.

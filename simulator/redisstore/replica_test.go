@@ -20,6 +20,7 @@ import (
 	"github.com/partner-v3/conformance-kit/fixtures"
 	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/steps/suite"
 )
 
@@ -385,8 +386,8 @@ func TestReplicas(t *testing.T) {
 				res, err := suite.Run(t.Context(), suite.Config{
 					BaseURL:    r.baseURL,
 					TLSConfig:  r.client.Transport.(*http.Transport).TLSClientConfig,
-					Primary:    suite.Account{APIKey: alpha.APIKey, APISecret: alpha.APISecret, AccountID: alpha.AccountID},
-					Second:     suite.Account{APIKey: bravo.APIKey, APISecret: bravo.APISecret, AccountID: bravo.AccountID},
+					Primary:    control.Credentials{APIKey: alpha.APIKey, APISecret: alpha.APISecret, AccountID: alpha.AccountID},
+					Second:     control.Credentials{APIKey: bravo.APIKey, APISecret: bravo.APISecret, AccountID: bravo.AccountID},
 					AdminURL:   r.adminURL,
 					AdminToken: r.token,
 					Tags:       suite.DefaultTags,

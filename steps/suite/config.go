@@ -50,11 +50,6 @@ var (
 	ErrInterrupted = errors.New("run interrupted")
 )
 
-// Account holds the three credentials of spec §5: the runner side's one
-// credentials type, control.Credentials, under the name the suite's
-// callers use.
-type Account = control.Credentials
-
 // Config describes one run of the suite. The zero value of every optional
 // field is documented; only Primary and one of BaseURL or Handler are
 // required.
@@ -75,10 +70,10 @@ type Config struct {
 	Timeout time.Duration
 
 	// Primary is the account every scenario uses. Required.
-	Primary Account
+	Primary control.Credentials
 	// Second is another account, for the @two-accounts scenarios. May be
 	// zero: those scenarios are then skipped.
-	Second Account
+	Second control.Credentials
 
 	// AdminURL is the simulator's control API. May be empty: scenarios that
 	// need it are skipped, and rate-limit windows are waited for instead of

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/partner-v3/conformance-kit/features"
+	"github.com/partner-v3/conformance-kit/simulator/control"
 )
 
 // TestFeaturesFromADirectory checks that a --features directory is read
@@ -55,7 +56,7 @@ func TestOutlineRowsAreNamedByTheirValues(t *testing.T) {
 }
 
 func TestConfigValidation(t *testing.T) {
-	primary := Account{APIKey: "k1", APISecret: "s1", AccountID: "a1"}
+	primary := control.Credentials{APIKey: "k1", APISecret: "s1", AccountID: "a1"}
 	tests := []struct {
 		name string
 		cfg  Config
@@ -66,8 +67,8 @@ func TestConfigValidation(t *testing.T) {
 		{"a handler stands in for the URL", Config{Handler: http.NotFoundHandler(), Primary: primary}, true},
 		{"no target", Config{Primary: primary}, false},
 		{"a relative URL", Config{BaseURL: "/v3/partner/webhook", Primary: primary}, false},
-		{"a primary account without secret", Config{BaseURL: "https://x.example", Primary: Account{APIKey: "k", AccountID: "a"}}, false},
-		{"half a second account", Config{BaseURL: "https://x.example", Primary: primary, Second: Account{APIKey: "k2"}}, false},
+		{"a primary account without secret", Config{BaseURL: "https://x.example", Primary: control.Credentials{APIKey: "k", AccountID: "a"}}, false},
+		{"half a second account", Config{BaseURL: "https://x.example", Primary: primary, Second: control.Credentials{APIKey: "k2"}}, false},
 		{"the primary account twice", Config{BaseURL: "https://x.example", Primary: primary, Second: primary}, false},
 		{"a control API without token", Config{BaseURL: "https://x.example", Primary: primary, AdminURL: "https://127.0.0.1:8444"}, false},
 		{"throwaway accounts need no credentials", Config{BaseURL: "https://x.example", EphemeralAccounts: true, AdminURL: "https://127.0.0.1:8444", AdminToken: "t"}, true},

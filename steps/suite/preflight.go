@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/partner-v3/conformance-kit/fixtures/spec"
+	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/steps/internal/pace"
 	"github.com/partner-v3/conformance-kit/steps/internal/record"
 )
@@ -96,7 +97,7 @@ func credentialsRefused(status int, msg, which, keyFlags, accountFlag string) er
 // probe sends one POST with an account's credentials and returns the
 // status and the message of the answer. A 429 the target still sends after
 // a full quiet window stops the run: nothing could be verified.
-func (r *run) probe(ctx context.Context, acct Account, op, body string) (int, string, error) {
+func (r *run) probe(ctx context.Context, acct control.Credentials, op, body string) (int, string, error) {
 	ctx, note := pace.WithNote(ctx)
 	u := strings.TrimSuffix(r.base.String(), "/") + "/" + op
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, strings.NewReader(body))

@@ -219,7 +219,7 @@ type run struct {
 func (r *run) createAccounts(ctx context.Context, cfg *Config, runID string) error {
 	for _, acct := range []struct {
 		role string
-		dst  *Account
+		dst  *control.Credentials
 	}{{"primary", &cfg.Primary}, {"second", &cfg.Second}} {
 		a, err := r.control.CreateAccount(ctx, simulator.AccountSpec{Name: "conformance run " + runID + " (" + acct.role + ")"})
 		if err != nil {

@@ -3,6 +3,7 @@ package suite
 import (
 	"maps"
 
+	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/steps/internal/mask"
 )
 
@@ -17,7 +18,7 @@ import (
 // case, a long enough part of a value) and how each is shown.
 func (c Config) secrets() *mask.Secrets {
 	var vs []mask.Value
-	for _, a := range []Account{c.Primary, c.Second} {
+	for _, a := range []control.Credentials{c.Primary, c.Second} {
 		vs = append(vs,
 			mask.Value{Text: a.APIKey},
 			mask.Value{Text: a.APISecret, Secret: true},

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/simtest"
 	"github.com/partner-v3/conformance-kit/steps"
 	"github.com/partner-v3/conformance-kit/steps/suite"
@@ -47,8 +48,8 @@ func Suite(t *testing.T) {
 	r, err := suite.Run(context.Background(), suite.Config{
 		BaseURL:    s.URL,
 		TLSConfig:  s.TLSConfig(),
-		Primary:    suite.Account{APIKey: a.APIKey, APISecret: a.APISecret, AccountID: a.AccountID},
-		Second:     suite.Account{APIKey: b.APIKey, APISecret: b.APISecret, AccountID: b.AccountID},
+		Primary:    control.Credentials{APIKey: a.APIKey, APISecret: a.APISecret, AccountID: a.AccountID},
+		Second:     control.Credentials{APIKey: b.APIKey, APISecret: b.APISecret, AccountID: b.AccountID},
 		AdminURL:   s.AdminURL,
 		AdminToken: s.AdminToken,
 		Tags:       Tags,
