@@ -36,8 +36,29 @@ type AccountStore interface {
 	// Implementations compare in constant time.
 	Authenticate(ctx context.Context, apiKey, apiSecret string) (*Account, error)
 
+	// LookupAccount returns the account that credentials name, without
+	// proving them (the secret is not compared): the account whose key is
+	// the first of l.APIKeys that is an account's key, else the one whose
+	// identifier is the first of l.AccountIDs that is an account's. Empty
+	// strings name nothing. Returns ENOTFOUND when nothing names an
+	// account. Its cost does not grow with the number of accounts.
+	LookupAccount(ctx context.Context, l AccountLookup) (*Account, error)
+
 	// Accounts returns every account, in a stable order.
 	Accounts(ctx context.Context) ([]*Account, error)
+}
+
+// AccountLookup is what LookupAccount looks an account up by: the values
+// of a request's x-api-key and x-account-id headers (spec §5), each sent
+// once or more.
+type AccountLookup struct {
+	APIKeys    []string
+	AccountIDs []string
+}
+
+// NoSuchAccount is the ENOTFOUND of a LookupAccount that named no account.
+func NoSuchAccount() *Error {
+	return &Error{Code: ENOTFOUND, Message: "No account has that key or identifier"}
 }
 
 // ReadAccounts decodes and validates an accounts file: a JSON array of

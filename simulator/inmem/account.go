@@ -21,6 +21,7 @@ type AccountStore struct {
 
 	accounts []*simulator.Account // configured, in the file's order
 	ids      map[string]*simulator.Account
+	keys     map[string]*simulator.Account
 
 	mu        sync.RWMutex
 	byKey     map[string]*simulator.CreatedAccount
@@ -32,10 +33,11 @@ type AccountStore struct {
 // order, and no throwaway account.
 func NewAccountStore(accounts []*simulator.Account) *AccountStore {
 	ids := make(map[string]*simulator.Account, len(accounts))
+	keys := make(map[string]*simulator.Account, len(accounts))
 	for _, a := range accounts {
-		ids[a.AccountID] = a
+		ids[a.AccountID], keys[a.APIKey] = a, a
 	}
-	return &AccountStore{accounts: accounts, ids: ids,
+	return &AccountStore{accounts: accounts, ids: ids, keys: keys,
 		byKey: make(map[string]*simulator.CreatedAccount), byID: make(map[string]*simulator.CreatedAccount)}
 }
 
@@ -55,6 +57,36 @@ func (s *AccountStore) Authenticate(_ context.Context, apiKey, apiSecret string)
 		return &t.Account, nil
 	}
 	return nil, &simulator.Error{Code: simulator.EUNAUTHORIZED, Message: spec.MsgInvalidCredentials}
+}
+
+// LookupAccount implements simulator.AccountStore: a map lookup per key
+// and identifier given. Its only error is ENOTFOUND.
+func (s *AccountStore) LookupAccount(_ context.Context, l simulator.AccountLookup) (*simulator.Account, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, k := range l.APIKeys {
+		if k == "" {
+			continue
+		}
+		if a := s.keys[k]; a != nil {
+			return a, nil
+		}
+		if t := s.byKey[k]; t != nil {
+			return &t.Account, nil
+		}
+	}
+	for _, id := range l.AccountIDs {
+		if id == "" {
+			continue
+		}
+		if a := s.ids[id]; a != nil {
+			return a, nil
+		}
+		if t := s.byID[id]; t != nil {
+			return &t.Account, nil
+		}
+	}
+	return nil, simulator.NoSuchAccount()
 }
 
 // Accounts implements simulator.AccountStore: the configured accounts,
@@ -91,10 +123,7 @@ func (s *AccountStore) CreateAccount(_ context.Context, a *simulator.CreatedAcco
 
 // keyUsed reports whether an account already has key. Called with s.mu held.
 func (s *AccountStore) keyUsed(key string) bool {
-	if s.byKey[key] != nil {
-		return true
-	}
-	return slices.ContainsFunc(s.accounts, func(a *simulator.Account) bool { return a.APIKey == key })
+	return s.byKey[key] != nil || s.keys[key] != nil
 }
 
 // FindAccount implements simulator.AccountRegistry.

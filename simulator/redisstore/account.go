@@ -22,7 +22,9 @@ var _ simulator.AccountRegistry = (*AccountStore)(nil)
 //
 // A request with a configured account's credentials costs no round trip
 // (they are compared in memory, in constant time, first); only a key no
-// configured account has costs one lookup, HGET of account-by-key.
+// configured account has costs one lookup, HGET of account-by-key. Naming
+// the account of a refused request (LookupAccount) costs at most one
+// round trip, HMGET of both hashes, never a read of the whole registry.
 //
 // Keys, under DB.Prefix (P):
 //
@@ -35,6 +37,7 @@ type AccountStore struct {
 	defaults simulator.AccountDefaults
 	accounts []*simulator.Account // configured, in the file's order
 	ids      map[string]*simulator.Account
+	keyed    map[string]*simulator.Account // configured, by key
 }
 
 // NewAccountStore returns the registry on db of the given configured
@@ -42,10 +45,11 @@ type AccountStore struct {
 // account gets for what its spec leaves out).
 func NewAccountStore(db *DB, accounts []*simulator.Account, d simulator.AccountDefaults) *AccountStore {
 	ids := make(map[string]*simulator.Account, len(accounts))
+	keys := make(map[string]*simulator.Account, len(accounts))
 	for _, a := range accounts {
-		ids[a.AccountID] = a
+		ids[a.AccountID], keys[a.APIKey] = a, a
 	}
-	return &AccountStore{db: db, defaults: d, accounts: accounts, ids: ids}
+	return &AccountStore{db: db, defaults: d, accounts: accounts, ids: ids, keyed: keys}
 }
 
 func (s *AccountStore) keys() []string {
@@ -108,7 +112,78 @@ func (s *AccountStore) Authenticate(ctx context.Context, apiKey, apiSecret strin
 	if t != nil && subtle.ConstantTimeCompare([]byte(t.APISecret), []byte(apiSecret)) == 1 {
 		return &t.Account, nil
 	}
-	return nil, &simulator.Error{Code: simulator.EUNAUTHORIZED, Message: spec.MsgInvalidCredentials}
+	return nil, errUnauthorized
+}
+
+var errUnauthorized = &simulator.Error{Code: simulator.EUNAUTHORIZED, Message: spec.MsgInvalidCredentials}
+
+// LookupAccount implements simulator.AccountStore: the configured accounts
+// in memory, and the throwaway ones by HMGET of account-by-key and
+// account-by-id, in one round trip, whatever the number of accounts. Only
+// the keys and identifiers that could come before a configured account's
+// are asked for; a configured account's first key costs no round trip.
+func (s *AccountStore) LookupAccount(ctx context.Context, l simulator.AccountLookup) (*simulator.Account, error) {
+	keys, byKey := unconfigured(l.APIKeys, s.keyed)
+	if byKey != nil && len(keys) == 0 {
+		return byKey, nil
+	}
+	var ids []string
+	var byID *simulator.Account
+	if byKey == nil {
+		ids, byID = unconfigured(l.AccountIDs, s.ids)
+	}
+	var keyVals, idVals *redis.SliceCmd
+	if len(keys) > 0 || len(ids) > 0 {
+		if _, err := s.db.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+			if len(keys) > 0 {
+				keyVals = p.HMGet(ctx, s.db.key("account-by-key"), keys...)
+			}
+			if len(ids) > 0 {
+				idVals = p.HMGet(ctx, s.db.key("account-by-id"), ids...)
+			}
+			return nil
+		}); err != nil {
+			return nil, fmt.Errorf("look up account: %w", err)
+		}
+	}
+	// Keys first (then a configured one after them), then identifiers.
+	for _, found := range []struct {
+		vals       *redis.SliceCmd
+		configured *simulator.Account
+	}{{keyVals, byKey}, {idVals, byID}} {
+		if found.vals != nil {
+			for _, v := range found.vals.Val() {
+				if b, ok := v.(string); ok {
+					var a simulator.CreatedAccount
+					if err := json.Unmarshal([]byte(b), &a); err != nil {
+						return nil, fmt.Errorf("decode account: %w", err)
+					}
+					return &a.Account, nil
+				}
+			}
+		}
+		if found.configured != nil {
+			return found.configured, nil
+		}
+	}
+	return nil, simulator.NoSuchAccount()
+}
+
+// unconfigured returns the values of vals that come before the first that
+// names a configured account, empty ones left out, and that account (nil
+// when none does).
+func unconfigured(vals []string, configured map[string]*simulator.Account) ([]string, *simulator.Account) {
+	var ask []string
+	for _, v := range vals {
+		if v == "" {
+			continue
+		}
+		if a := configured[v]; a != nil {
+			return ask, a
+		}
+		ask = append(ask, v)
+	}
+	return ask, nil
 }
 
 // get reads one throwaway account from a hash; nil when absent.
@@ -200,14 +275,7 @@ func (s *AccountStore) CreateAccount(ctx context.Context, a *simulator.CreatedAc
 
 var errConflict = simulator.Errorf(simulator.ECONFLICT, "Control API: the new account's key or identifier is already used")
 
-func (s *AccountStore) configuredKey(key string) bool {
-	for _, a := range s.accounts {
-		if a.APIKey == key {
-			return true
-		}
-	}
-	return false
-}
+func (s *AccountStore) configuredKey(key string) bool { return s.keyed[key] != nil }
 
 // FindAccount implements simulator.AccountRegistry.
 func (s *AccountStore) FindAccount(ctx context.Context, accountID string) (*simulator.AccountInfo, error) {

@@ -54,6 +54,58 @@ func TestAccountStore_RoundTrips(t *testing.T) {
 	}
 }
 
+// TestAccountStore_LookupRoundTrips: naming a refused request's account
+// (simulator.AccountStore.LookupAccount) costs no round trip for a
+// configured account's key or identifier, and one (both hashes, HMGET)
+// for any other, however many keys and identifiers the request sent:
+// never a read of the whole registry.
+func TestAccountStore_LookupRoundTrips(t *testing.T) {
+	ctx := context.Background()
+	db := MustOpenDB(t, "redis://"+miniredis.RunT(t).Addr()+"/0")
+	configured := []*simulator.Account{{APIKey: "key-a", APISecret: "secret-a", AccountID: "acc_a"}}
+	s := redisstore.NewAccountStore(db, configured, simulator.AccountDefaults{Seed: 1, Campaigns: 2})
+	tmp, err := simulator.NewThrowawayAccount(simulator.AccountSpec{}, s.AccountDefaults(), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateAccount(ctx, tmp); err != nil {
+		t.Fatal(err)
+	}
+	hook := &redisstore.RoundTrips{}
+	db.AddHook(hook)
+	tests := []struct {
+		name       string
+		lookup     simulator.AccountLookup
+		want       string
+		roundTrips int64
+	}{
+		{"a configured key costs none", simulator.AccountLookup{APIKeys: []string{"key-a"}, AccountIDs: []string{tmp.AccountID}}, "acc_a", 0},
+		{"a configured identifier costs none", simulator.AccountLookup{AccountIDs: []string{"acc_a"}}, "acc_a", 0},
+		{"a throwaway key costs one", simulator.AccountLookup{APIKeys: []string{tmp.APIKey}}, tmp.AccountID, 1},
+		{"unknown keys and a throwaway identifier cost one", simulator.AccountLookup{APIKeys: []string{"k1", "k2"}, AccountIDs: []string{"x", tmp.AccountID}}, tmp.AccountID, 1},
+		{"an unknown key before a configured identifier costs one", simulator.AccountLookup{APIKeys: []string{"k1"}, AccountIDs: []string{"acc_a"}}, "acc_a", 1},
+		{"nothing known costs one", simulator.AccountLookup{APIKeys: []string{"k1"}, AccountIDs: []string{"x"}}, "", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := hook.Count()
+			a, err := s.LookupAccount(ctx, tt.lookup)
+			got := ""
+			if err == nil {
+				got = a.AccountID
+			} else if simulator.ErrorCode(err) != simulator.ENOTFOUND {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Fatalf("LookupAccount = %q, want %q", got, tt.want)
+			}
+			if n := hook.Count() - before; n != tt.roundTrips {
+				t.Fatalf("%d round trips, want %d", n, tt.roundTrips)
+			}
+		})
+	}
+}
+
 // TestAccountStore_Replicas: two stores on one Redis and prefix (two
 // replicas) share the throwaway accounts, each with its own copy of the
 // configured ones.

@@ -44,16 +44,11 @@ func (s *Server) fault(r *http.Request, req simulator.FaultRequest) (simulator.F
 		f.Probability = *req.Probability
 	}
 	if req.AccountID != nil {
-		accounts, err := s.Accounts.Accounts(r.Context())
-		if err != nil {
-			return simulator.Fault{}, fmt.Errorf("list accounts: %w", err)
-		}
-		known := false
-		for _, a := range accounts {
-			known = known || a.AccountID == *req.AccountID
-		}
-		if !known {
+		_, err := s.Accounts.LookupAccount(r.Context(), simulator.AccountLookup{AccountIDs: []string{*req.AccountID}})
+		if simulator.ErrorCode(err) == simulator.ENOTFOUND {
 			return invalid("accountId %q names no account of this simulator", *req.AccountID)
+		} else if err != nil {
+			return simulator.Fault{}, fmt.Errorf("look up account: %w", err)
 		}
 		f.AccountID = *req.AccountID
 	}

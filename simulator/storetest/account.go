@@ -288,6 +288,60 @@ func testAccounts(t *testing.T, open func(t *testing.T) Backend) {
 		}
 	})
 
+	t.Run("a lookup names an account by its key first, then by its identifier, without its secret", func(t *testing.T) {
+		r := registry(t)
+		a, b := newThrowaway(t, "a"), newThrowaway(t, "b")
+		mustCreate(t, r, a)
+		mustCreate(t, r, b)
+		alpha, bravo := configuredAccounts[0], configuredAccounts[1]
+		tests := []struct {
+			name       string
+			keys, ids  []string
+			want       string // "" for ENOTFOUND
+			wantSecret string
+		}{
+			{"a configured key", []string{alpha.APIKey}, nil, alpha.AccountID, alpha.APISecret},
+			{"a throwaway key", []string{a.APIKey}, nil, a.AccountID, a.APISecret},
+			{"a configured identifier", nil, []string{bravo.AccountID}, bravo.AccountID, bravo.APISecret},
+			{"a throwaway identifier", nil, []string{b.AccountID}, b.AccountID, b.APISecret},
+			{"a key before an identifier", []string{a.APIKey}, []string{alpha.AccountID}, a.AccountID, a.APISecret},
+			{"a configured key before a throwaway identifier", []string{bravo.APIKey}, []string{a.AccountID}, bravo.AccountID, bravo.APISecret},
+			{"an unknown key, then an identifier", []string{"key-nobody"}, []string{b.AccountID}, b.AccountID, b.APISecret},
+			{"the first key that names one, in the order given", []string{"key-nobody", b.APIKey, alpha.APIKey}, nil, b.AccountID, b.APISecret},
+			{"a throwaway key before a configured one", []string{a.APIKey, alpha.APIKey}, nil, a.AccountID, a.APISecret},
+			{"an identifier is not a key", []string{alpha.AccountID, a.AccountID}, nil, "", ""},
+			{"a key is not an identifier", nil, []string{alpha.APIKey, a.APIKey}, "", ""},
+			{"nothing known", []string{"key-nobody"}, []string{"acc_nobody"}, "", ""},
+			{"empty values", []string{""}, []string{""}, "", ""},
+			{"nothing given", nil, nil, "", ""},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				got, err := r.LookupAccount(ctx, simulator.AccountLookup{APIKeys: tt.keys, AccountIDs: tt.ids})
+				if tt.want == "" {
+					if simulator.ErrorCode(err) != simulator.ENOTFOUND {
+						t.Fatalf("LookupAccount = %+v, %v, want ENOTFOUND", got, err)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatalf("LookupAccount: %v", err)
+				}
+				if got.AccountID != tt.want || got.APISecret != tt.wantSecret {
+					t.Fatalf("LookupAccount = %s (secret %q), want %s (secret %q)", got.AccountID, got.APISecret, tt.want, tt.wantSecret)
+				}
+			})
+		}
+		if err := r.DeleteAccount(ctx, a.AccountID); err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range []simulator.AccountLookup{{APIKeys: []string{a.APIKey}}, {AccountIDs: []string{a.AccountID}}} {
+			if got, err := r.LookupAccount(ctx, l); simulator.ErrorCode(err) != simulator.ENOTFOUND {
+				t.Fatalf("LookupAccount(%+v) of a deleted account = %+v, %v, want ENOTFOUND", l, got, err)
+			}
+		}
+	})
+
 	t.Run("a created account keeps its creation time", func(t *testing.T) {
 		r := registry(t)
 		a := newThrowaway(t, "timed")
