@@ -30,10 +30,16 @@ type Account struct {
 }
 
 // AccountStore finds the account that owns a set of credentials.
+//
+// EUNAUTHORIZED and ENOTFOUND are answers: the store looked and found no
+// such account. A store that cannot look (its shared state is down)
+// returns any other error, which the server answers 500 "Internal server
+// error" (spec §7), whatever the credentials: never 401, which spec §5
+// keeps for a wrong key or secret.
 type AccountStore interface {
 	// Authenticate returns the account whose key and secret both match.
-	// Returns EUNAUTHORIZED (spec.MsgInvalidCredentials) when none does.
-	// Implementations compare in constant time.
+	// Returns EUNAUTHORIZED (spec.MsgInvalidCredentials) when none does,
+	// and only then. Implementations compare in constant time.
 	Authenticate(ctx context.Context, apiKey, apiSecret string) (*Account, error)
 
 	// LookupAccount returns the account that credentials name, without

@@ -41,7 +41,9 @@ func NewAccountStore(accounts []*simulator.Account) *AccountStore {
 		byKey: make(map[string]*simulator.CreatedAccount), byID: make(map[string]*simulator.CreatedAccount)}
 }
 
-// Authenticate implements simulator.AccountStore. The configured accounts
+// Authenticate implements simulator.AccountStore. It never fails: in
+// memory the store always has the answer, so its only error is
+// EUNAUTHORIZED, for credentials no account has. The configured accounts
 // are compared in constant time, key and secret (simulator.MatchAccount);
 // only then is the key looked up among the throwaway accounts, whose
 // secret is compared in constant time. A lookup by key tells by its timing

@@ -101,9 +101,18 @@ return ok
 // Authenticate implements simulator.AccountStore: the configured accounts
 // in constant time (simulator.MatchAccount), then one lookup of the key
 // among the throwaway accounts, whose secret is compared in constant time.
+//
+// A configured account's key with a wrong secret is refused without that
+// lookup (no throwaway account has a configured key: CreateAccount refuses
+// one), so it answers 401 even while Redis is down. Any other key needs
+// Redis: when it cannot answer, the error is an internal one (500), never
+// EUNAUTHORIZED.
 func (s *AccountStore) Authenticate(ctx context.Context, apiKey, apiSecret string) (*simulator.Account, error) {
 	if a := simulator.MatchAccount(s.accounts, apiKey, apiSecret); a != nil {
 		return a, nil
+	}
+	if s.keyed[apiKey] != nil {
+		return nil, errUnauthorized
 	}
 	t, err := s.get(ctx, "account-by-key", apiKey)
 	if err != nil {

@@ -33,13 +33,20 @@ func requireRedis() bool { return os.Getenv(envRequireRedis) == "1" }
 // it and deletes the test's keys in cleanup.
 func MustOpenDB(tb testing.TB, url string) *redisstore.DB {
 	tb.Helper()
+	return mustOpenDBVia(tb, url, url)
+}
+
+// mustOpenDBVia is MustOpenDB for a DB on url that is another way to the
+// Redis at direct (a proxy), which the cleanup deletes the keys through.
+func mustOpenDBVia(tb testing.TB, url, direct string) *redisstore.DB {
+	tb.Helper()
 	db := redisstore.NewDB(url)
 	db.Prefix = uniquePrefix(tb)
 	if err := db.Open(); err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() {
-		deleteKeys(tb, url, db.Prefix)
+		deleteKeys(tb, direct, db.Prefix)
 		if err := db.Close(); err != nil {
 			tb.Error(err)
 		}
@@ -135,14 +142,22 @@ func backend(db *redisstore.DB) storetest.Backend {
 func TestStore_Miniredis(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Backend {
 		m := miniredis.RunT(t)
-		return backend(MustOpenDB(t, "redis://"+m.Addr()+"/0"))
+		b := backend(MustOpenDB(t, "redis://"+m.Addr()+"/0"))
+		b.Outage = func(*testing.T) { m.Close() }
+		return b
 	})
 }
 
+// The real Redis is shared: each test reaches it through a proxy of its
+// own, which its outage cuts (its keys are deleted past the proxy).
 func TestStore_RedisServer(t *testing.T) {
 	url := realRedisURL(t)
 	storetest.Run(t, func(t *testing.T) storetest.Backend {
-		return backend(MustOpenDB(t, url))
+		p := startCutProxy(t, strings.TrimSuffix(strings.TrimPrefix(url, "redis://"), "/0"))
+		db := mustOpenDBVia(t, "redis://"+p.Addr()+"/0", url)
+		b := backend(db)
+		b.Outage = func(*testing.T) { p.Cut() }
+		return b
 	})
 }
 

@@ -18,7 +18,9 @@ import (
 )
 
 // authenticate applies spec §5: a key and secret that match no account
-// answer 401 (missing ones included: an absent key is not the right key);
+// answer 401 (missing ones included: an absent key is not the right key),
+// and an account store that cannot tell (AccountStore.Authenticate's error
+// other than EUNAUTHORIZED) answers 500 (§7);
 // a matching pair with an x-account-id that is not theirs answers 403
 // (an absent one included: ASSUMPTION, the spec's "does not match").
 //
@@ -37,12 +39,19 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			return
 		}
 		a, err := s.Accounts.Authenticate(r.Context(), key, secret)
+		if err != nil && simulator.ErrorCode(err) != simulator.EUNAUTHORIZED {
+			// The store could not answer (Redis down): spec §7's 500, for
+			// every kind of account. It says nothing of the credentials,
+			// so it is neither a 401 (§5 rule 1) nor the client's finding.
+			s.Error(w, r, fmt.Errorf("authenticate: %w", err))
+			return
+		}
 		if err != nil {
 			kind, detail := simulator.FindingWrongCredentials, ""
 			if key == "" || secret == "" {
 				kind, detail = simulator.FindingMissingHeader, firstOf(key == "", spec.HeaderAPIKey, secret == "", spec.HeaderAPISecret, "")
 			}
-			s.Error(w, r, withFinding(kind, detail, &simulator.Error{Code: simulator.EUNAUTHORIZED, Message: simulator.ErrorMessage(err)}))
+			s.Error(w, r, withFinding(kind, detail, &simulator.Error{Code: simulator.EUNAUTHORIZED, Message: spec.MsgInvalidCredentials}))
 			return
 		}
 		if account != a.AccountID {

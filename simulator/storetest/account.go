@@ -342,6 +342,81 @@ func testAccounts(t *testing.T, open func(t *testing.T) Backend) {
 		}
 	})
 
+	t.Run("a store that cannot look answers an internal error, never that the credentials are wrong", func(t *testing.T) {
+		b := open(t)
+		if b.NewAccounts == nil {
+			t.Skip("the backend has no account registry")
+		}
+		if b.Outage == nil {
+			t.Skip("the backend has no state it could lose: its every answer is about the credentials")
+		}
+		r := b.NewAccounts(configuredAccounts, registryDefaults)
+		a := newThrowaway(t, "before the outage")
+		mustCreate(t, r, a)
+		b.Outage(t)
+		alpha := configuredAccounts[0]
+		// Each call must fail with an internal error (spec §7's 500):
+		// EUNAUTHORIZED would be a 401 (§5 rule 1), ENOTFOUND or
+		// ECONFLICT an answer the store could not know.
+		internal := []struct {
+			name string
+			call func() error
+		}{
+			{"Authenticate with a throwaway account's credentials", func() error {
+				_, err := r.Authenticate(ctx, a.APIKey, a.APISecret)
+				return err
+			}},
+			{"Authenticate with a throwaway key and a wrong secret", func() error {
+				_, err := r.Authenticate(ctx, a.APIKey, "wrong")
+				return err
+			}},
+			{"Authenticate with a key no account has", func() error {
+				_, err := r.Authenticate(ctx, "key-nobody", "secret")
+				return err
+			}},
+			{"LookupAccount of a throwaway key", func() error {
+				_, err := r.LookupAccount(ctx, simulator.AccountLookup{APIKeys: []string{a.APIKey}})
+				return err
+			}},
+			{"LookupAccount of an unknown key and identifier", func() error {
+				_, err := r.LookupAccount(ctx, simulator.AccountLookup{APIKeys: []string{"key-nobody"}, AccountIDs: []string{"acc_nobody"}})
+				return err
+			}},
+			{"FindAccount of a throwaway account", func() error {
+				_, err := r.FindAccount(ctx, a.AccountID)
+				return err
+			}},
+			{"FindAccount of an unknown identifier", func() error {
+				_, err := r.FindAccount(ctx, "acc_tmp_nobody")
+				return err
+			}},
+			{"DeleteAccount of a throwaway account", func() error { return r.DeleteAccount(ctx, a.AccountID) }},
+			{"CreateAccount", func() error { return r.CreateAccount(ctx, newThrowaway(t, "during the outage")) }},
+			{"ListAccounts", func() error {
+				_, err := r.ListAccounts(ctx)
+				return err
+			}},
+			{"Accounts", func() error {
+				_, err := r.Accounts(ctx)
+				return err
+			}},
+		}
+		for _, c := range internal {
+			if err := c.call(); err == nil || simulator.ErrorCode(err) != simulator.EINTERNAL {
+				t.Errorf("%s during the outage = %v (code %q), want an internal error", c.name, err, simulator.ErrorCode(err))
+			}
+		}
+		// A configured account's right credentials are not wrong, whether
+		// the store answers them or fails.
+		if _, err := r.Authenticate(ctx, alpha.APIKey, alpha.APISecret); err != nil && simulator.ErrorCode(err) != simulator.EINTERNAL {
+			t.Errorf("Authenticate(configured) during the outage = %v, want the account or an internal error", err)
+		}
+		if got, err := r.LookupAccount(ctx, simulator.AccountLookup{AccountIDs: []string{alpha.AccountID}}); err != nil && simulator.ErrorCode(err) != simulator.EINTERNAL ||
+			err == nil && got.AccountID != alpha.AccountID {
+			t.Errorf("LookupAccount(configured) during the outage = %+v, %v, want the account or an internal error", got, err)
+		}
+	})
+
 	t.Run("a created account keeps its creation time", func(t *testing.T) {
 		r := registry(t)
 		a := newThrowaway(t, "timed")

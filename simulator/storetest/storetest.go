@@ -39,6 +39,13 @@ type Backend struct {
 	// configured accounts and defaults, with no throwaway account. May be
 	// nil: then the registry tests skip.
 	NewAccounts func(configured []*simulator.Account, d simulator.AccountDefaults) simulator.AccountRegistry
+
+	// Outage takes the backend's shared state down for the rest of the
+	// test (Redis stops answering), so that the suite can check what the
+	// stores answer when they cannot look: an internal error, never an
+	// answer about the credentials. May be nil, for a backend with no
+	// state it could lose (inmem): then the outage tests skip.
+	Outage func(t *testing.T)
 }
 
 // Run runs the contract suite. open is called once per test and must return

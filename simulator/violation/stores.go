@@ -26,7 +26,9 @@ func (s *accountStore) Authenticate(ctx context.Context, key, secret string) (*s
 	}
 	all, aerr := s.Accounts(ctx)
 	if aerr != nil {
-		return nil, err
+		// The store cannot list the accounts the rule would compare: an
+		// internal error (spec §7's 500), never the faithful 401.
+		return nil, aerr
 	}
 	for _, c := range all {
 		if s.accept(c, key, secret, all) {
