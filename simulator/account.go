@@ -247,8 +247,9 @@ func ConfiguredInfo(a *Account, d AccountDefaults) *AccountInfo {
 // AccountRegistry is an AccountStore that also keeps throwaway accounts
 // (issue 12), made and deleted through the control API, beside the
 // configured ones (the accounts file), which it never changes.
-// Authenticate and Accounts cover both kinds; Accounts lists the configured
-// accounts first, then the throwaway ones oldest first.
+// Authenticate, LookupAccount and Accounts cover both kinds; Accounts
+// lists the configured accounts first, then the throwaway ones oldest
+// first.
 type AccountRegistry interface {
 	AccountStore
 
