@@ -78,7 +78,13 @@ func (j *journal) clear() {
 // answer, when its handler ends.
 func (s *Server) record(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := s.now()()
+		// The latency is real time, on the monotonic clock; the entry's time
+		// is Now's (a test's fake clock stands still).
+		began := time.Now()
+		start := began
+		if s.Now != nil {
+			start = s.Now()
+		}
 		record := &simulator.RequestRecord{Entry: simulator.JournalEntry{
 			Time:      start.UTC(),
 			RequestID: w.Header().Get(requestIDHeader),
@@ -90,7 +96,7 @@ func (s *Server) record(next http.Handler) http.Handler {
 		done := false
 		commit := func(status int) {
 			done = true
-			e.LatencyMS = float64(time.Since(start).Microseconds()) / 1000
+			e.LatencyMS = float64(time.Since(began).Microseconds()) / 1000
 			e.Status = status
 			// What the client was told to wait, limiter's or fault's.
 			if ra := w.Header()["Retry-After"]; len(ra) == 1 {
