@@ -71,11 +71,11 @@ func (j *journal) clear() {
 	j.next, j.full = 0, false
 }
 
-// record journals, hands to Reports (the client report) and logs
-// every partner request as it is answered: before its header goes out, so
-// that a client that reads the journal or its report right after the
-// answer finds the request there; or, for a request cut off without an
-// answer, when its handler ends.
+// record journals, hands to Reports (the client report) and Observer (the
+// metrics) and logs every partner request as it is answered: before its
+// header goes out, so that a client that reads the journal, its report or
+// the metrics right after the answer finds the request there; or, for a
+// request cut off without an answer, when its handler ends.
 func (s *Server) record(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// The latency is real time, on the monotonic clock; the entry's time
@@ -111,6 +111,9 @@ func (s *Server) record(next http.Handler) http.Handler {
 			}
 			if s.Reports != nil {
 				s.Reports.ObserveRequest(record)
+			}
+			if s.Observer != nil {
+				s.Observer.ObserveRequest(record)
 			}
 			s.journal.add(*e)
 			level := levelFor(e.Status)
