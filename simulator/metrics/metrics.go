@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -128,6 +129,8 @@ type Metrics struct {
 	redisTrips  *prometheus.CounterVec
 	redisErrors *prometheus.CounterVec
 	redisTime   prometheus.Observer
+	// redisByCommand caches each command's round trips counter.
+	redisByCommand sync.Map // command -> prometheus.Counter
 
 	handler http.Handler
 }
@@ -261,7 +264,11 @@ func faultKind(kind string) string {
 // its failure, nil when it succeeded (a missing key included). The
 // command names are those the stores send: a fixed set.
 func (m *Metrics) ObserveRedis(command string, d time.Duration, err error) {
-	m.redisTrips.WithLabelValues(command).Inc()
+	c, ok := m.redisByCommand.Load(command)
+	if !ok {
+		c, _ = m.redisByCommand.LoadOrStore(command, m.redisTrips.WithLabelValues(command))
+	}
+	c.(prometheus.Counter).Inc()
 	m.redisTime.Observe(d.Seconds())
 	if err != nil {
 		m.redisErrors.WithLabelValues(command).Inc()

@@ -8,6 +8,8 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/partner-v3/conformance-kit/simulator/metrics"
 )
 
 // trip is one round trip an Observer was told of.
@@ -117,6 +119,21 @@ func TestObserve(t *testing.T) {
 				t.Errorf("%s: trips %v, want %v", s.name, got, s.want)
 				break
 			}
+		}
+	}
+}
+
+// BenchmarkObserveHook is what the hook adds to each round trip with the
+// simulator's metrics observing: its two clock reads and the counting, the
+// round trip itself left out.
+func BenchmarkObserveHook(b *testing.B) {
+	process := observeHook{metrics.New(metrics.Sources{})}.ProcessHook(func(context.Context, redis.Cmder) error { return nil })
+	ctx := context.Background()
+	cmd := redis.NewCmd(ctx, "evalsha", "0123", 0)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := process(ctx, cmd); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

@@ -209,7 +209,7 @@ func testMetrics(t *testing.T, h *harness, inRedis bool, down func()) {
 }
 
 // deleteRedisKeys removes a test's keys from a shared Redis.
-func deleteRedisKeys(t *testing.T, url, prefix string) {
+func deleteRedisKeys(t testing.TB, url, prefix string) {
 	opts, err := redis.ParseURL(url)
 	if err != nil {
 		t.Error(err)
