@@ -103,7 +103,8 @@ type Sources struct {
 	// partnersim_throwaway_accounts is not exported.
 	ThrowawayAccounts func(ctx context.Context) (int, error)
 	// Version and Backend ("memory" or "redis") label
-	// partnersim_build_info. Empty means "dev" and "memory".
+	// partnersim_build_info. Empty means "dev" and "memory". The Redis
+	// metrics are exported with Backend "redis" only.
 	Version, Backend string
 	// Timeout bounds each source's call at a scrape. Zero means 5 seconds.
 	Timeout time.Duration
@@ -187,9 +188,12 @@ func New(src Sources) *Metrics {
 	}, []string{"version", "backend"})
 	info.WithLabelValues(orDefault(src.Version, "dev"), orDefault(src.Backend, "memory")).Set(1)
 
-	m.reg.MustRegister(m.requests, durations, limited, m.faults, m.contacts,
-		m.redisTrips, m.redisErrors, redisTime, info, &sourceCollector{src: src},
+	m.reg.MustRegister(m.requests, durations, limited, m.faults, m.contacts, info, &sourceCollector{src: src},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if src.Backend == "redis" {
+		// In memory there is no Redis to count: no series at all.
+		m.reg.MustRegister(m.redisTrips, m.redisErrors, redisTime)
+	}
 
 	opts := promhttp.HandlerOpts{
 		// A source that cannot answer (Redis down) leaves its metric out;

@@ -228,6 +228,12 @@ func TestSourcesAbsentWhenNil(t *testing.T) {
 			}
 		}
 	}
+	// In memory, no Redis series at all.
+	for k := range s {
+		if strings.HasPrefix(k, "partnersim_redis_") {
+			t.Errorf("%s in memory", k)
+		}
+	}
 	// Go's runtime and the process.
 	for _, k := range []string{"go_goroutines", "process_resident_memory_bytes"} {
 		if _, ok := s[k]; !ok {
@@ -237,7 +243,7 @@ func TestSourcesAbsentWhenNil(t *testing.T) {
 }
 
 func TestObserveRedis(t *testing.T) {
-	m := metrics.New(metrics.Sources{})
+	m := metrics.New(metrics.Sources{Backend: "redis"})
 	m.ObserveRedis("evalsha", 300*time.Microsecond, nil)
 	m.ObserveRedis("evalsha", 2*time.Millisecond, errors.New("i/o timeout"))
 	m.ObserveRedis("pipeline", 100*time.Microsecond, nil)
