@@ -11,6 +11,7 @@ import (
 
 	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/metrics"
 	"github.com/partner-v3/conformance-kit/simulator/redisstore"
 )
 
@@ -117,6 +118,33 @@ func BenchmarkAuthenticate_RedisServer(b *testing.B) {
 					}
 				}
 			})
+		})
+	}
+}
+
+// BenchmarkObserve_RedisServer measures what the metrics' hook (DB.Observe)
+// costs a round trip: the gate's one script, serially, without and with
+// the simulator's metrics observing it.
+func BenchmarkObserve_RedisServer(b *testing.B) {
+	url := realRedisURL(b)
+	for _, observed := range []bool{false, true} {
+		b.Run(fmt.Sprintf("observed=%v", observed), func(b *testing.B) {
+			db := MustOpenDB(b, url)
+			if observed {
+				db.Observe(metrics.New(metrics.Sources{}))
+			}
+			gate := redisstore.NewGate(db, 1<<30, time.Minute)
+			ctx := context.Background()
+			start := time.Now()
+			i := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				i++
+				real := start.Add(time.Duration(i) * time.Minute)
+				if _, err := gate.Admit(ctx, simulator.Arrival{AccountID: "acc", Operation: spec.PathCampaignList, Real: real}); err != nil {
+					b.Fatal(err)
+				}
+			}
 		})
 	}
 }

@@ -50,6 +50,9 @@ func (s *Server) AdminHandler() http.Handler {
 	mux.HandleFunc("DELETE /accounts/{accountId}", s.handleAccountDelete)
 	mux.HandleFunc("GET /accounts/{accountId}/budget", s.handleAccountBudget)
 	mux.HandleFunc("GET /accounts/{accountId}/report", s.handleAdminReport)
+	if s.Metrics != nil {
+		mux.Handle("GET /metrics", s.Metrics)
+	}
 	registerPprof(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, simulator.Errorf(simulator.ENOTFOUND, "No control call %s %s", r.Method, r.URL.Path))
@@ -111,8 +114,8 @@ func cleanAdminPath(p string) bool {
 
 // noRedirect turns any redirect the mux still makes (a subtree's path
 // without its trailing "/", such as /debug/pprof) into the JSON 404 of an
-// unknown call: every control answer but pprof's and the report's
-// Markdown is JSON, and a client that follows a redirect would send its
+// unknown call: every control answer but pprof's, the metrics' and the
+// report's Markdown is JSON, and a client that follows a redirect would send its
 // bearer token to wherever it pointed.
 type noRedirect struct {
 	http.ResponseWriter

@@ -5,13 +5,16 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
@@ -102,6 +105,42 @@ func BenchmarkHandler(b *testing.B) {
 	}
 }
 
+// BenchmarkHandlerMetrics measures what the metrics (docs/metrics.md) cost
+// a request: BenchmarkHandler's request with the metrics observer on (the
+// default) and off, side by side in one binary.
+func BenchmarkHandlerMetrics(b *testing.B) {
+	var seq atomic.Int64
+	for _, o := range benchOps(firstCampaign(b, newBenchSim(b, true))) {
+		for _, on := range []bool{true, false} {
+			name := o.name + "/metrics=on"
+			if !on {
+				name = o.name + "/metrics=off"
+			}
+			b.Run(name, func(b *testing.B) {
+				s := newBenchSim(b, true)
+				if s.Observer == nil {
+					b.Fatal("the simulator has no metrics observer")
+				}
+				if !on {
+					s.Observer = nil
+				}
+				h := s.Handler()
+				a := s.Accounts[0]
+				b.ReportAllocs()
+				for b.Loop() {
+					req := httptest.NewRequest(http.MethodPost, spec.BasePath+"/"+o.op, strings.NewReader(o.body(seq.Add(1))))
+					setHeaders(req.Header, a)
+					w := httptest.NewRecorder()
+					h.ServeHTTP(w, req)
+					if w.Code != http.StatusOK {
+						b.Fatalf("status %d: %s", w.Code, w.Body)
+					}
+				}
+			})
+		}
+	}
+}
+
 // BenchmarkHTTPS measures each operation over real HTTPS on loopback with
 // keep-alive connections, GOMAXPROCS client goroutines (b.RunParallel):
 // TLS and net/http included, client and server sharing the CPUs.
@@ -153,5 +192,51 @@ func BenchmarkHTTPS(b *testing.B) {
 				}
 			})
 		})
+	}
+}
+
+// BenchmarkScrape measures one GET /metrics through the control API, in
+// memory and, with SIM_REDIS_ADDR set, on that Redis, with no throwaway
+// account and with 10,000 (the scrape lists them to count them).
+func BenchmarkScrape(b *testing.B) {
+	backends := map[string]string{"memory": ""}
+	if addr := os.Getenv("SIM_REDIS_ADDR"); addr != "" {
+		backends["redis"] = "redis://" + addr + "/0"
+	}
+	for name, url := range backends {
+		for _, n := range []int{0, 10_000} {
+			b.Run(fmt.Sprintf("%s/accounts=%d", name, n), func(b *testing.B) {
+				cfg := sim.Config{Addr: "127.0.0.1:0", Insecure: true, DataDir: b.TempDir(), AdminToken: "t", RedisURL: url}
+				if url != "" {
+					cfg.RedisPrefix = fmt.Sprintf("simbench:scrape:%d:", time.Now().UnixNano())
+					b.Cleanup(func() { deleteRedisKeys(b, url, cfg.RedisPrefix) })
+				}
+				s, err := sim.New(context.Background(), cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { s.Close() })
+				for range n {
+					a, err := simulator.NewThrowawayAccount(simulator.AccountSpec{}, s.Registry.AccountDefaults(), time.Now())
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := s.Registry.CreateAccount(context.Background(), a); err != nil {
+						b.Fatal(err)
+					}
+				}
+				h := s.AdminHandler()
+				b.ReportAllocs()
+				for b.Loop() {
+					req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+					req.Header.Set("Authorization", "Bearer t")
+					w := httptest.NewRecorder()
+					h.ServeHTTP(w, req)
+					if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), fmt.Sprintf("partnersim_throwaway_accounts %d\n", n)) {
+						b.Fatalf("status %d, or not %d throwaway accounts: %.300s", w.Code, n, w.Body)
+					}
+				}
+			})
+		}
 	}
 }

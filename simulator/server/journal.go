@@ -71,14 +71,20 @@ func (j *journal) clear() {
 	j.next, j.full = 0, false
 }
 
-// record journals, hands to Reports (the client report) and logs
-// every partner request as it is answered: before its header goes out, so
-// that a client that reads the journal or its report right after the
-// answer finds the request there; or, for a request cut off without an
-// answer, when its handler ends.
+// record journals, hands to Reports (the client report) and Observer (the
+// metrics) and logs every partner request as it is answered: before its
+// header goes out, so that a client that reads the journal, its report or
+// the metrics right after the answer finds the request there; or, for a
+// request cut off without an answer, when its handler ends.
 func (s *Server) record(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := s.now()()
+		// The latency is real time, on the monotonic clock; the entry's time
+		// is Now's (a test's fake clock stands still).
+		began := time.Now()
+		start := began
+		if s.Now != nil {
+			start = s.Now()
+		}
 		record := &simulator.RequestRecord{Entry: simulator.JournalEntry{
 			Time:      start.UTC(),
 			RequestID: w.Header().Get(requestIDHeader),
@@ -90,7 +96,7 @@ func (s *Server) record(next http.Handler) http.Handler {
 		done := false
 		commit := func(status int) {
 			done = true
-			e.LatencyMS = float64(time.Since(start).Microseconds()) / 1000
+			e.LatencyMS = float64(time.Since(began).Microseconds()) / 1000
 			e.Status = status
 			// What the client was told to wait, limiter's or fault's.
 			if ra := w.Header()["Retry-After"]; len(ra) == 1 {
@@ -105,6 +111,9 @@ func (s *Server) record(next http.Handler) http.Handler {
 			}
 			if s.Reports != nil {
 				s.Reports.ObserveRequest(record)
+			}
+			if s.Observer != nil {
+				s.Observer.ObserveRequest(record)
 			}
 			s.journal.add(*e)
 			level := levelFor(e.Status)

@@ -53,6 +53,13 @@ func TestEveryPathAnswersJSON(t *testing.T) {
 		{"a bad token", request{admin: true, method: "GET", path: "/config", noLength: true, noAuth: true, headers: []string{"Authorization: Bearer nope"}}, 401, "", ""},
 		{"a bad token on a path the mux would redirect", request{admin: true, method: "GET", path: "/accounts//report", noLength: true, noAuth: true}, 401, "", ""},
 		{"an unknown account", request{admin: true, method: "GET", path: "/accounts/acc_nobody/report", noLength: true}, 404, "", ""},
+		// GET /metrics answers Prometheus's text format (TestMetrics); its
+		// errors are JSON like every other call's.
+		{"metrics without a token", request{admin: true, method: "GET", path: "/metrics", noLength: true, noAuth: true}, 401, "", "missing or wrong bearer token"},
+		{"metrics with a wrong token", request{admin: true, method: "GET", path: "/metrics", noLength: true, noAuth: true, headers: []string{"Authorization: Bearer nope"}}, 401, "", ""},
+		{"metrics with a wrong method", request{admin: true, method: "POST", path: "/metrics"}, 405, "GET", "Method POST is not allowed on /metrics"},
+		{"metrics with a trailing slash", request{admin: true, method: "GET", path: "/metrics/", noLength: true}, 404, "", ""},
+		{"metrics with a double slash", request{admin: true, method: "GET", path: "//metrics", noLength: true}, 404, "", ""},
 		// The partner listener routes on the path as sent: none of these is
 		// an operation.
 		{"partner: a double slash", request{path: "/v3/partner/webhook//contact/add", body: "{}"}, 404, "", ""},

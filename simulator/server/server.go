@@ -29,7 +29,7 @@ const MaxFaultDelay = 30 * time.Second
 
 // Server is the simulator's HTTP side, composed of the partner API
 // (Handler, partner.go), the control API (AdminHandler, admin.go) and the
-// client report they feed (Reports). Set the fields, then call Open; or use
+// observers they feed (Reports, the client report; Observer, the metrics). Set the fields, then call Open; or use
 // Handler and AdminHandler in-process.
 type Server struct {
 	// Addr is the partner listener's address, e.g. "127.0.0.1:8443" or
@@ -68,6 +68,13 @@ type Server struct {
 	// then no report is kept and GET /accounts/{accountId}/report answers
 	// 404.
 	Reports simulator.ClientReporter
+	// Observer is handed every answered partner request too, after
+	// Reports: the composition root's metrics. May be nil.
+	Observer simulator.RequestObserver
+	// Metrics is served at the control API's GET /metrics, behind its
+	// bearer token like every control call. May be nil: then /metrics is
+	// an unknown call (404).
+	Metrics http.Handler
 
 	// Health reports whether the backends are usable. May be nil.
 	Health func(ctx context.Context) error
