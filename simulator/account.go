@@ -268,6 +268,11 @@ type AccountRegistry interface {
 	// ListAccounts returns every account as Accounts orders them.
 	ListAccounts(ctx context.Context) ([]*AccountInfo, error)
 
+	// CountThrowawayAccounts returns how many throwaway accounts exist,
+	// at a cost that does not grow with them (the metrics read it at
+	// every scrape).
+	CountThrowawayAccounts(ctx context.Context) (int, error)
+
 	// DeleteAccount removes a throwaway account: its credentials answer
 	// EUNAUTHORIZED from then on. Returns ENOTFOUND when there is no such
 	// account and ECONFLICT (ConfiguredAccount) for a configured one.

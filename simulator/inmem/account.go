@@ -155,6 +155,13 @@ func (s *AccountStore) ListAccounts(context.Context) ([]*simulator.AccountInfo, 
 	return out, nil
 }
 
+// CountThrowawayAccounts implements simulator.AccountRegistry.
+func (s *AccountStore) CountThrowawayAccounts(context.Context) (int, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.throwaway), nil
+}
+
 // DeleteAccount implements simulator.AccountRegistry.
 func (s *AccountStore) DeleteAccount(_ context.Context, accountID string) error {
 	if s.ids[accountID] != nil {

@@ -317,6 +317,16 @@ func (s *AccountStore) ListAccounts(ctx context.Context) ([]*simulator.AccountIn
 	return out, nil
 }
 
+// CountThrowawayAccounts implements simulator.AccountRegistry: one HLEN
+// of account-by-id, which holds the throwaway accounts only.
+func (s *AccountStore) CountThrowawayAccounts(ctx context.Context) (int, error) {
+	n, err := s.db.client.HLen(ctx, s.db.key("account-by-id")).Result()
+	if err != nil {
+		return 0, fmt.Errorf("count throwaway accounts: %w", err)
+	}
+	return int(n), nil
+}
+
 // DeleteAccount implements simulator.AccountRegistry.
 func (s *AccountStore) DeleteAccount(ctx context.Context, accountID string) error {
 	if s.ids[accountID] != nil {

@@ -36,6 +36,19 @@ func mustCreate(t *testing.T, r simulator.AccountRegistry, a *simulator.CreatedA
 	}
 }
 
+// mustCountThrowaway checks CountThrowawayAccounts: the configured accounts are
+// never counted.
+func mustCountThrowaway(t *testing.T, r simulator.AccountRegistry, want int) {
+	t.Helper()
+	got, err := r.CountThrowawayAccounts(context.Background())
+	if err != nil {
+		t.Fatalf("CountThrowawayAccounts: %v", err)
+	}
+	if got != want {
+		t.Fatalf("CountThrowawayAccounts = %d, want %d", got, want)
+	}
+}
+
 func listedIDs(t *testing.T, r simulator.AccountRegistry) []string {
 	t.Helper()
 	ctx := context.Background()
@@ -169,11 +182,14 @@ func testAccounts(t *testing.T, open func(t *testing.T) Backend) {
 	t.Run("a deleted account is refused, gone from the list, and deleted once", func(t *testing.T) {
 		r := registry(t)
 		a, b := newThrowaway(t, "a"), newThrowaway(t, "b")
+		mustCountThrowaway(t, r, 0)
 		mustCreate(t, r, a)
 		mustCreate(t, r, b)
+		mustCountThrowaway(t, r, 2)
 		if err := r.DeleteAccount(ctx, a.AccountID); err != nil {
 			t.Fatalf("DeleteAccount: %v", err)
 		}
+		mustCountThrowaway(t, r, 1)
 		if _, err := r.Authenticate(ctx, a.APIKey, a.APISecret); simulator.ErrorCode(err) != simulator.EUNAUTHORIZED {
 			t.Fatalf("Authenticate after delete = %v, want EUNAUTHORIZED", err)
 		}
@@ -398,6 +414,10 @@ func testAccounts(t *testing.T, open func(t *testing.T) Backend) {
 			}},
 			{"Accounts", func() error {
 				_, err := r.Accounts(ctx)
+				return err
+			}},
+			{"CountThrowawayAccounts", func() error {
+				_, err := r.CountThrowawayAccounts(ctx)
 				return err
 			}},
 		}
