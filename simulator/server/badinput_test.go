@@ -170,9 +170,12 @@ func badInputMatrix() []row {
 		}
 	}
 	for _, f := range []string{"emailOptStatus", "smsOptStatus"} {
-		for _, wt := range []struct{ name, json string }{{"a string", `"1"`}, {"a fraction", `1.0`}, {"an exponent", `1e0`}, {"a boolean", `true`}, {"an array", `[1]`}, {"an object", `{}`}} {
+		for _, wt := range []struct{ name, json string }{{"a string", `"1"`}, {"a fraction", `0.5`}, {"an exponent that leaves a fraction", `1e-1`}, {"a boolean", `true`}, {"an array", `[1]`}, {"an object", `{}`}} {
 			add(c, f+" as "+wt.name, req(opAdd, `{"email":"x@example.com","`+f+`":`+wt.json+`}`), 400, f+" must be an integer", true)
 		}
+		// 1.0 is JSON Schema's integer 1, as the OpenAPI document declares
+		// it: accepted (stored as 1, TestContactAddIntegers), so 2.0 is 2.
+		add(c, f+" 2.0", req(opAdd, `{"email":"x@example.com","`+f+`":2.0}`), 400, f+" must be 0 (opt-out) or 1 (opt-in)", true)
 		for _, v := range []string{"2", "-1", "99999999999999999999"} {
 			add(c, f+" "+v, req(opAdd, `{"email":"x@example.com","`+f+`":`+v+`}`), 400, f+" must be 0 (opt-out) or 1 (opt-in)", true)
 		}
@@ -210,28 +213,38 @@ func badInputMatrix() []row {
 	add(c, "limit null", req(opList, `{"limit":null,"page":1}`), 400, "limit is required", true)
 	add(c, "page missing", req(opList, `{"limit":1}`), 400, "page is required", true)
 	for _, f := range []string{"limit", "page"} {
-		for _, wt := range []struct{ name, json string }{{"a string", `"1"`}, {"a fraction", `1.5`}, {"1.0", `1.0`}, {"an exponent", `1e1`}, {"a boolean", `true`}, {"an array", `[1]`}, {"an object", `{"n":1}`}} {
+		for _, wt := range []struct{ name, json string }{{"a string", `"1"`}, {"a fraction", `1.5`}, {"an exponent that leaves a fraction", `15e-1`}, {"a boolean", `true`}, {"an array", `[1]`}, {"an object", `{"n":1}`}} {
 			body := `{"limit":1,"page":1}`
 			body = strings.Replace(body, `"`+f+`":1`, `"`+f+`":`+wt.json, 1)
 			add(c, f+" as "+wt.name, req(opList, body), 400, f+" must be an integer", true)
 		}
+		for _, v := range []string{"1.0", "1e0", "10e-1"} {
+			body := strings.Replace(`{"limit":1,"page":1}`, `"`+f+`":1`, `"`+f+`":`+v, 1)
+			add(c, f+" "+v+" (accepted: an integer, as 1)", req(opList, body), 200, "", true)
+		}
 	}
+	add(c, "limit 5e1 (accepted: 50)", req(opList, `{"limit":5e1,"page":1}`), 200, "", true)
+	add(c, "limit 5.1e1", req(opList, `{"limit":5.1e1,"page":1}`), 400, "limit must be between 1 and 50", true)
 	for _, v := range []string{"0", "51", "-1", "99999999999999999999", "-99999999999999999999"} {
 		add(c, "limit "+v, req(opList, `{"limit":`+v+`,"page":1}`), 400, "limit must be between 1 and 50", true)
 	}
 	for _, v := range []string{"0", "-5", "-99999999999999999999"} {
 		add(c, "page "+v, req(opList, `{"limit":1,"page":`+v+`}`), 400, "page must be 1 or greater", true)
 	}
-	add(c, "page past int64 (accepted: an empty page)", req(opList, `{"limit":1,"page":99999999999999999999}`), 200, "", true)
+	add(c, "page 2^53-1 (accepted: an empty page)", req(opList, `{"limit":50,"page":9007199254740991}`), 200, "", true)
+	for _, v := range []string{"9007199254740992", "99999999999999999999", "1e100"} {
+		add(c, "page "+v, req(opList, `{"limit":1,"page":`+v+`}`), 400, "page must be at most 9007199254740991", true)
+	}
 	add(c, "an unknown filter", req(opList, `{"limit":1,"page":1,"status":"Sent"}`), 400, `Unknown field "status": the fields are limit, page`, true)
 
 	c = "Campaign Stats fields"
 	add(c, "an empty object", req(opStats, `{}`), 400, spec.MsgCampaignIDRequired, true)
 	add(c, "campaignId null", req(opStats, `{"campaignId":null}`), 400, spec.MsgCampaignIDRequired, true)
 	add(c, "campaignid in another case", req(opStats, `{"campaignid":1}`), 400, spec.MsgCampaignIDRequired, true)
-	for _, wt := range []struct{ name, json string }{{"a string", `"1"`}, {"a fraction", `1.5`}, {"an exponent", `1e3`}, {"a boolean", `true`}, {"an array", `[1]`}, {"an object", `{}`}} {
+	for _, wt := range []struct{ name, json string }{{"a string", `"1"`}, {"a fraction", `1.5`}, {"an exponent that leaves a fraction", `1e-3`}, {"a boolean", `true`}, {"an array", `[1]`}, {"an object", `{}`}} {
 		add(c, "campaignId as "+wt.name, req(opStats, `{"campaignId":`+wt.json+`}`), 400, "campaignId must be an integer", true)
 	}
+	add(c, "campaignId 1e3 (an integer: not found)", req(opStats, `{"campaignId":1e3}`), 404, simulator.MsgCampaignNotFound, true)
 	for _, v := range []string{"0", "-1", "99999999999999999999"} {
 		add(c, "campaignId "+v, req(opStats, `{"campaignId":`+v+`}`), 404, simulator.MsgCampaignNotFound, true)
 	}
