@@ -183,12 +183,12 @@ func (t *connTracker) pop() headNote {
 	if len(t.notes) == 0 {
 		return headNote{}
 	}
+	// Few are ever waiting (pipelined requests): shifting them keeps the
+	// array, so a connection's notes allocate nothing after the first.
 	n := t.notes[0]
-	t.notes[0] = headNote{}
-	t.notes = t.notes[1:]
-	if len(t.notes) == 0 {
-		t.notes = t.notes[:0:0]
-	}
+	copy(t.notes, t.notes[1:])
+	t.notes[len(t.notes)-1] = headNote{}
+	t.notes = t.notes[:len(t.notes)-1]
 	return n
 }
 
@@ -477,6 +477,11 @@ func (c *h1Conn) head(head []byte) []byte {
 		if !ok {
 			c.state = passThrough // net/http: malformed header, 400
 			return head
+		}
+		switch len(name) { // most names are none of the three
+		case len(hdrTransferEncoding), len(hdrContentLength), len(hdrExpect):
+		default:
+			continue
 		}
 		value = bytes.Trim(value, " \t")
 		switch {
