@@ -261,6 +261,9 @@ type tlsH1Conn struct {
 
 func (c *tlsH1Conn) ConnectionState() tls.ConnectionState { return c.tc.ConnectionState() }
 
+// net/http's connectionStater, by which it sets Request.TLS.
+var _ interface{ ConnectionState() tls.ConnectionState } = (*tlsH1Conn)(nil)
+
 // CloseWrite lets net/http half-close before its last wait (closeWriteAndWait).
 func (c *h1Conn) CloseWrite() error {
 	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {

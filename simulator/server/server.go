@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -175,10 +176,16 @@ func (s *Server) listener(ln net.Listener) net.Listener {
 }
 
 // tlsConfig is the listeners' TLS configuration: HTTP/2 and HTTP/1.1 by
-// ALPN, as ServeTLS would offer them.
+// ALPN, as ServeTLS offers them, unless TLSConfig names its own protocols
+// (then HTTP/1.1 is added if missing, as ServeTLS adds it).
 func (s *Server) tlsConfig() *tls.Config {
 	c := s.TLSConfig.Clone()
-	c.NextProtos = []string{"h2", "http/1.1"}
+	switch {
+	case len(c.NextProtos) == 0:
+		c.NextProtos = []string{"h2", "http/1.1"}
+	case !slices.Contains(c.NextProtos, "http/1.1"):
+		c.NextProtos = append(c.NextProtos, "http/1.1")
+	}
 	return c
 }
 
