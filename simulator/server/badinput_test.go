@@ -386,6 +386,16 @@ func badInputMatrix() []row {
 		body: chunked(`{"operation":"` + strings.Repeat("*", 1<<20) + `"}`)}, 413, "Request body exceeds 1048576 bytes", false)
 	add(c, "a declared fault body over 1 MiB, never sent", request{admin: true, path: "/faults", noLength: true, headers: []string{"Content-Length: 2097152"}}, 413, "Request body exceeds 1048576 bytes", false)
 	last().closes = true
+	add(c, "a fault with Content-Length and Transfer-Encoding both", request{admin: true, path: "/faults", noLength: true,
+		headers: []string{"Content-Length: 5", "Transfer-Encoding: chunked"}, body: chunked(`{"operation":"*","kind":"error"}`)}, 400,
+		"Request has both Content-Length and Transfer-Encoding, so its length is ambiguous (RFC 9112 §6.1): send one of them", false)
+	last().closes = true
+	add(c, "a fault with an unknown Expect", request{admin: true, path: "/faults", headers: []string{"Expect: teapot"}, body: `{"operation":"*","kind":"error"}`}, 417,
+		"Expect teapot is not supported: the only expectation is 100-continue", false)
+	last().closes = true
+	add(c, "2 MiB of headers on the control API", request{admin: true, method: "GET", path: "/faults", noLength: true, headers: []string{"X-Padding: " + strings.Repeat("p", 2<<20)}}, 431,
+		"Request headers exceed 65536 bytes", false)
+	last().closes = true
 	add(c, "a clock change with data after it", ctl("POST", "/clock", `{"advance":"1h"} {}`), 400, "Control API: Request body is not valid JSON: data after the object", false)
 	add(c, "a clock freeze as a string", ctl("POST", "/clock", `{"freeze":"yes"}`), 400, "~Control API: bad JSON body: cannot unmarshal string", false)
 	add(c, "a rate reset with an account as a number", ctl("POST", "/rate-limit/reset", `{"accountId":5}`), 400, "~Control API: bad JSON body: cannot unmarshal number", false)
