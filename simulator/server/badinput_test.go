@@ -170,9 +170,12 @@ func badInputMatrix() []row {
 		}
 	}
 	for _, f := range []string{"emailOptStatus", "smsOptStatus"} {
-		for _, wt := range []struct{ name, json string }{{"a string", `"1"`}, {"a fraction", `1.0`}, {"an exponent", `1e0`}, {"a boolean", `true`}, {"an array", `[1]`}, {"an object", `{}`}} {
+		for _, wt := range []struct{ name, json string }{{"a string", `"1"`}, {"a fraction", `0.5`}, {"an exponent that leaves a fraction", `1e-1`}, {"a boolean", `true`}, {"an array", `[1]`}, {"an object", `{}`}} {
 			add(c, f+" as "+wt.name, req(opAdd, `{"email":"x@example.com","`+f+`":`+wt.json+`}`), 400, f+" must be an integer", true)
 		}
+		// 1.0 is JSON Schema's integer 1, as the OpenAPI document declares
+		// it: accepted (stored as 1, TestContactAddIntegers), so 2.0 is 2.
+		add(c, f+" 2.0", req(opAdd, `{"email":"x@example.com","`+f+`":2.0}`), 400, f+" must be 0 (opt-out) or 1 (opt-in)", true)
 		for _, v := range []string{"2", "-1", "99999999999999999999"} {
 			add(c, f+" "+v, req(opAdd, `{"email":"x@example.com","`+f+`":`+v+`}`), 400, f+" must be 0 (opt-out) or 1 (opt-in)", true)
 		}
@@ -210,28 +213,38 @@ func badInputMatrix() []row {
 	add(c, "limit null", req(opList, `{"limit":null,"page":1}`), 400, "limit is required", true)
 	add(c, "page missing", req(opList, `{"limit":1}`), 400, "page is required", true)
 	for _, f := range []string{"limit", "page"} {
-		for _, wt := range []struct{ name, json string }{{"a string", `"1"`}, {"a fraction", `1.5`}, {"1.0", `1.0`}, {"an exponent", `1e1`}, {"a boolean", `true`}, {"an array", `[1]`}, {"an object", `{"n":1}`}} {
+		for _, wt := range []struct{ name, json string }{{"a string", `"1"`}, {"a fraction", `1.5`}, {"an exponent that leaves a fraction", `15e-1`}, {"a boolean", `true`}, {"an array", `[1]`}, {"an object", `{"n":1}`}} {
 			body := `{"limit":1,"page":1}`
 			body = strings.Replace(body, `"`+f+`":1`, `"`+f+`":`+wt.json, 1)
 			add(c, f+" as "+wt.name, req(opList, body), 400, f+" must be an integer", true)
 		}
+		for _, v := range []string{"1.0", "1e0", "10e-1"} {
+			body := strings.Replace(`{"limit":1,"page":1}`, `"`+f+`":1`, `"`+f+`":`+v, 1)
+			add(c, f+" "+v+" (accepted: an integer, as 1)", req(opList, body), 200, "", true)
+		}
 	}
+	add(c, "limit 5e1 (accepted: 50)", req(opList, `{"limit":5e1,"page":1}`), 200, "", true)
+	add(c, "limit 5.1e1", req(opList, `{"limit":5.1e1,"page":1}`), 400, "limit must be between 1 and 50", true)
 	for _, v := range []string{"0", "51", "-1", "99999999999999999999", "-99999999999999999999"} {
 		add(c, "limit "+v, req(opList, `{"limit":`+v+`,"page":1}`), 400, "limit must be between 1 and 50", true)
 	}
 	for _, v := range []string{"0", "-5", "-99999999999999999999"} {
 		add(c, "page "+v, req(opList, `{"limit":1,"page":`+v+`}`), 400, "page must be 1 or greater", true)
 	}
-	add(c, "page past int64 (accepted: an empty page)", req(opList, `{"limit":1,"page":99999999999999999999}`), 200, "", true)
+	add(c, "page 2^53-1 (accepted: an empty page)", req(opList, `{"limit":50,"page":9007199254740991}`), 200, "", true)
+	for _, v := range []string{"9007199254740992", "99999999999999999999", "1e100"} {
+		add(c, "page "+v, req(opList, `{"limit":1,"page":`+v+`}`), 400, "page must be at most 9007199254740991", true)
+	}
 	add(c, "an unknown filter", req(opList, `{"limit":1,"page":1,"status":"Sent"}`), 400, `Unknown field "status": the fields are limit, page`, true)
 
 	c = "Campaign Stats fields"
 	add(c, "an empty object", req(opStats, `{}`), 400, spec.MsgCampaignIDRequired, true)
 	add(c, "campaignId null", req(opStats, `{"campaignId":null}`), 400, spec.MsgCampaignIDRequired, true)
 	add(c, "campaignid in another case", req(opStats, `{"campaignid":1}`), 400, spec.MsgCampaignIDRequired, true)
-	for _, wt := range []struct{ name, json string }{{"a string", `"1"`}, {"a fraction", `1.5`}, {"an exponent", `1e3`}, {"a boolean", `true`}, {"an array", `[1]`}, {"an object", `{}`}} {
+	for _, wt := range []struct{ name, json string }{{"a string", `"1"`}, {"a fraction", `1.5`}, {"an exponent that leaves a fraction", `1e-3`}, {"a boolean", `true`}, {"an array", `[1]`}, {"an object", `{}`}} {
 		add(c, "campaignId as "+wt.name, req(opStats, `{"campaignId":`+wt.json+`}`), 400, "campaignId must be an integer", true)
 	}
+	add(c, "campaignId 1e3 (an integer: not found)", req(opStats, `{"campaignId":1e3}`), 404, simulator.MsgCampaignNotFound, true)
 	for _, v := range []string{"0", "-1", "99999999999999999999"} {
 		add(c, "campaignId "+v, req(opStats, `{"campaignId":`+v+`}`), 404, simulator.MsgCampaignNotFound, true)
 	}
@@ -267,8 +280,11 @@ func badInputMatrix() []row {
 	add(c, "headers over 64 KiB", request{path: opList, body: list1, headers: []string{"X-Padding: " + strings.Repeat("p", 70<<10)}}, 431, "Request headers exceed 65536 bytes", false)
 	last().closes = true
 	add(c, "2,000 small headers", request{path: opList, body: list1, headers: manyHeaders(2000)}, 431, "Request headers exceed 65536 bytes", false)
-	add(c, "headers over net/http's 1 MiB", request{path: opList, body: list1, headers: []string{"X-Padding: " + strings.Repeat("p", 1100<<10)}}, 431, "431 Request Header Fields Too Large", false)
-	last().netHTTP = true
+	// net/http answers these itself; the edge puts the JSON 431 in place.
+	add(c, "headers over net/http's 1 MiB", request{path: opList, body: list1, headers: []string{"X-Padding: " + strings.Repeat("p", 1100<<10)}}, 431, "Request headers exceed 65536 bytes", false)
+	last().closes = true
+	add(c, "2 MiB of headers", request{path: opList, body: list1, headers: []string{"X-Padding: " + strings.Repeat("p", 2<<20)}}, 431, "Request headers exceed 65536 bytes", false)
+	last().closes = true
 
 	// Paths (spec §4: exact paths under the §1 base path).
 	c = "Paths"
@@ -315,8 +331,12 @@ func badInputMatrix() []row {
 	add(c, "Expect: 100-continue with a body over the cap", request{path: opAdd, noLength: true, headers: []string{"Content-Length: 10485760", "Expect: 100-continue"}}, 413, "Request body exceeds 65536 bytes", false)
 	last().closes = true
 	add(c, "Expect: 100-continue (accepted)", request{path: opList, headers: []string{"Expect: 100-continue"}, body: list1}, 200, "", true)
-	add(c, "an unknown Expect", request{path: opList, headers: []string{"Expect: teapot"}, body: list1}, 417, "", false)
-	last().netHTTP = true
+	add(c, "an unknown Expect", request{path: opList, headers: []string{"Expect: teapot"}, body: list1}, 417, "Expect teapot is not supported: the only expectation is 100-continue", false)
+	last().closes = true
+	add(c, "an unknown Expect beside 100-continue", request{path: opList, headers: []string{"Expect: 100-continue", "expect: teapot"}, body: list1}, 417, "Expect \"100-continue, teapot\" is not supported: the only expectation is 100-continue", false)
+	last().closes = true
+	add(c, "an unknown Expect folded onto 100-continue", request{path: opList, headers: []string{"Expect: 100-continue", " teapot"}, body: list1}, 417, "Expect \"100-continue teapot\" is not supported: the only expectation is 100-continue", false)
+	last().closes = true
 	add(c, "an unknown Expect over HTTP/2", request{path: opList, headers: []string{"Expect: teapot"}, body: list1, h2: true}, 417, "Expect teapot is not supported: the only expectation is 100-continue", false)
 	add(c, "a body that stops coming", request{path: opList, noLength: true, headers: []string{"Content-Length: 100"}, body: `{"limit":1,`, slow: true}, 408,
 		"Request body was not received in time: the whole request must arrive within the server's read timeout", true)
@@ -324,6 +344,16 @@ func badInputMatrix() []row {
 	last().netHTTP = true
 	add(c, "two conflicting Content-Lengths", request{path: opList, noLength: true, headers: []string{"Content-Length: 20", "Content-Length: 21"}, body: list1}, 400, "400 Bad Request", false)
 	last().netHTTP = true
+	add(c, "Content-Length and Transfer-Encoding both", request{path: opList, noLength: true, headers: []string{"Content-Length: 20", "Transfer-Encoding: chunked"}, body: chunked(list1)}, 400,
+		"Request has both Content-Length and Transfer-Encoding, so its length is ambiguous (RFC 9112 §6.1): send one of them", false)
+	last().closes = true
+	add(c, "Transfer-Encoding before Content-Length", request{path: opList, noLength: true, headers: []string{"transfer-encoding: CHUNKED", "content-length: 0"}, body: chunked(list1)}, 400,
+		"Request has both Content-Length and Transfer-Encoding, so its length is ambiguous (RFC 9112 §6.1): send one of them", false)
+	last().closes = true
+	add(c, "Transfer-Encoding over HTTP/1.0", request{raw: "POST " + base + "/campaign/list HTTP/1.0\r\nHost: x\r\nContent-Type: application/json\r\nConnection: keep-alive\r\n" +
+		"Transfer-Encoding: chunked\r\nContent-Length: 20\r\n\r\n" + list1}, 400,
+		"Transfer-Encoding is not defined in HTTP/1.0, so the request's length is ambiguous (RFC 9112 §6.1): send Content-Length alone", false)
+	last().closes = true
 	add(c, "an unknown Transfer-Encoding", request{path: opList, noLength: true, headers: []string{"Transfer-Encoding: gzip"}, body: list1}, 501, "Unsupported transfer encoding", false)
 	last().netHTTP = true
 	add(c, "a request line that is not HTTP", request{raw: "HELLO THERE\r\n\r\n"}, 400, "400 Bad Request", false)
@@ -355,6 +385,16 @@ func badInputMatrix() []row {
 	add(c, "a fault body over 1 MiB, chunked", request{admin: true, path: "/faults", noLength: true, headers: []string{"Transfer-Encoding: chunked"},
 		body: chunked(`{"operation":"` + strings.Repeat("*", 1<<20) + `"}`)}, 413, "Request body exceeds 1048576 bytes", false)
 	add(c, "a declared fault body over 1 MiB, never sent", request{admin: true, path: "/faults", noLength: true, headers: []string{"Content-Length: 2097152"}}, 413, "Request body exceeds 1048576 bytes", false)
+	last().closes = true
+	add(c, "a fault with Content-Length and Transfer-Encoding both", request{admin: true, path: "/faults", noLength: true,
+		headers: []string{"Content-Length: 5", "Transfer-Encoding: chunked"}, body: chunked(`{"operation":"*","kind":"error"}`)}, 400,
+		"Request has both Content-Length and Transfer-Encoding, so its length is ambiguous (RFC 9112 §6.1): send one of them", false)
+	last().closes = true
+	add(c, "a fault with an unknown Expect", request{admin: true, path: "/faults", headers: []string{"Expect: teapot"}, body: `{"operation":"*","kind":"error"}`}, 417,
+		"Expect teapot is not supported: the only expectation is 100-continue", false)
+	last().closes = true
+	add(c, "2 MiB of headers on the control API", request{admin: true, method: "GET", path: "/faults", noLength: true, headers: []string{"X-Padding: " + strings.Repeat("p", 2<<20)}}, 431,
+		"Request headers exceed 65536 bytes", false)
 	last().closes = true
 	add(c, "a clock change with data after it", ctl("POST", "/clock", `{"advance":"1h"} {}`), 400, "Control API: Request body is not valid JSON: data after the object", false)
 	add(c, "a clock freeze as a string", ctl("POST", "/clock", `{"freeze":"yes"}`), 400, "~Control API: bad JSON body: cannot unmarshal string", false)

@@ -92,6 +92,13 @@ func totalPages(total, limit int) int {
 	return (total + limit - 1) / limit
 }
 
+// maxPage is the largest page answered: 2^53-1, the largest integer that
+// JSON numbers carry exactly between implementations (RFC 8259 §6; I-JSON,
+// RFC 7493 §2.2), so that pageNo always echoes the page asked for, and
+// (page-1)*limit stays far inside int64. ASSUMPTION (spec §4.2, §8 give
+// only the minimum): a page above it is refused with a 400 naming it.
+const maxPage = 1<<53 - 1
+
 func decodeCampaignList(f fields) (limit, page int, err error) {
 	if err := f.only("limit", "page"); err != nil {
 		return 0, 0, err
@@ -116,8 +123,9 @@ func decodeCampaignList(f fields) (limit, page int, err error) {
 		return 0, 0, invalidField("page", "page is required")
 	case p < spec.MinPage:
 		return 0, 0, withFinding(simulator.FindingPageBelowOne, "", simulator.Errorf(simulator.EINVALID, "page must be %d or greater", spec.MinPage))
-	case p > 1<<31:
-		p = 1 << 31 // keeps page*limit in range; such a page is empty anyway
+	case p > maxPage:
+		// Never answered as another page than asked (pageNo echoes it).
+		return 0, 0, invalidField("page", "page must be at most %d", maxPage)
 	}
 	return int(l), int(p), nil
 }

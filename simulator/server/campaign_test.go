@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"strings"
 	"testing"
 
+	"github.com/gavv/httpexpect/v2"
 	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
@@ -71,12 +73,42 @@ func TestCampaignList_Pages(t *testing.T) {
 
 func TestCampaignList_PastTheEnd(t *testing.T) {
 	h := MustOpenServer(t, sim.Config{CampaignsPerAccount: 73})
-	for _, page := range []int{9, 1000, 1 << 40} {
-		obj := h.as(h.alpha).POST("/campaign/list").WithJSON(map[string]int{"limit": 10, "page": page}).
-			Expect().Status(http.StatusOK).JSON().Object()
+	for _, page := range []int{9, 1000, 1 << 40, 1<<53 - 1} {
+		resp := h.as(h.alpha).POST("/campaign/list").WithJSON(map[string]int{"limit": 50, "page": page}).
+			Expect().Status(http.StatusOK)
+		// pageNo is the page asked for, never another (read as bytes: no
+		// float64 on the way).
+		if want := fmt.Sprintf(`{"pageNo":%d,`, page); !strings.HasPrefix(resp.Body().Raw(), want) {
+			t.Fatalf("page %d answered %.60s", page, resp.Body().Raw())
+		}
+		obj := resp.JSON().Object()
 		obj.Value("campaigns").Array().IsEmpty()
-		obj.Value("totalPages").IsEqual(8)
+		obj.Value("totalPages").IsEqual(2)
 	}
+	expectError(h.as(h.alpha).POST("/campaign/list").WithBytes([]byte(`{"limit":1,"page":9007199254740992}`)).
+		WithHeader("Content-Type", "application/json").Expect(), http.StatusBadRequest, "page must be at most 9007199254740991")
+}
+
+// TestIntegers_AsTheOpenAPIDocumentSays: every integer field takes a JSON
+// number whose value is an integer (JSON Schema 2020-12, which the OpenAPI
+// document's `type: integer` follows): 2.0 is 2, 5e0 is 5.
+func TestIntegers_AsTheOpenAPIDocumentSays(t *testing.T) {
+	h := MustOpenServer(t, sim.Config{CampaignsPerAccount: 73})
+	post := func(path, body string) *httpexpect.Response {
+		return h.as(h.alpha).POST(path).WithBytes([]byte(body)).WithHeader("Content-Type", "application/json").Expect()
+	}
+	obj := post("/campaign/list", `{"limit":5e0,"page":2.0}`).Status(http.StatusOK).JSON().Object()
+	obj.Value("pageNo").IsEqual(2)
+	obj.Value("pageSize").IsEqual(5)
+	obj.Value("campaigns").Array().Length().IsEqual(5)
+	id := obj.Value("campaigns").Array().Value(0).Object().Value("Id").Number().Raw()
+	post("/campaign/stats", fmt.Sprintf(`{"campaignId":%d.0}`, int64(id))).Status(http.StatusOK).
+		JSON().Object().Keys().ContainsOnly("emailStat", "smsStat")
+	post("/contact/add", `{"email":"ints@example.com","emailOptStatus":1.0,"smsOptStatus":0e0}`).Status(http.StatusOK)
+	c := h.admin().GET("/contacts").WithQuery("accountId", h.alpha.AccountID).Expect().
+		Status(http.StatusOK).JSON().Object().Value("contacts").Array().Value(0).Object()
+	c.Value("emailOptStatus").IsEqual(1)
+	c.Value("smsOptStatus").IsEqual(0)
 }
 
 func TestCampaignList_EmptyAccount(t *testing.T) {

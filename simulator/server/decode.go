@@ -294,27 +294,75 @@ func hasControl(s string) bool {
 	return false
 }
 
-var integerRE = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
+// numberRE is the JSON number grammar (RFC 8259 §6), in parts: sign,
+// integer part, fraction digits, exponent.
+var numberRE = regexp.MustCompile(`^(-?)(0|[1-9][0-9]*)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?$`)
 
-// integer decodes a JSON integer: 5 is one, 5.0, "5" and 5e0 are not. One
-// beyond int64 is still an integer: it saturates, so that the caller's range
-// check answers it like any other out-of-range value.
+// integer decodes a JSON number whose value is an integer, as JSON Schema
+// 2020-12 defines "integer" (Validation §6.1.1: "any number with a zero
+// fractional part") and so as the OpenAPI document declares these fields:
+// 5, 5.0, 50e-1 and 0.5e1 are all 5; 5.5, "5" and true are not integers.
+// One beyond int64 is still an integer: it saturates, so that the caller's
+// range check answers it like any other out-of-range value.
 func (f fields) integer(name string) (v int64, ok bool, err error) {
 	if !f.present(name) {
 		return 0, false, nil
 	}
-	raw := string(f[name])
-	if !integerRE.MatchString(raw) {
+	v, isInt := jsonInteger(string(f[name]))
+	if !isInt {
 		return 0, false, invalidField(name, "%s must be an integer", name)
 	}
-	v, perr := strconv.ParseInt(raw, 10, 64)
-	if perr != nil { // only a range error is left
-		if raw[0] == '-' {
-			return math.MinInt64, true, nil
-		}
-		return math.MaxInt64, true, nil
-	}
 	return v, true, nil
+}
+
+// jsonInteger returns the value of a JSON number literal when it is an
+// integer, saturated to the int64 range, reading it exactly (no float64 on
+// the way: 9007199254740993.0 is not 9007199254740992), in time and memory
+// that do not grow with an exponent (1e999999999 is an integer too).
+func jsonInteger(raw string) (int64, bool) {
+	m := numberRE.FindStringSubmatch(raw)
+	if m == nil {
+		return 0, false
+	}
+	neg, digits, exp := m[1] == "-", m[2]+m[3], int64(-len(m[3]))
+	if m[4] != "" {
+		e, err := strconv.ParseInt(m[4], 10, 64)
+		if err != nil { // an exponent past int64: far beyond any digits
+			e = math.MaxInt64 / 2
+			if m[4][0] == '-' {
+				e = -e
+			}
+		}
+		exp += e
+	}
+	// The value is digits × 10^exp: drop the trailing zeros into exp, the
+	// leading ones for nothing.
+	trimmed := strings.TrimRight(digits, "0")
+	exp += int64(len(digits) - len(trimmed))
+	digits = strings.TrimLeft(trimmed, "0")
+	switch {
+	case digits == "":
+		return 0, true // 0, -0, 0.000, 0e-7
+	case exp < 0:
+		return 0, false // a non-zero digit after the point
+	case int64(len(digits))+exp > 19: // past int64's 19 digits
+		return saturate(neg), true
+	}
+	v, err := strconv.ParseUint(digits+strings.Repeat("0", int(exp)), 10, 64)
+	switch {
+	case err != nil || !neg && v > math.MaxInt64 || neg && v > 1<<63:
+		return saturate(neg), true
+	case neg:
+		return int64(-v), true // -(1<<63) wraps to math.MinInt64, as it should
+	}
+	return int64(v), true
+}
+
+func saturate(neg bool) int64 {
+	if neg {
+		return math.MinInt64
+	}
+	return math.MaxInt64
 }
 
 func (f fields) strings(name string) ([]string, error) {

@@ -9,9 +9,9 @@ import (
 
 // MaxHeaderBytes caps a request's line and headers; over it the answer is a
 // JSON 431. The spec shows no limit (§8). net/http's own cap
-// (http.Server.MaxHeaderBytes, netHTTPMaxHeaderBytes) lies well above it,
-// so that only a request of over a megabyte of headers meets net/http's
-// plain-text 431 instead of ours.
+// (http.Server.MaxHeaderBytes, netHTTPMaxHeaderBytes) lies well above it;
+// past that one net/http answers before any handler, and the edge
+// (edge.go) puts this JSON 431 in place of its plain-text one.
 const MaxHeaderBytes = 64 << 10
 
 // netHTTPMaxHeaderBytes is http.Server.MaxHeaderBytes: net/http answers
@@ -23,19 +23,29 @@ const maxAdminBodyBytes = 1 << 20
 
 // guard answers what is wrong with a request at the HTTP level before
 // anything else looks at it (so before authentication, and uncounted by the
-// rate limit): headers over MaxHeaderBytes, an Expect other than
-// 100-continue, a declared Content-Length over maxBody. The last is
-// answered at once, without waiting for a body that may never come, and
-// the connection is closed rather than drained.
+// rate limit): over HTTP/1, framing made ambiguous by Transfer-Encoding
+// (which the edge notes, edge.go); headers over MaxHeaderBytes, an Expect
+// other than 100-continue, a declared Content-Length over maxBody. Each is
+// answered at once, without reading a body that may never come or whose
+// length is in doubt, and the connection is closed rather than drained.
 func (s *Server) guard(next http.Handler, maxBody int64) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		note := takeHeadNote(r)
+		expect := r.Header.Values("Expect")
+		if note.expect != nil {
+			expect = note.expect // the edge took them out of the head
+		}
 		var err error
-		switch expect := r.Header.Values("Expect"); {
+		switch {
+		case note.framing != "":
+			// RFC 9112 §6.1: a server MAY reject it, and MUST close the
+			// connection after answering it (below).
+			err = simulator.Errorf(simulator.EINVALID, "%s", note.framing)
 		case headerBytes(r) > MaxHeaderBytes:
 			err = simulator.Errorf(eHeaderTooLarge, "Request headers exceed %d bytes", MaxHeaderBytes)
 		case len(expect) > 1 || len(expect) == 1 && !strings.EqualFold(expect[0], "100-continue"):
-			// Over HTTP/1.1 net/http answers this itself (a bare 417, see
-			// docs/simulator.md, "Known limits"); over HTTP/2 it reaches us.
+			// Over HTTP/1 net/http would answer a bare 417 itself: the edge
+			// takes the lines out of the head and notes them.
 			err = simulator.Errorf(eExpectation, "Expect %s is not supported: the only expectation is 100-continue",
 				quoteField(strings.Join(expect, ", ")))
 		case r.ContentLength > maxBody:

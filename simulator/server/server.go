@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -171,27 +172,50 @@ func (s *Server) validate() error {
 	return nil
 }
 
-// listener answers plain HTTP on a TLS port in JSON (plainHTTPListener).
+// listener answers plain HTTP on a TLS port in JSON (plainHTTPListener),
+// does the TLS handshakes and follows every HTTP/1 connection's requests
+// (edgeListener, edge.go).
 func (s *Server) listener(ln net.Listener) net.Listener {
 	if s.TLSConfig == nil {
-		return ln
+		return newEdgeListener(ln, nil, 0, s.logger())
 	}
-	return plainHTTPListener{ln}
+	return newEdgeListener(plainHTTPListener{ln}, s.tlsConfig(), s.readHeaderTimeout(), s.logger())
 }
+
+// tlsConfig is the listeners' TLS configuration: HTTP/2 and HTTP/1.1 by
+// ALPN, as ServeTLS offers them, unless TLSConfig names its own protocols
+// (then HTTP/1.1 is added if missing, as ServeTLS adds it).
+func (s *Server) tlsConfig() *tls.Config {
+	c := s.TLSConfig.Clone()
+	switch {
+	case len(c.NextProtos) == 0:
+		c.NextProtos = []string{"h2", "http/1.1"}
+	case !slices.Contains(c.NextProtos, "http/1.1"):
+		c.NextProtos = append(c.NextProtos, "http/1.1")
+	}
+	return c
+}
+
+func (s *Server) readTimeout() time.Duration {
+	if s.ReadTimeout <= 0 {
+		return 30 * time.Second
+	}
+	return s.ReadTimeout
+}
+
+// readHeaderTimeout bounds the reading of a head, and the TLS handshake.
+func (s *Server) readHeaderTimeout() time.Duration { return min(10*time.Second, s.readTimeout()) }
 
 // httpServer sets timeouts, so a slow or stalled client cannot hold a
 // connection forever.
 func (s *Server) httpServer(h http.Handler) *http.Server {
-	readTimeout := s.ReadTimeout
-	if readTimeout <= 0 {
-		readTimeout = 30 * time.Second
-	}
-	return &http.Server{
-		Handler:   h,
-		TLSConfig: s.TLSConfig.Clone(), // ServeTLS edits it for HTTP/2: one per server
+	srv := &http.Server{
+		Handler: h,
+		// The edge's HTTP/1 connections carry their notes to guard.
+		ConnContext: connContext,
 
-		ReadHeaderTimeout: min(10*time.Second, readTimeout),
-		ReadTimeout:       readTimeout,
+		ReadHeaderTimeout: s.readHeaderTimeout(),
+		ReadTimeout:       s.readTimeout(),
 		MaxHeaderBytes:    netHTTPMaxHeaderBytes, // above guard's own cap, so ours answers in JSON
 		// OPTIONS * reaches the handler (a JSON 404) instead of net/http's
 		// empty 200.
@@ -200,16 +224,17 @@ func (s *Server) httpServer(h http.Handler) *http.Server {
 		IdleTimeout:                  2 * time.Minute,
 		ErrorLog:                     slog.NewLogLogger(s.logger().Handler(), slog.LevelWarn),
 	}
+	if s.TLSConfig != nil {
+		// Serve switches HTTP/2 on for the *tls.Conn the edge hands it
+		// when the config offers h2; one config per server, as Serve edits it.
+		srv.TLSConfig = s.tlsConfig()
+	}
+	return srv
 }
 
 func (s *Server) serve(srv *http.Server, ln net.Listener) {
-	var err error
-	if srv.TLSConfig != nil {
-		// ServeTLS, not a tls.Listener: it also switches HTTP/2 on.
-		err = srv.ServeTLS(ln, "", "")
-	} else {
-		err = srv.Serve(ln)
-	}
+	// The edge listener does TLS itself (listener).
+	err := srv.Serve(ln)
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		s.logger().Error("serve", "addr", ln.Addr().String(), "err", err)
 	}

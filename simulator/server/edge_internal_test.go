@@ -1,0 +1,115 @@
+package server
+
+import (
+	"bytes"
+	"io"
+	"math/rand/v2"
+	"net"
+	"strings"
+	"testing"
+)
+
+// chunkConn is a net.Conn whose reads return the stream a few bytes at a
+// time, as TLS records and TCP segments cut it.
+type chunkConn struct {
+	net.Conn
+	data []byte
+	rng  *rand.Rand
+	max  int
+}
+
+func (c *chunkConn) Read(p []byte) (int, error) {
+	if len(c.data) == 0 {
+		return 0, io.EOF
+	}
+	n := min(len(p), len(c.data), 1+c.rng.IntN(c.max))
+	copy(p, c.data[:n])
+	c.data = c.data[n:]
+	return n, nil
+}
+
+// pipelined is a stream of requests that exercises every framing the edge
+// follows; bodies hold bytes that look like heads.
+func pipelined() (stream string, requests int) {
+	body := "{\"limit\":1,\r\n\r\n\"page\":1}"
+	head := "POST /v3/partner/webhook/campaign/list HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+	reqs := []string{
+		head + "Content-Length: 24\r\n\r\n" + body,
+		head + "Transfer-Encoding: chunked\r\n\r\n3;a=b\r\n" + body[:3] + "\r\n15 \r\n" + body[3:] + "\r\n0\r\nX-T: 1\r\n\r\n",
+		head + "Expect: 100-continue\r\nContent-Length: 24\r\n\r\n" + body,
+		strings.ReplaceAll(head, "\r\n", "\n") + "Content-Length: 24\n\n" + body,
+		head + "X-Folded: a\r\n b\r\n\r\n",
+		"GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n",
+	}
+	return strings.Join(reqs, ""), len(reqs)
+}
+
+// TestH1Conn_PassesTheStreamUnchanged: however the reads cut it, a stream
+// the edge has nothing to say about comes out byte for byte, with one
+// empty note per request.
+func TestH1Conn_PassesTheStreamUnchanged(t *testing.T) {
+	stream, n := pipelined()
+	for seed := range uint64(200) {
+		rng := rand.New(rand.NewPCG(seed, 1))
+		c := newH1Conn(&chunkConn{data: []byte(stream), rng: rng, max: 1 + int(seed%64)})
+		var got bytes.Buffer
+		p := make([]byte, 1+rng.IntN(4096))
+		for {
+			k, err := c.Read(p)
+			got.Write(p[:k])
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got.String() != stream {
+			t.Fatalf("seed %d: stream changed:\n%q\nwant\n%q", seed, got.String(), stream)
+		}
+		if len(c.t.notes) != n || c.state != inHead {
+			t.Fatalf("seed %d: %d notes, state %d; want %d, %d", seed, len(c.t.notes), c.state, n, inHead)
+		}
+		for _, note := range c.t.notes {
+			if note.framing != "" || note.expect != nil {
+				t.Fatalf("seed %d: note %+v", seed, note)
+			}
+		}
+	}
+}
+
+// BenchmarkH1Conn is the edge's cost per request: a typical Add Contact
+// request (its head and body) through an h1Conn and the note taken.
+func BenchmarkH1Conn(b *testing.B) {
+	body := `{"email":"ada@example.com","firstName":"Ada","lastName":"Lovelace","tag":["vip"]}`
+	req := "POST /v3/partner/webhook/contact/add HTTP/1.1\r\nHost: 127.0.0.1:8443\r\nUser-Agent: Go-http-client/1.1\r\n" +
+		"Content-Length: 82\r\nContent-Type: application/json\r\nX-Account-Id: acc_enc_QWxwaGFQYXJ0bmVyMDAx\r\n" +
+		"X-Api-Key: dev-key-alpha-7f3c2b9e\r\nX-Api-Secret: dev-secret-alpha-4d1a8e6c0b\r\nAccept-Encoding: gzip\r\n\r\n" + body
+	src := &loopConn{msg: []byte(req)}
+	c := newH1Conn(src)
+	p := make([]byte, 4096)
+	b.SetBytes(int64(len(req)))
+	b.ReportAllocs()
+	for b.Loop() {
+		src.left = len(req)
+		for src.left > 0 || c.ready > c.r {
+			if _, err := c.Read(p); err != nil {
+				b.Fatal(err)
+			}
+		}
+		c.t.pop()
+	}
+}
+
+// loopConn reads msg, left bytes of it at a time.
+type loopConn struct {
+	net.Conn
+	msg  []byte
+	left int
+}
+
+func (c *loopConn) Read(p []byte) (int, error) {
+	n := copy(p, c.msg[len(c.msg)-c.left:])
+	c.left -= n
+	return n, nil
+}
