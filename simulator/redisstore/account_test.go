@@ -11,11 +11,11 @@ import (
 	"github.com/partner-v3/conformance-kit/simulator/redisstore"
 )
 
-// TestAccountStore_RoundTrips: a configured account authenticates in
-// memory, without a round trip (issue 10's one round trip per request
-// stays); a throwaway or unknown key costs one lookup.
-func TestAccountStore_RoundTrips(t *testing.T) {
-	ctx := context.Background()
+// roundTripStore is a store on miniredis with one configured account
+// (key-a, secret-a, acc_a) and one throwaway account, and a hook that
+// counts the round trips made after it.
+func roundTripStore(t *testing.T) (*redisstore.AccountStore, *simulator.CreatedAccount, *redisstore.RoundTrips) {
+	t.Helper()
 	db := MustOpenDB(t, "redis://"+miniredis.RunT(t).Addr()+"/0")
 	configured := []*simulator.Account{{APIKey: "key-a", APISecret: "secret-a", AccountID: "acc_a"}}
 	s := redisstore.NewAccountStore(db, configured, simulator.AccountDefaults{Seed: 1, Campaigns: 2})
@@ -23,11 +23,20 @@ func TestAccountStore_RoundTrips(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreateAccount(ctx, tmp); err != nil {
+	if err := s.CreateAccount(context.Background(), tmp); err != nil {
 		t.Fatal(err)
 	}
 	hook := &redisstore.RoundTrips{}
 	db.AddHook(hook)
+	return s, tmp, hook
+}
+
+// TestAccountStore_RoundTrips: a configured account authenticates in
+// memory, without a round trip (issue 10's one round trip per request
+// stays); a throwaway or unknown key costs one lookup.
+func TestAccountStore_RoundTrips(t *testing.T) {
+	ctx := context.Background()
+	s, tmp, hook := roundTripStore(t)
 
 	tests := []struct {
 		name        string
@@ -64,18 +73,7 @@ func TestAccountStore_RoundTrips(t *testing.T) {
 // never a read of the whole registry.
 func TestAccountStore_LookupRoundTrips(t *testing.T) {
 	ctx := context.Background()
-	db := MustOpenDB(t, "redis://"+miniredis.RunT(t).Addr()+"/0")
-	configured := []*simulator.Account{{APIKey: "key-a", APISecret: "secret-a", AccountID: "acc_a"}}
-	s := redisstore.NewAccountStore(db, configured, simulator.AccountDefaults{Seed: 1, Campaigns: 2})
-	tmp, err := simulator.NewThrowawayAccount(simulator.AccountSpec{}, s.AccountDefaults(), time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.CreateAccount(ctx, tmp); err != nil {
-		t.Fatal(err)
-	}
-	hook := &redisstore.RoundTrips{}
-	db.AddHook(hook)
+	s, tmp, hook := roundTripStore(t)
 	tests := []struct {
 		name       string
 		lookup     simulator.AccountLookup
