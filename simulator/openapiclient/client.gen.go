@@ -232,7 +232,7 @@ type CampaignListRequest struct {
 	// Limit Records per page, at most 50 (spec §4.2, §8). The spec states no minimum; the simulator answers 400 below 1 (x-simulator-choice).
 	Limit int `json:"limit"`
 
-	// Page Page number, 1 or more (spec §4.2, §8).
+	// Page Page number, 1 or more (spec §4.2, §8). The spec states no maximum; the simulator answers 400 above 2^53-1, the largest integer JSON numbers carry exactly (RFC 8259 §6), so that pageNo always echoes the page asked for (x-simulator-choice).
 	Page int `json:"page"`
 }
 
