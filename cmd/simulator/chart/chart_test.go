@@ -627,11 +627,17 @@ var valueSets = []struct {
 		},
 	},
 	{
-		name:   "five replicas, with flags",
-		values: map[string]any{"replicaCount": 5, "config": map[string]any{"seed": 7, "rate-limit": 1000, "log-level": "warn"}},
+		name: "five replicas, with flags",
+		values: map[string]any{"replicaCount": 5, "config": map[string]any{
+			"seed": 7, "rate-limit": 1000, "rate-window": "10s", "log-level": "warn",
+			"violate": []string{"list-total-pages-floor", "stats-count-string"},
+		}},
 		check: func(t *testing.T, r manifests) {
 			c := checkSimulator(t, r, 5)
-			for name, want := range map[string]string{"SIM_SEED": "7", "SIM_RATE_LIMIT": "1000", "SIM_LOG_LEVEL": "warn", "SIM_LOG_FORMAT": "json"} {
+			for name, want := range map[string]string{
+				"SIM_SEED": "7", "SIM_RATE_LIMIT": "1000", "SIM_RATE_WINDOW": "10s", "SIM_LOG_LEVEL": "warn", "SIM_LOG_FORMAT": "json",
+				"SIM_VIOLATE": "list-total-pages-floor,stats-count-string", // the flag's comma-separated form
+			} {
 				if e := env(c.sim, name); e == nil || e.Value != want {
 					t.Errorf("%s=%+v, want %q", name, e, want)
 				}
@@ -768,6 +774,7 @@ func TestChartRefuses(t *testing.T) {
 	}{
 		{"replicas without Redis", map[string]any{"replicaCount": 3, "redis": map[string]any{"enabled": false}}, "without Redis"},
 		{"a flag the chart sets", map[string]any{"config": map[string]any{"redis-url": "redis://elsewhere:6379"}}, "config.redis-url is set by the chart"},
+		{"plain HTTP", map[string]any{"config": map[string]any{"insecure": true}}, "HTTPS only"},
 		{"two sources of the Redis URL", map[string]any{"externalRedis": map[string]any{"url": "redis://r:6379", "existingSecret": "r"}}, "not both"},
 	}
 	for _, tt := range tests {

@@ -70,6 +70,9 @@ app.kubernetes.io/component: redis
 {{- if and (gt (int .Values.replicaCount) 1) (not (include "sim.externalRedis" .)) (not .Values.redis.enabled) -}}
 {{- fail (printf "replicaCount %d without Redis: in-memory replicas would each keep their own rate counters (spec §8); enable redis or give externalRedis" (int .Values.replicaCount)) -}}
 {{- end -}}
+{{- if hasKey .Values.config "insecure" -}}
+{{- fail "config.insecure: the chart serves HTTPS only (spec §1), and its probes and ServiceMonitor speak HTTPS" -}}
+{{- end -}}
 {{- range $flag := list "addr" "admin-addr" "admin-token" "tls-cert" "tls-key" "redis-url" "data-dir" "accounts" -}}
 {{- if hasKey $.Values.config $flag -}}
 {{- fail (printf "config.%s is set by the chart; see values.yaml for the value that controls it" $flag) -}}
