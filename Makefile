@@ -8,7 +8,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Helm for the chart (cmd/simulator/chart), through the module proxy like
 # staticcheck. v3.20.2 is the newest whose go.mod asks for go 1.25 (v3.21 and
 # v3.22 ask for go 1.26), so any toolchain the kit supports builds it without
-# fetching another; the first build takes about 70 s, later runs about 1 s.
+# fetching another; the first build takes 1-2 min here, later runs about 1 s.
 # cmd/simulator/chart's tests build the same (TestHelmPinIsTheMakefiles).
 HELM        := helm.sh/helm/v3/cmd/helm@v3.20.2
 CHART       := cmd/simulator/chart

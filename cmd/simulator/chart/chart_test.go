@@ -56,8 +56,8 @@ func TestMain(m *testing.M) {
 }
 
 // mustHelm returns the path of a helm binary built from helmPkg: one go
-// install per test binary (about 70 s the first time on a cold build cache,
-// some 7 s after), then every call is a plain exec. Without the module proxy
+// install per test binary (1-2 min the first time on a cold build cache,
+// some 7 s after: docs/scale.md), then every call is a plain exec. Without the module proxy
 // it skips, unless REQUIRE_HELM or REQUIRE_MODULE_PROXY is set (CI).
 func mustHelm(t *testing.T) string {
 	t.Helper()
