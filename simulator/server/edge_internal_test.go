@@ -1,12 +1,15 @@
 package server
 
 import (
+	"bufio"
 	"bytes"
 	"io"
 	"math/rand/v2"
 	"net"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // chunkConn is a net.Conn whose reads return the stream a few bytes at a
@@ -112,4 +115,111 @@ func (c *loopConn) Read(p []byte) (int, error) {
 	n := copy(p, c.msg[len(c.msg)-c.left:])
 	c.left -= n
 	return n, nil
+}
+
+// TestExplainRefusal_AgreesWithNetHTTP: for each head, explainRefusal
+// reaches the status a bare net/http server (no edge) answers it with, or
+// 0 for a head net/http serves; a Go release that checks in another order
+// or by other rules fails here, not in front of a client.
+func TestExplainRefusal_AgreesWithNetHTTP(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	heads := []string{
+		"GET / HTTP/1.1\r\nHost: x\r\n\r\n",
+		"GET / HTTP/1.0\r\n\r\n",
+		"GET / HTTP/1.2\r\nHost: x\r\n\r\n",
+		"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nContent-Length: 0\r\n\r\n",
+		"POST / HTTP/1.0\r\nTransfer-Encoding: gzip\r\nContent-Length: 0\r\n\r\n",
+		"GET http://x/ HTTP/1.1\r\nHost: y\r\nX-Folded: a\r\n b\r\n\r\n",
+		"HELLO\r\n\r\n",
+		"GET  / HTTP/1.1\r\nHost: x\r\n\r\n",
+		"G@T / HTTP/1.1\r\nHost: x\r\n\r\n",
+		"GET / HTTP/1\r\nHost: x\r\n\r\n",
+		"GET / HTTP/x.1\r\nHost: x\r\n\r\n",
+		"GET /%zz HTTP/1.1\r\nHost: x\r\n\r\n",
+		"GET x HTTP/1.1\r\nHost: x\r\n\r\n",
+		"GET /\x01 HTTP/1.1\r\nHost: x\r\n\r\n",
+		"GET / HTTP/1.1\r\n Host: x\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: x\r\nNoColon\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: x\r\n: empty\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: x\r\nX{: 1\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: x\r\nX-A : 1\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost : x\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: x\r\nX-A: a\x00b\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: x\r\nX-A: a\x7fb\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: x\r\nX-A: caf\xc3\xa9\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: x\r\nhost: y\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: a b\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: a/b\r\n\r\n",
+		"GET / HTTP/1.1\r\n\r\n",
+		"GET / HTTP/3.0\r\nHost: x\r\n\r\n",
+		"GET / HTTP/3.0\r\nHost: x\r\nContent-Length: q\r\n\r\n",
+		"GET / HTTP/3.0\r\nTransfer-Encoding: gzip\r\n\r\n",
+		"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n",
+		"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
+		"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n",
+		"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: z\r\n\r\n",
+		"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n",
+		"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: +1\r\n\r\n",
+		"POST / HTTP/1.1\r\nHost: x\r\nContent-Length:\r\n\r\n",
+		"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+		"POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+	}
+	for _, head := range heads {
+		conn, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+		if _, err := io.WriteString(conn, head); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		conn.Close()
+		if err != nil {
+			t.Fatalf("%q: no answer: %v", head, err)
+		}
+		want := resp.StatusCode
+		if want == http.StatusOK {
+			want = 0
+		}
+		if got, msg := explainRefusal([]byte(head)); got != want {
+			t.Errorf("%q: explainRefusal %d (%s), net/http answers %d", head, got, msg, resp.StatusCode)
+		} else if got != 0 && msg == "" {
+			t.Errorf("%q: status %d without a message", head, got)
+		}
+	}
+}
+
+// TestNetHTTPRefusal_OnlyNetHTTPsOwnAnswers: Write recognises the answers
+// net/http writes itself, and nothing a handler's answer can look like.
+func TestNetHTTPRefusal_OnlyNetHTTPsOwnAnswers(t *testing.T) {
+	const eh = "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
+	tests := []struct {
+		p    string
+		code int
+	}{
+		{"HTTP/1.1 400 Bad Request" + eh + "400 Bad Request", 400},
+		{"HTTP/1.1 400 Bad Request: missing required Host header" + eh + "400 Bad Request: missing required Host header", 400},
+		{"HTTP/1.1 505 HTTP Version Not Supported: unsupported protocol version" + eh + "505 HTTP Version Not Supported: unsupported protocol version", 505},
+		{"HTTP/1.1 501 Not Implemented" + eh + "Unsupported transfer encoding", 501},
+		{"HTTP/1.1 431 Request Header Fields Too Large" + eh + "431 Request Header Fields Too Large", 431},
+		// A handler's text/plain error: sorted headers and a Date.
+		{"HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nDate: Wed, 25 Nov 2026 01:00:00 GMT\r\n\r\n400 Bad Request", 0},
+		{"HTTP/1.1 200 OK" + eh + "200 OK", 0},
+		{"HTTP/1.1 400 Bad Request" + eh + "something else", 0},
+		{"HTTP/1.1 400 Bad Request" + eh + "400 Bad Request" + strings.Repeat(" ", 600), 0},
+		{"400 Bad Request", 0},
+	}
+	for _, tt := range tests {
+		code, ok := netHTTPRefusal([]byte(tt.p))
+		if ok != (tt.code != 0) || code != tt.code {
+			t.Errorf("%q: %d %v, want %d", tt.p, code, ok, tt.code)
+		}
+	}
 }
