@@ -223,3 +223,29 @@ func TestNetHTTPRefusal_OnlyNetHTTPsOwnAnswers(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkH1ConnWrite is the edge's cost per answer: a handler's answer
+// written through an h1Conn, which looks for net/http's own refusals.
+func BenchmarkH1ConnWrite(b *testing.B) {
+	for _, tt := range []struct{ name, answer string }{
+		{"200", "HTTP/1.1 200 OK\r\nContent-Length: 40\r\nContent-Type: application/json\r\nDate: Wed, 25 Nov 2026 01:00:00 GMT\r\n" +
+			"X-Ratelimit-Limit: 100\r\nX-Ratelimit-Remaining: 99\r\nX-Request-Id: 0123456789abcdef\r\n\r\n" + `{"contactId":"ct_0123456789abcdef01234567"}`},
+		{"400", "HTTP/1.1 400 Bad Request\r\nContent-Length: 60\r\nContent-Type: application/json\r\nDate: Wed, 25 Nov 2026 01:00:00 GMT\r\n" +
+			"X-Ratelimit-Limit: 100\r\nX-Ratelimit-Remaining: 99\r\nX-Request-Id: 0123456789abcdef\r\n\r\n" + `{"error":"Either email or phoneNo must be provided"}`},
+	} {
+		b.Run(tt.name, func(b *testing.B) {
+			c := newH1Conn(discardConn{})
+			p := []byte(tt.answer)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.Write(p); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+type discardConn struct{ net.Conn }
+
+func (discardConn) Write(p []byte) (int, error) { return len(p), nil }

@@ -48,8 +48,10 @@ func netHTTPRefusal(p []byte) (int, bool) {
 		string(p[:len(prefix)]) != prefix {
 		return 0, false
 	}
-	i := bytes.Index(p, []byte(netHTTPErrorHeaders))
-	if i < 0 {
+	// The block follows the status line at once (a handler's answer has
+	// Connection or Content-Length there): one look at the first CR.
+	i := bytes.IndexByte(p, '\r')
+	if i < 0 || !bytes.HasPrefix(p[i:], []byte(netHTTPErrorHeaders)) {
 		return 0, false
 	}
 	status, body := p[len(prefix):i], p[i+len(netHTTPErrorHeaders):]
