@@ -208,3 +208,23 @@ func TestEdge_NetHTTPRefusalsAreJSONInTurn(t *testing.T) {
 		}
 	}
 }
+
+// TestEdge_HeadCutShortGetsJSON: a client that stops sending halfway
+// through a head (and says so: close_notify) gets net/http's 400 as JSON,
+// with the general message, since there is no whole head to explain.
+func TestEdge_HeadCutShortGetsJSON(t *testing.T) {
+	h := MustOpenServer(t, sim.Config{})
+	conn, br := dialH1(t, h)
+	if _, err := io.WriteString(conn, "POST "+spec.BasePath+"/"+spec.PathCampaignList+" HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Ty"); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.(*tls.Conn).CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	resp, got := readAnswer(t, br)
+	if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("Content-Type") != "application/json" ||
+		got != `{"error":"Request is not valid HTTP/1.1: its head is malformed or cut short (RFC 9112 §2.2)"}`+"\n" {
+		t.Fatalf("answer %d %q %s", resp.StatusCode, resp.Header.Get("Content-Type"), got)
+	}
+	mustEOF(t, conn, br)
+}

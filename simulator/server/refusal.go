@@ -89,7 +89,8 @@ func refusalAnswer(code int, head []byte) []byte {
 }
 
 // refusalMessage is the message for a refusal the edge cannot explain
-// from the head (a head net/http cut off at its cap: 431).
+// from the head (a head net/http cut off at its cap: 431; a head the
+// client stopped sending halfway, which net/http answers 400).
 func refusalMessage(code int) string {
 	switch code {
 	case http.StatusRequestHeaderFieldsTooLarge:
@@ -100,7 +101,7 @@ func refusalMessage(code int) string {
 	case http.StatusHTTPVersionNotSupported:
 		return "HTTP version is not supported: send HTTP/1.1 (RFC 9110 §15.6.6)"
 	case http.StatusBadRequest:
-		return "Request is not valid HTTP/1.1: its request line or a header line is malformed (RFC 9112 §3, §5)"
+		return "Request is not valid HTTP/1.1: its head is malformed or cut short (RFC 9112 §2.2)"
 	}
 	return http.StatusText(code)
 }
