@@ -144,14 +144,14 @@ func explainRefusal(head []byte) (int, string) {
 	var hosts, te, cl []string
 	badName := ""
 	for i, l := range lines[1:] {
-		text := l.text
-		if i == 0 && (text[0] == ' ' || text[0] == '\t') {
+		if i == 0 && (l.text[0] == ' ' || l.text[0] == '\t') {
 			return bad("The first header line starts with whitespace, which would fold it onto the request line (RFC 9112 §5.2)")
 		}
-		name, value, ok := bytes.Cut(text, []byte(":"))
-		if !ok {
-			return bad("Header line %s has no colon: each header is a name, a colon and a value (RFC 9112 §5)", quoteHTTP(string(text)))
+		first, text := fieldLine(l.raw)
+		if bytes.IndexByte(first, ':') < 0 {
+			return bad("Header line %s has no colon: each header is a name, a colon and a value (RFC 9112 §5)", quoteHTTP(string(first)))
 		}
+		name, value, _ := bytes.Cut(text, []byte(":"))
 		space := false
 		for _, b := range name {
 			switch {
@@ -176,14 +176,15 @@ func explainRefusal(head []byte) (int, string) {
 			}
 			continue
 		}
-		v := string(bytes.Trim(value, " \t"))
+		v := string(bytes.TrimLeft(value, " \t")) // the line's end is trimmed already
 		switch {
 		case strings.EqualFold(string(name), "Host"):
 			hosts = append(hosts, v)
 		case strings.EqualFold(string(name), "Transfer-Encoding"):
 			te = append(te, v)
 		case strings.EqualFold(string(name), "Content-Length"):
-			cl = append(cl, v)
+			cl = append(cl, strings.Trim(v, " \t")) // textproto.TrimString, in fixLength
+
 		}
 	}
 	if len(hosts) > 1 {
@@ -225,6 +226,23 @@ func explainRefusal(head []byte) (int, string) {
 		return bad("Header name %s has whitespace before its colon (RFC 9112 §5.1)", quoteHTTP(badName))
 	}
 	return 0, ""
+}
+
+// fieldLine reads one header line and its obs-fold continuations (raw, as
+// sent) as net/http's textproto does: each line without its line end and
+// trimmed of spaces and tabs, joined by one space. first is the first line.
+func fieldLine(raw []byte) (first, joined []byte) {
+	for n := 0; len(raw) > 0; n++ {
+		line, rest, _ := bytes.Cut(raw, []byte("\n"))
+		raw = rest
+		line = bytes.Trim(bytes.TrimSuffix(line, []byte("\r")), " \t")
+		if n == 0 {
+			first, joined = line, line
+			continue
+		}
+		joined = append(append(append([]byte(nil), joined...), ' '), line...)
+	}
+	return first, joined
 }
 
 // quoteHTTP quotes a piece of a client's head for a message, cut short.
