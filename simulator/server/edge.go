@@ -15,8 +15,8 @@ import (
 
 // The edge: what net/http would answer on an HTTP/1 connection before any
 // handler runs, in text/plain or without telling the handler, is seen here
-// first, on the connection's plaintext, and handed to guard (which answers
-// it in JSON like any other refusal):
+// first, on the connection's plaintext, and answered in JSON: the first two
+// below by guard, like any other refusal, the last here:
 //
 //   - a request with both Content-Length and Transfer-Encoding (net/http
 //     drops the Content-Length without a trace and keeps the connection:
@@ -24,8 +24,11 @@ import (
 //     Transfer-Encoding over HTTP/1.0 (§6.1: the framing is faulty);
 //   - an Expect other than 100-continue (net/http answers a bare 417): its
 //     lines are taken out of the head and passed on in the note;
-//   - headers past net/http's own cap: its plain-text 431, written straight
-//     to the connection, is replaced by the JSON one.
+//   - whatever net/http refuses itself (a malformed head, a bad or doubled
+//     Content-Length, no Host, an HTTP version other than 1.x, an unknown
+//     Transfer-Encoding, headers past its own cap): its text/plain answer,
+//     written straight to the connection, is replaced by a JSON one with the
+//     same status that says what is wrong with the head (refusal.go).
 //
 // To see the plaintext under TLS the listener does the handshake itself
 // (edgeListener) and hands net/http a *tls.Conn only for HTTP/2, which
@@ -223,7 +226,7 @@ const (
 )
 
 // maxTrackedHead bounds a head kept whole: net/http's own cap and its
-// slack, past which net/http answers 431 (replaced by ours in Write).
+// slack, past which net/http answers 431 (replaced in Write).
 const maxTrackedHead = netHTTPMaxHeaderBytes + 4096 + 1
 
 // h1Conn follows the HTTP/1 request stream of one connection as net/http
@@ -246,6 +249,9 @@ type h1Conn struct {
 	pooled   *[]byte // buf's array when it came from edgeBufs
 	r, ready int
 	lines    []headLine // reused for each head
+	// buf[headAt:headEnd] is the last head passed on, held while net/http
+	// may still refuse it (headEnd 0: none).
+	headAt, headEnd int
 }
 
 func newH1Conn(c net.Conn) *h1Conn { return &h1Conn{Conn: c} }
@@ -272,20 +278,14 @@ func (c *h1Conn) CloseWrite() error {
 	return nil
 }
 
-// netHTTP431 is what net/http writes itself for a head over its cap
-// (server.go, errTooLarge), in one Write.
-const netHTTP431 = "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n431 Request Header Fields Too Large"
-
-// json431 replaces it: guard's answer to headers over MaxHeaderBytes.
-var json431 = func() string {
-	body := `{"error":"Request headers exceed ` + strconv.Itoa(MaxHeaderBytes) + ` bytes"}` + "\n"
-	return "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: application/json\r\nContent-Length: " +
-		strconv.Itoa(len(body)) + "\r\nConnection: close\r\n\r\n" + body
-}()
-
+// Write passes p on, unless it is net/http's own text/plain refusal of a
+// request (refusal.go): then the JSON answer with the same status goes in
+// its place. net/http closes the connection after it, as before.
 func (c *h1Conn) Write(p []byte) (int, error) {
-	if len(p) == len(netHTTP431) && string(p) == netHTTP431 {
-		if _, err := c.Conn.Write([]byte(json431)); err != nil {
+	if code, ok := netHTTPRefusal(p); ok {
+		// net/http writes it from its serving loop, between heads: no Read
+		// of this connection runs now, so the held head is safe to look at.
+		if _, err := c.Conn.Write(refusalAnswer(code, c.refusedHead())); err != nil {
 			return 0, err
 		}
 		return len(p), nil
@@ -293,7 +293,24 @@ func (c *h1Conn) Write(p []byte) (int, error) {
 	return c.Conn.Write(p)
 }
 
+// refusedHead is the last head given whole to net/http, if net/http has
+// not asked for a byte since (so it is the one being refused), or nil.
+func (c *h1Conn) refusedHead() []byte {
+	if c.headEnd == 0 || c.r < c.headEnd {
+		return nil
+	}
+	return c.buf[c.headAt:c.headEnd]
+}
+
 func (c *h1Conn) Read(p []byte) (int, error) {
+	if c.headEnd > 0 && c.r >= c.headEnd {
+		// net/http has the last head whole and asks for more: it took
+		// that head, so the edge need not hold it any longer.
+		c.headEnd = 0
+		if c.r == len(c.buf) {
+			c.release()
+		}
+	}
 	for c.ready == c.r {
 		if c.state == passThrough {
 			if len(c.buf) > c.r {
@@ -318,15 +335,20 @@ func (c *h1Conn) Read(p []byte) (int, error) {
 	}
 	n := copy(p, c.buf[c.r:c.ready])
 	c.r += n
-	if c.r == len(c.buf) {
-		// All read is passed on: the buffer goes back until more comes,
-		// so an idle connection holds none.
-		if c.pooled != nil {
-			edgeBufs.Put(c.pooled)
-		}
-		c.buf, c.pooled, c.r, c.ready = nil, nil, 0, 0
+	if c.r == len(c.buf) && c.headEnd == 0 {
+		// All read is passed on: the buffer goes back until more comes.
+		// A head just passed on whole is held until net/http asks for
+		// more (above), in case it refuses that head (refusedHead).
+		c.release()
 	}
 	return n, nil
+}
+
+func (c *h1Conn) release() {
+	if c.pooled != nil {
+		edgeBufs.Put(c.pooled)
+	}
+	c.buf, c.pooled, c.r, c.ready = nil, nil, 0, 0
 }
 
 // edgeBufSize is an h1Conn's buffer, as big as net/http's own reader's; a
@@ -338,6 +360,7 @@ var edgeBufs = sync.Pool{New: func() any { b := make([]byte, edgeBufSize); retur
 // fill reads more bytes into buf, first moving what is left of it to the
 // front.
 func (c *h1Conn) fill() error {
+	c.headEnd = 0 // (already 0: a fill comes after net/http took the head)
 	if c.r > 0 {
 		n := copy(c.buf, c.buf[c.r:])
 		c.buf, c.ready, c.r = c.buf[:n], c.ready-c.r, 0
@@ -384,6 +407,7 @@ func (c *h1Conn) parse() bool {
 		if len(head) != end { // Expect lines taken out
 			c.buf = append(append(c.buf[:c.ready], head...), c.buf[c.ready+end:]...)
 		}
+		c.headAt, c.headEnd = c.ready, c.ready+len(head)
 		c.ready += len(head)
 		return true
 	case inBody, inChunkData:

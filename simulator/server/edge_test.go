@@ -19,8 +19,15 @@ import (
 // dialH1 opens a raw HTTP/1.1 connection over TLS to the partner listener.
 func dialH1(t *testing.T, h *harness) (net.Conn, *bufio.Reader) {
 	t.Helper()
+	return dialH1To(t, h, h.sim.URL())
+}
+
+// dialH1To opens a raw HTTP/1.1 connection over TLS to the listener of
+// base, the partner or the control one.
+func dialH1To(t *testing.T, h *harness, base string) (net.Conn, *bufio.Reader) {
+	t.Helper()
 	pool := h.client.Transport.(*http.Transport).TLSClientConfig.RootCAs
-	conn, err := tls.Dial("tcp", hostOf(h.sim.URL()), &tls.Config{RootCAs: pool, NextProtos: []string{"http/1.1"}})
+	conn, err := tls.Dial("tcp", hostOf(base), &tls.Config{RootCAs: pool, NextProtos: []string{"http/1.1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,4 +153,78 @@ func TestEdge_HugeHeadersGetJSON(t *testing.T) {
 		got != `{"error":"Request headers exceed 65536 bytes"}`+"\n" {
 		t.Fatalf("answer %d %q %s", resp.StatusCode, resp.Header.Get("Content-Type"), got)
 	}
+}
+
+// TestEdge_NetHTTPRefusalsAreJSONInTurn: on a keep-alive connection to
+// either listener, two good requests and then one net/http refuses
+// itself, all sent at once: the two are answered 200 first, then the
+// refusal with net/http's status as a JSON error that names the fault, with
+// Connection: close, and the connection ends (RFC 9112 §6.3: respond 400,
+// then close); the request behind it is never answered.
+func TestEdge_NetHTTPRefusalsAreJSONInTurn(t *testing.T) {
+	h := MustOpenServer(t, sim.Config{})
+	good := map[string]string{
+		"partner": rawRequest(h, []string{"Content-Length: 20"}, `{"limit":1,"page":1}`),
+		"control": "GET /faults HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer test-token\r\n\r\n",
+	}
+	tests := []struct {
+		name, bad string
+		status    int
+		msg       string
+	}{
+		{"a bad Content-Length", "POST /faults HTTP/1.1\r\nHost: x\r\nContent-Length: 2x\r\n\r\n", http.StatusBadRequest,
+			`Content-Length "2x" is not a number of bytes (RFC 9110 §8.6)`},
+		{"no Host", "GET /healthz HTTP/1.1\r\n\r\n", http.StatusBadRequest,
+			"Request has no Host header: HTTP/1.1 requires one (RFC 9112 §3.2)"},
+		{"an unknown Transfer-Encoding", "POST /faults HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: br\r\n\r\n", http.StatusNotImplemented,
+			`Transfer-Encoding "br" is not supported: the only transfer coding accepted is chunked, sent once (RFC 9112 §6.1)`},
+		{"HTTP/2.0 over HTTP/1", "GET /healthz HTTP/2.0\r\nHost: x\r\n\r\n", http.StatusHTTPVersionNotSupported,
+			"HTTP version HTTP/2.0 is not supported: send HTTP/1.1, or HTTP/2 negotiated by TLS ALPN (RFC 9110 §15.6.6)"},
+	}
+	for _, listener := range []string{"partner", "control"} {
+		base := h.sim.URL()
+		if listener == "control" {
+			base = h.sim.AdminURL()
+		}
+		for _, tt := range tests {
+			t.Run(listener+": "+tt.name, func(t *testing.T) {
+				conn, br := dialH1To(t, h, base)
+				go func() { _, _ = io.WriteString(conn, good[listener]+good[listener]+tt.bad+good[listener]) }()
+				for i := range 2 {
+					if resp, got := readAnswer(t, br); resp.StatusCode != http.StatusOK || resp.Close {
+						t.Fatalf("request %d: %d (close %v) %s", i+1, resp.StatusCode, resp.Close, got)
+					}
+				}
+				resp, got := readAnswer(t, br)
+				if resp.StatusCode != tt.status || resp.Header.Get("Content-Type") != "application/json" ||
+					got != `{"error":"`+strings.ReplaceAll(tt.msg, `"`, `\"`)+`"}`+"\n" {
+					t.Fatalf("answer %d %q %s", resp.StatusCode, resp.Header.Get("Content-Type"), got)
+				}
+				if !resp.Close {
+					t.Error("no Connection: close on the answer")
+				}
+				mustEOF(t, conn, br)
+			})
+		}
+	}
+}
+
+// TestEdge_HeadCutShortGetsJSON: a client that stops sending halfway
+// through a head (and says so: close_notify) gets net/http's 400 as JSON,
+// with the general message, since there is no whole head to explain.
+func TestEdge_HeadCutShortGetsJSON(t *testing.T) {
+	h := MustOpenServer(t, sim.Config{})
+	conn, br := dialH1(t, h)
+	if _, err := io.WriteString(conn, "POST "+spec.BasePath+"/"+spec.PathCampaignList+" HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Ty"); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.(*tls.Conn).CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	resp, got := readAnswer(t, br)
+	if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("Content-Type") != "application/json" ||
+		got != `{"error":"Request is not valid HTTP/1.1: its head is malformed or cut short (RFC 9112 §2.2)"}`+"\n" {
+		t.Fatalf("answer %d %q %s", resp.StatusCode, resp.Header.Get("Content-Type"), got)
+	}
+	mustEOF(t, conn, br)
 }
