@@ -68,6 +68,18 @@ func readAnswer(t *testing.T, br *bufio.Reader) (*http.Response, string) {
 
 // mustEOF: the server closed the connection after its answer (the client
 // never asked it to: every request here is keep-alive).
+// mustJSONAnswer reads the next answer and fails unless it is status with
+// the JSON body {"error": msg}.
+func mustJSONAnswer(t *testing.T, br *bufio.Reader, status int, msg string) *http.Response {
+	t.Helper()
+	resp, got := readAnswer(t, br)
+	if resp.StatusCode != status || resp.Header.Get("Content-Type") != "application/json" ||
+		got != `{"error":"`+strings.ReplaceAll(msg, `"`, `\"`)+`"}`+"\n" {
+		t.Fatalf("answer %d %q %s, want %d with %q", resp.StatusCode, resp.Header.Get("Content-Type"), got, status, msg)
+	}
+	return resp
+}
+
 func mustEOF(t *testing.T, conn net.Conn, br *bufio.Reader) {
 	t.Helper()
 	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
@@ -93,11 +105,7 @@ func TestEdge_AmbiguousFramingIsRefusedAndClosed(t *testing.T) {
 			if _, err := io.WriteString(conn, rawRequest(h, lines, body)+rawRequest(h, []string{"Content-Length: 20"}, `{"limit":1,"page":1}`)); err != nil {
 				t.Fatal(err)
 			}
-			resp, got := readAnswer(t, br)
-			if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("Content-Type") != "application/json" ||
-				got != `{"error":"Request has both Content-Length and Transfer-Encoding, so its length is ambiguous (RFC 9112 §6.1): send one of them"}`+"\n" {
-				t.Fatalf("answer %d %q %s", resp.StatusCode, resp.Header.Get("Content-Type"), got)
-			}
+			resp := mustJSONAnswer(t, br, http.StatusBadRequest, "Request has both Content-Length and Transfer-Encoding, so its length is ambiguous (RFC 9112 §6.1): send one of them")
 			if !resp.Close {
 				t.Error("no Connection: close on the answer")
 			}
@@ -132,11 +140,7 @@ func TestEdge_KeepAliveStreamIsFollowed(t *testing.T) {
 			t.Fatalf("request %d: %d (close %v) %s", i+1, resp.StatusCode, resp.Close, got)
 		}
 	}
-	resp, got := readAnswer(t, br)
-	if resp.StatusCode != http.StatusExpectationFailed ||
-		got != `{"error":"Expect teapot is not supported: the only expectation is 100-continue"}`+"\n" {
-		t.Fatalf("unknown Expect: %d %s", resp.StatusCode, got)
-	}
+	mustJSONAnswer(t, br, http.StatusExpectationFailed, "Expect teapot is not supported: the only expectation is 100-continue")
 	mustEOF(t, conn, br)
 }
 
@@ -148,11 +152,7 @@ func TestEdge_HugeHeadersGetJSON(t *testing.T) {
 	go func() {
 		_, _ = io.WriteString(conn, rawRequest(h, []string{"X-Padding: " + strings.Repeat("p", 2<<20), "Content-Length: 20"}, `{"limit":1,"page":1}`))
 	}()
-	resp, got := readAnswer(t, br)
-	if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge || resp.Header.Get("Content-Type") != "application/json" ||
-		got != `{"error":"Request headers exceed 65536 bytes"}`+"\n" {
-		t.Fatalf("answer %d %q %s", resp.StatusCode, resp.Header.Get("Content-Type"), got)
-	}
+	mustJSONAnswer(t, br, http.StatusRequestHeaderFieldsTooLarge, "Request headers exceed 65536 bytes")
 }
 
 // TestEdge_NetHTTPRefusalsAreJSONInTurn: on a keep-alive connection to
@@ -195,11 +195,7 @@ func TestEdge_NetHTTPRefusalsAreJSONInTurn(t *testing.T) {
 						t.Fatalf("request %d: %d (close %v) %s", i+1, resp.StatusCode, resp.Close, got)
 					}
 				}
-				resp, got := readAnswer(t, br)
-				if resp.StatusCode != tt.status || resp.Header.Get("Content-Type") != "application/json" ||
-					got != `{"error":"`+strings.ReplaceAll(tt.msg, `"`, `\"`)+`"}`+"\n" {
-					t.Fatalf("answer %d %q %s", resp.StatusCode, resp.Header.Get("Content-Type"), got)
-				}
+				resp := mustJSONAnswer(t, br, tt.status, tt.msg)
 				if !resp.Close {
 					t.Error("no Connection: close on the answer")
 				}
@@ -221,10 +217,6 @@ func TestEdge_HeadCutShortGetsJSON(t *testing.T) {
 	if err := conn.(*tls.Conn).CloseWrite(); err != nil {
 		t.Fatal(err)
 	}
-	resp, got := readAnswer(t, br)
-	if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("Content-Type") != "application/json" ||
-		got != `{"error":"Request is not valid HTTP/1.1: its head is malformed or cut short (RFC 9112 §2.2)"}`+"\n" {
-		t.Fatalf("answer %d %q %s", resp.StatusCode, resp.Header.Get("Content-Type"), got)
-	}
+	mustJSONAnswer(t, br, http.StatusBadRequest, "Request is not valid HTTP/1.1: its head is malformed or cut short (RFC 9112 §2.2)")
 	mustEOF(t, conn, br)
 }
