@@ -72,10 +72,10 @@ func firstCampaign(b *testing.B, s *sim.Simulator) int64 {
 }
 
 func setHeaders(h http.Header, a *simulator.Account) {
-	h.Set("Content-Type", "application/json")
-	h.Set("x-api-key", a.APIKey)
-	h.Set("x-api-secret", a.APISecret)
-	h.Set("x-account-id", a.AccountID)
+	h.Set("Content-Type", spec.ContentType)
+	h.Set(spec.HeaderAPIKey, a.APIKey)
+	h.Set(spec.HeaderAPISecret, a.APISecret)
+	h.Set(spec.HeaderAccountID, a.AccountID)
 }
 
 // BenchmarkHandler measures each operation in-process through the whole

@@ -53,10 +53,7 @@ func BenchmarkRefusal(b *testing.B) {
 						b.ReportAllocs()
 						for b.Loop() {
 							req := httptest.NewRequest(http.MethodPost, spec.BasePath+"/"+spec.PathCampaignList, strings.NewReader(`{"limit":1,"page":1}`))
-							req.Header.Set("Content-Type", "application/json")
-							req.Header.Set("x-api-key", c.key)
-							req.Header.Set("x-api-secret", c.secret)
-							req.Header.Set("x-account-id", c.acct)
+							setHeaders(req.Header, &simulator.Account{APIKey: c.key, APISecret: c.secret, AccountID: c.acct})
 							w := httptest.NewRecorder()
 							h.ServeHTTP(w, req)
 							if w.Code != http.StatusUnauthorized {
