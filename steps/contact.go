@@ -14,7 +14,6 @@ import (
 
 	"github.com/partner-v3/conformance-kit/fixtures/matrix"
 	"github.com/partner-v3/conformance-kit/fixtures/spec"
-	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/control"
 )
 
@@ -140,22 +139,22 @@ func (s *scenario) simulatorHoldsContact(ctx context.Context) error {
 	// the account may hold many (seeded ones, other scenarios'): read from
 	// the newest page back until the contact is found.
 	const pageSize = 100
-	f := control.ContactFilter{AccountID: s.env.Primary.AccountID, Limit: 1}
-	_, total, err := s.env.Control.Contacts(ctx, f)
-	for f.Limit, f.Offset = pageSize, total-pageSize; err == nil; f.Offset -= pageSize {
-		f.Offset = max(f.Offset, 0)
-		var cs []*simulator.Contact
-		if cs, _, err = s.env.Control.Contacts(ctx, f); err != nil {
-			break
+	account := s.env.Primary.AccountID
+	_, total, err := s.env.Control.Contacts(ctx, control.ContactFilter{AccountID: account, Limit: 1})
+	if err != nil {
+		return fmt.Errorf("list contacts through the control API: %w", err)
+	}
+	for end := total; end > 0; end -= pageSize {
+		f := control.ContactFilter{AccountID: account, Offset: max(end-pageSize, 0), Limit: min(pageSize, end)}
+		cs, _, err := s.env.Control.Contacts(ctx, f)
+		if err != nil {
+			return fmt.Errorf("list contacts through the control API: %w", err)
 		}
 		for _, c := range cs {
 			if strings.EqualFold(c.Email, s.email) {
 				return nil
 			}
 		}
-		if f.Offset == 0 {
-			return s.failf("the simulator holds %d contacts for the account, none with the email %s", total, s.email)
-		}
 	}
-	return fmt.Errorf("list contacts through the control API: %w", err)
+	return s.failf("the simulator holds %d contacts for the account, none with the email %s", total, s.email)
 }
