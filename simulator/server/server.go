@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/fixtures/profile"
 	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 )
@@ -50,6 +51,11 @@ type Server struct {
 	// Limits bound what the server accepts and keeps; zero values are
 	// the defaults.
 	Limits
+
+	// Profile is the deployment profile the simulator plays where the
+	// spec is silent (docs/fidelity.md). May be nil: the default profile
+	// (fixtures/profile's default.json), today's choices.
+	Profile *profile.Profile
 
 	// Info is what GET /config and /version report besides the limits.
 	// May be nil. If nil, they report the limits only.
