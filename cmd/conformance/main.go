@@ -53,11 +53,13 @@ const (
 var help = flagenv.Help{
 	Usage: "usage: conformance [flags]\n" +
 		"       conformance verify certificate.json --public-key FILE\n" +
-		"       conformance keygen [--private FILE] [--public FILE]",
+		"       conformance keygen [--private FILE] [--public FILE]\n" +
+		"       conformance diff [flags] A B",
 	Intro: "Runs the Partner API v" + spec.Version + " conformance suite against a deployment (--base-url) or\n" +
 		"a container image (--image), and writes the verdict and reports to --report-dir.\n" +
 		"verify checks a signed certificate.json; keygen makes a signing key pair\n" +
-		"(conformance verify --help, conformance keygen --help). Flags win over their variables.",
+		"(conformance verify --help, conformance keygen --help); diff compares two deployment\n" +
+		"profiles (conformance diff --help). Flags win over their variables.",
 	Prefix:  envPrefix,
 	EnvNote: "An empty variable counts as unset. CONFORMANCE_IMAGE_ENV holds one K=V per line.",
 	ExitCodes: []flagenv.ExitCode{
@@ -142,16 +144,10 @@ func parseFlags(args []string, getenv func(string) string) (*options, error) {
 	flagenv.Quiet(fs)
 	o.fs = fs
 	fs.StringVar(&o.baseURL, "base-url", "", "target base address, ending in "+spec.BasePath+" (required)")
-	fs.StringVar(&o.apiKey, "api-key", "", spec.HeaderAPIKey+" of the primary account (required)")
-	fs.StringVar(&o.apiSecret, "api-secret", "", spec.HeaderAPISecret+" of the primary account (required)")
-	fs.StringVar(&o.accountID, "account-id", "", spec.HeaderAccountID+" of the primary account (required)")
+	o.registerTarget(fs, "", "the primary account (required)", "the target")
 	fs.StringVar(&o.secondKey, "second-api-key", "", spec.HeaderAPIKey+" of a second account (optional; enables @two-accounts)")
 	fs.StringVar(&o.secondSecret, "second-api-secret", "", spec.HeaderAPISecret+" of the second account")
 	fs.StringVar(&o.secondAccount, "second-account-id", "", spec.HeaderAccountID+" of the second account")
-	fs.StringVar(&o.caCert, "ca-cert", "", "PEM file of a CA (or self-signed certificate) to trust for the target")
-	fs.BoolVar(&o.insecure, "insecure", false, "skip TLS certificate verification (development targets only)")
-	fs.StringVar(&o.adminURL, "admin-url", "", "the simulator's control API (simulator runs only)")
-	fs.StringVar(&o.adminToken, "admin-token", "", "the control API's token")
 	fs.BoolVar(&o.ephemeral, "ephemeral-accounts", false, "make the primary and second accounts through the simulator's control API for this run and delete them after it (needs --admin-url; replaces the credential flags), so parallel runs against one simulator never share a budget")
 	fs.StringVar(&o.tags, "tags", suite.DefaultTags, `scenarios to run, a godog tag expression ("@normative && ~@rate-limit", "@normative,@simulator")`)
 	fs.BoolVar(&o.readOnly, "read-only", false, "skip the @writes scenarios (for production)")
@@ -182,6 +178,21 @@ func parseFlags(args []string, getenv func(string) string) (*options, error) {
 	})
 	o.flags = maskedFlags(fs)
 	return o, err
+}
+
+// registerTarget registers on fs the flags that say how to reach one
+// target and which account to use there, each name prefixed by prefix:
+// "" for the run's target, "b-" for side B of conformance diff (diff.go),
+// so that both read the same flags and variables into the same options.
+// account and target say whose they are in --help.
+func (o *options) registerTarget(fs *flag.FlagSet, prefix, account, target string) {
+	fs.StringVar(&o.apiKey, prefix+"api-key", "", spec.HeaderAPIKey+" of "+account)
+	fs.StringVar(&o.apiSecret, prefix+"api-secret", "", spec.HeaderAPISecret+" of "+account)
+	fs.StringVar(&o.accountID, prefix+"account-id", "", spec.HeaderAccountID+" of "+account)
+	fs.StringVar(&o.caCert, prefix+"ca-cert", "", "PEM file of a CA (or self-signed certificate) to trust for "+target)
+	fs.BoolVar(&o.insecure, prefix+"insecure", false, "skip TLS certificate verification of "+target+" (development targets only)")
+	fs.StringVar(&o.adminURL, prefix+"admin-url", "", "the simulator's control API, for "+target+" (simulator runs only)")
+	fs.StringVar(&o.adminToken, prefix+"admin-token", "", "the token of the control API at --"+prefix+"admin-url")
 }
 
 // maskedFlags lists every flag set away from its default, by flag or
@@ -288,6 +299,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return verify(args[1:], stdout, stderr)
 		case "keygen":
 			return keygen(args[1:], stdout, stderr)
+		case "diff":
+			return diff(ctx, args[1:], stdout, stderr, os.Getenv)
 		}
 	}
 	o, err := parseFlags(args, os.Getenv)

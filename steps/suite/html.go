@@ -162,17 +162,10 @@ var htmlFuncs = template.FuncMap{
 	},
 }
 
-// htmlReport is the page. Everything is inline: the file is mailed,
-// attached to tickets and archived, and must look the same offline in ten
-// years.
-var htmlReport = template.Must(template.New("report").Funcs(htmlFuncs).Parse(`<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{.Headline}} · Conformance report: {{.Spec}}</title>
-<style>
-:root { --fg: #1f2328; --muted: #59636e; --line: #d1d9e0; --soft: #f6f8fa;
+// ReportCSS is the style sheet of report.html, for the other pages the
+// kit writes (conformance diff's diff.html) to look the same: plain
+// colours, the verdict box, tables, badges, transcripts in <pre>.
+const ReportCSS = `:root { --fg: #1f2328; --muted: #59636e; --line: #d1d9e0; --soft: #f6f8fa;
   --ok: #1a7f37; --ok-bg: #dafbe1; --warn: #9a6700; --warn-bg: #fff8c5;
   --bad: #cf222e; --bad-bg: #ffebe9; --none: #59636e; --none-bg: #eaeef2; }
 * { box-sizing: border-box; }
@@ -227,7 +220,19 @@ footer { margin-top: 3rem; color: var(--muted); font-size: .85rem; }
   pre.transcript { max-height: none; overflow: visible; }
   details summary { display: none; }
 }
-</style>
+`
+
+// htmlReport is the page. Everything is inline: the file is mailed,
+// attached to tickets and archived, and must look the same offline in ten
+// years.
+var htmlReport = template.Must(template.New("report").Funcs(htmlFuncs).Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Headline}} · Conformance report: {{.Spec}}</title>
+<style>
+` + ReportCSS + `</style>
 </head>
 <body>
 <header>
