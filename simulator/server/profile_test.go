@@ -20,11 +20,14 @@ import (
 
 // mustOpenProfile is MustOpenServer with the server's Profile set before it
 // opens (the body limit is read when the handler is built).
-func mustOpenProfile(tb testing.TB, p *profile.Profile) *harness {
+func mustOpenProfile(tb testing.TB, p *profile.Profile, cfg sim.Config) *harness {
 	tb.Helper()
 	clock := &fakeClock{now: time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)}
-	cfg := sim.Config{Addr: "127.0.0.1:0", AdminAddr: "127.0.0.1:0", AdminToken: "test-token",
-		DataDir: tb.TempDir(), Now: clock.Now, CampaignsPerAccount: 73}
+	cfg.Addr, cfg.AdminAddr, cfg.AdminToken = "127.0.0.1:0", "127.0.0.1:0", "test-token"
+	cfg.DataDir, cfg.Now = tb.TempDir(), clock.Now
+	if cfg.CampaignsPerAccount == 0 {
+		cfg.CampaignsPerAccount = 73
+	}
 	s, err := sim.New(context.Background(), cfg)
 	if err != nil {
 		tb.Fatal(err)
