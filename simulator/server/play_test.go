@@ -236,7 +236,9 @@ func TestProfile_Plays(t *testing.T) {
 		},
 		{
 			name: "campaignList.pastLast serves the last page",
-			edit: func(p *profile.Profile) { p.List.PastLast.Value = profile.PastLast{Outcome: profile.Outcome{Status: 200}} },
+			edit: func(p *profile.Profile) {
+				p.List.PastLast.Value = profile.PastLast{Outcome: profile.Outcome{Status: 200}}
+			},
 			run: func(t *testing.T, h *harness) {
 				m := wantStatus(t, h.probe(probe{path: spec.PathCampaignList, body: `{"limit":10,"page":99}`, as: h.alpha}), 200)
 				if m["pageNo"] != 8.0 || len(m["campaigns"].([]any)) != 3 {
