@@ -3,6 +3,7 @@ package server
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/mail"
@@ -58,7 +59,7 @@ func (s *Server) handleContactAdd(w http.ResponseWriter, r *http.Request) {
 	c.ID = pl.newContactID()
 	c.AccountID = simulator.AccountFromContext(r.Context()).AccountID
 	c.CreatedAt, c.UpdatedAt = now, now
-	stored, _, err := s.Contacts.UpsertContact(r.Context(), c)
+	stored, err := s.storeContact(r, pl, c)
 	if err != nil {
 		s.Error(w, r, fmt.Errorf("store contact: %w", err))
 		return
@@ -209,4 +210,23 @@ func newContactID() string {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	return "ct_" + hex.EncodeToString(b[:])
+}
+
+// storeContact stores c under the profile's contact.duplicateEmail and
+// duplicatePhone (§2.1: "Behaviour when a contact already exists: not
+// shown"): today's upsert, a new contact anyway, or the profile's refusal.
+func (s *Server) storeContact(r *http.Request, pl *play, c *simulator.Contact) (*simulator.Contact, error) {
+	if pl.dupPlain {
+		stored, _, err := s.Contacts.UpsertContact(r.Context(), c)
+		return stored, err
+	}
+	stored, _, err := s.Contacts.AddContact(r.Context(), c, pl.dupRule)
+	if errors.Is(err, simulator.ErrDuplicate) {
+		o, field := pl.dupPhoneOut, "phoneNo"
+		if c.Email != "" {
+			o, field = pl.dupEmailOut, "email"
+		}
+		return nil, refuse(o, field)
+	}
+	return stored, err
 }

@@ -38,6 +38,12 @@ type play struct {
 	contactID *profile.IDFormat
 	idCounter atomic.Int64
 
+	// dupRule is contact.duplicateEmail and duplicatePhone for the store;
+	// dupPlain when both are today's merge (UpsertContact).
+	dupRule                  simulator.DuplicateRule
+	dupPlain                 bool
+	dupEmailOut, dupPhoneOut profile.Outcome
+
 	// validation holds the classes whose outcome differs from the default.
 	validation map[string]profile.Outcome
 
@@ -92,6 +98,11 @@ func newPlay(p *profile.Profile) *play {
 	if id, def := pick(p.Contact.ID, d.Contact.ID); !def {
 		pl.contactID = &id
 	}
+	de, _ := pick(p.Contact.DuplicateEmail, d.Contact.DuplicateEmail)
+	dp, _ := pick(p.Contact.DuplicatePhone, d.Contact.DuplicatePhone)
+	pl.dupRule.Email, pl.dupEmailOut = duplicateOf(de)
+	pl.dupRule.Phone, pl.dupPhoneOut = duplicateOf(dp)
+	pl.dupPlain = pl.dupRule == simulator.DuplicateRule{}
 	val := p.Contact.Validation.Or(d.Contact.Validation)
 	for class, o := range val {
 		if !reflect.DeepEqual(o, d.Contact.Validation.Value[class]) {
@@ -146,6 +157,20 @@ func newPlay(p *profile.Profile) *play {
 	}
 	pl.gzip, _ = pick(p.HTTP.Gzip, d.HTTP.Gzip)
 	return pl
+}
+
+// duplicateOf is the store's rule for a profile's duplicate answer, and
+// the refusal's outcome.
+func duplicateOf(d profile.Duplicate) (simulator.Duplicate, profile.Outcome) {
+	switch d.Answer {
+	case profile.DuplicateNewID:
+		return simulator.DuplicateNew, profile.Outcome{}
+	case profile.DuplicateRefused:
+		if d.Refusal != nil {
+			return simulator.DuplicateRefuse, *d.Refusal
+		}
+	}
+	return simulator.DuplicateMerge, profile.Outcome{}
 }
 
 // errorBody is the shape of status's error body (errors.bodies): the

@@ -166,6 +166,43 @@ func TestProfile_Plays(t *testing.T) {
 			},
 		},
 		{
+			name: "contact.duplicateEmail new-id and duplicatePhone refused",
+			edit: func(p *profile.Profile) {
+				p.Contact.DuplicateEmail.Value = profile.Duplicate{Answer: profile.DuplicateNewID}
+				r := refusal(409, "Contact already exists")
+				p.Contact.DuplicatePhone.Value = profile.Duplicate{Answer: profile.DuplicateRefused, Refusal: &r}
+			},
+			run: func(t *testing.T, h *harness) {
+				before := h.contactCount(h.alpha)
+				add := func(body string) probeAnswer {
+					return h.probe(probe{path: spec.PathContactAdd, body: body, as: h.alpha})
+				}
+				first := wantStatus(t, add(`{"email":"dup@example.com"}`), 200)
+				again := wantStatus(t, add(`{"email":"dup@example.com"}`), 200)
+				if first["contactId"] == again["contactId"] {
+					t.Errorf("the same contactId %v twice, want a new one", first["contactId"])
+				}
+				wantStatus(t, add(`{"phoneNo":"+14155550123"}`), 200)
+				wantError(t, add(`{"phoneNo":"+14155550123","firstName":"Again"}`), 409, "Contact already exists")
+				if got := h.contactCount(h.alpha); got != before+3 {
+					t.Errorf("%d contacts stored, want %d", got-before, 3)
+				}
+			},
+		},
+		{
+			name: "contact.duplicateEmail refused",
+			edit: func(p *profile.Profile) {
+				r := refusal(400, "{field} is taken")
+				p.Contact.DuplicateEmail.Value = profile.Duplicate{Answer: profile.DuplicateRefused, Refusal: &r}
+			},
+			run: func(t *testing.T, h *harness) {
+				wantStatus(t, h.probe(probe{path: spec.PathContactAdd, body: `{"email":"taken@example.com"}`, as: h.alpha}), 200)
+				wantError(t, h.probe(probe{path: spec.PathContactAdd, body: `{"email":"Taken@example.com"}`, as: h.alpha}), 400, "email is taken")
+				// Another account's contacts are not this one's.
+				wantStatus(t, h.probe(probe{path: spec.PathContactAdd, body: `{"email":"taken@example.com"}`, as: h.bravo}), 200)
+			},
+		},
+		{
 			name: "contact.validation refused with the profile's status and the field named",
 			edit: func(p *profile.Profile) {
 				p.Contact.Validation.Value[profile.ClassStringType] = refusal(422, "{field} has the wrong type")
