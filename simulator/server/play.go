@@ -65,6 +65,9 @@ type play struct {
 	contentType   []string
 	successFields map[string][]profile.Field
 	gzip          bool
+	// http2 is whether TLS offers h2: the server's profile's only (an
+	// account's profile cannot change the listener's ALPN).
+	http2 bool
 }
 
 // pick resolves a choice against the default's and reports whether the
@@ -156,6 +159,7 @@ func newPlay(p *profile.Profile) *play {
 		pl.successFields = sf
 	}
 	pl.gzip, _ = pick(p.HTTP.Gzip, d.HTTP.Gzip)
+	pl.http2, _ = pick(p.HTTP.HTTP2, d.HTTP.HTTP2)
 	return pl
 }
 

@@ -410,6 +410,20 @@ func TestProfile_Plays(t *testing.T) {
 			},
 		},
 		{
+			name: "http.http2 false offers HTTP/1.1 only",
+			edit: func(p *profile.Profile) { p.HTTP.HTTP2.Value = false },
+			run: func(t *testing.T, h *harness) {
+				resp, err := h.client.Post(h.sim.URL()+"/"+spec.PathCampaignList, spec.ContentType, strings.NewReader(list10))
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if resp.ProtoMajor != 1 {
+					t.Errorf("answered over %s, want HTTP/1.1", resp.Proto)
+				}
+			},
+		},
+		{
 			name: "http.gzip",
 			edit: func(p *profile.Profile) { p.HTTP.Gzip.Value = true },
 			run: func(t *testing.T, h *harness) {
