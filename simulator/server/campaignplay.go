@@ -85,47 +85,33 @@ func (pl *play) listNumber(f fields, name string, check func(int64) (string, int
 		}
 		return v
 	}
-	play := func(key string, fallback int64) (int64, error, bool) {
+	// play answers key's case when the profile's choice is not the
+	// default's (ok), else leaves it to today's words.
+	play := func(key string, fallback int64) (v int64, ok bool, err error) {
 		if pl.listDefault[key] {
-			return 0, nil, false
+			return 0, false, nil
 		}
 		o := pl.listOutcome(key)
 		if !o.Accepted() {
-			return 0, refuse(o, name), true
+			return 0, true, refuse(o, name)
 		}
-		return used(o, fallback), nil, true
+		return used(o, fallback), true, nil
 	}
 	if !f.present(name) {
-		if v, err, ok := play(missing, missingValue); ok {
+		if v, ok, err := play(missing, missingValue); ok {
 			return v, err
 		}
 		return 0, invalidField(name, "%s is required", name)
 	}
-	var v int64
-	if raw := string(f[name]); len(raw) > 2 && raw[0] == '"' && !pl.listDefault["wrongType"] {
-		n, perr := strconv.ParseInt(raw[1:len(raw)-1], 10, 64)
-		if perr == nil {
-			o := pl.list.WrongType.Value
-			if !o.Accepted() {
-				return 0, refuse(o, name)
-			}
-			v = n
-			goto ranged
-		}
+	v, err := pl.listInteger(f, name)
+	if err != nil {
+		return 0, err
 	}
-	{
-		n, _, err := f.integer(name)
-		if err != nil {
-			return 0, err
-		}
-		v = n
-	}
-ranged:
 	key, clamped := check(v)
 	if key == "" {
 		return v, nil
 	}
-	if w, err, ok := play(key, clamped); ok {
+	if w, ok, err := play(key, clamped); ok {
 		return w, err
 	}
 	// The default's answer, today's words.
@@ -137,6 +123,22 @@ ranged:
 		return 0, invalidField("limit", "limit must be between 1 and %d", spec.MaxPageSize)
 	}
 	return 0, withFinding(simulator.FindingPageBelowOne, "", simulator.Errorf(simulator.EINVALID, "page must be %d or greater", spec.MinPage))
+}
+
+// listInteger reads limit or page as an integer: a numeric string
+// (campaignList.wrongType) is refused with the profile's outcome, or read
+// as its integer when the profile accepts it.
+func (pl *play) listInteger(f fields, name string) (int64, error) {
+	if raw := string(f[name]); len(raw) > 2 && raw[0] == '"' && !pl.listDefault["wrongType"] {
+		if n, err := strconv.ParseInt(raw[1:len(raw)-1], 10, 64); err == nil {
+			if o := pl.list.WrongType.Value; !o.Accepted() {
+				return 0, refuse(o, name)
+			}
+			return n, nil
+		}
+	}
+	v, _, err := f.integer(name)
+	return v, err
 }
 
 func (pl *play) listOutcome(key string) profile.Outcome {

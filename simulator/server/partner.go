@@ -54,9 +54,9 @@ func (p *partnerAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if p.s.serveDocument(w, r) {
 		return
 	}
-	// http.unknownPath, decided before authentication: the server's own
-	// profile's.
-	if sp := p.s.serverPlay(); !sp.unknownPathDefault {
+	// http.unknownPath (a path under the base path), decided before
+	// authentication: the server's own profile's.
+	if sp := p.s.serverPlay(); !sp.unknownPathDefault && strings.HasPrefix(r.URL.EscapedPath(), spec.BasePath+"/") {
 		p.s.Error(w, r, refuse(sp.unknownPath, ""))
 		return
 	}

@@ -29,7 +29,6 @@ import (
 type play struct {
 	// errorBodies by status, nil when every status answers {"error": m}.
 	errorBodies map[int]profile.ErrorBody
-	bodyOf      func(status int) (profile.ErrorBody, bool)
 
 	missingAccount   profile.Outcome
 	credentialsFirst bool
