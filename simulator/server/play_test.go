@@ -211,6 +211,8 @@ func TestProfile_Plays(t *testing.T) {
 			run: func(t *testing.T, h *harness) {
 				wantError(t, h.probe(probe{path: spec.PathContactAdd, body: `{"email":"v@example.com","city":5}`, as: h.alpha}), 422, "city has the wrong type")
 				wantError(t, h.probe(probe{path: spec.PathContactAdd, body: `{"email":"v@example.com","state":""}`, as: h.alpha}), 400, "state is empty")
+				// gender is not among string.empty's fields: today's answer.
+				wantStatus(t, h.probe(probe{path: spec.PathContactAdd, body: `{"email":"v@example.com","gender":""}`, as: h.alpha}), 200)
 				// Outside every class: today's answer.
 				wantError(t, h.probe(probe{path: spec.PathContactAdd, body: `{"email":"v@example.com","city":"` + strings.Repeat("a", 300) + `"}`, as: h.alpha}),
 					400, "city is longer than 255 characters")
@@ -420,6 +422,16 @@ func TestProfile_Plays(t *testing.T) {
 				resp.Body.Close()
 				if resp.ProtoMajor != 1 {
 					t.Errorf("answered over %s, want HTTP/1.1", resp.Proto)
+				}
+				// The same client speaks HTTP/2 to the default profile.
+				d := mustOpenProfile(t, nil, sim.Config{})
+				resp, err = d.client.Post(d.sim.URL()+"/"+spec.PathCampaignList, spec.ContentType, strings.NewReader(list10))
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if resp.ProtoMajor != 2 {
+					t.Errorf("the default profile answered over %s, want HTTP/2", resp.Proto)
 				}
 			},
 		},

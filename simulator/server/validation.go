@@ -30,10 +30,28 @@ func (pl *play) decodeContact(f fields, now time.Time) (*simulator.Contact, erro
 
 var dateShapeRE = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`)
 
+// classFields are the fields each class covers (ValidationCase.Fields).
+var classFields = func() map[string][]string {
+	m := map[string][]string{}
+	for _, vc := range profile.ValidationCases() {
+		m[vc.Class] = vc.Fields
+	}
+	return m
+}()
+
 // validationClass returns the class of profile.ValidationCases that the
 // value raw of field belongs to, or "" for none (a valid value, or one
-// outside every class: today's checks answer it).
+// outside every class: today's checks answer it). A class applies only to
+// the fields it lists.
 func validationClass(field string, raw json.RawMessage) string {
+	class := valueClass(field, raw)
+	if class == "" || class == profile.ClassUnknownField || slices.Contains(classFields[class], field) {
+		return class
+	}
+	return ""
+}
+
+func valueClass(field string, raw json.RawMessage) string {
 	if !slices.Contains(contactFields, field) {
 		return profile.ClassUnknownField
 	}
@@ -72,9 +90,6 @@ func validationClass(field string, raw json.RawMessage) string {
 		return ""
 	}
 	if str == "" {
-		if field == "email" || field == "phoneNo" {
-			return ""
-		}
 		return profile.ClassEmptyString
 	}
 	switch field {
