@@ -255,7 +255,9 @@ func (s *Server) injectFault(w http.ResponseWriter, r *http.Request, f *simulato
 		if status == 0 {
 			status = http.StatusInternalServerError
 		}
-		writeJSON(w, status, &ErrorResponse{Error: faultMessage(status)})
+		// An error the partner's server answers: in the profile's shape
+		// of its status (errors.bodies).
+		s.Error(w, r, &outcomeError{status: status, message: faultMessage(status)})
 		return true
 	case simulator.FaultRateLimit:
 		// Spec §7: the 429 body, word for word.

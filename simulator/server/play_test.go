@@ -84,6 +84,19 @@ func TestProfile_Plays(t *testing.T) {
 			},
 		},
 		{
+			name: "errors.bodies shapes an injected 503 as 400's",
+			edit: func(p *profile.Profile) {
+				p.Errors.Bodies.Value = map[string]profile.ErrorBody{"400": {MessageField: "detail"}}
+			},
+			run: func(t *testing.T, h *harness) {
+				h.addFault(map[string]any{"operation": spec.PathCampaignList, "kind": "error", "status": 503})
+				a := h.probe(probe{path: spec.PathCampaignList, body: list10, as: h.alpha})
+				if m := wantStatus(t, a, 503); m["detail"] != "Service Unavailable" || len(m) != 1 {
+					t.Errorf("body %s", a.body)
+				}
+			},
+		},
+		{
 			name: "errors.bodies never shapes the 429 of §7",
 			edit: func(p *profile.Profile) {
 				p.Errors.Bodies.Value = map[string]profile.ErrorBody{"400": {MessageField: "message"}}
