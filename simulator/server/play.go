@@ -10,10 +10,12 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+	"weak"
 
 	"github.com/partner-v3/conformance-kit/fixtures/profile"
 	"github.com/partner-v3/conformance-kit/simulator"
@@ -189,9 +191,11 @@ func (pl *play) errorBody(status int) profile.ErrorBody {
 
 var (
 	defaultPlay = newPlay(defaultProfile)
-	// plays caches each profile's play by its pointer: a profile is read
-	// once and never edited after it is served.
-	plays sync.Map // *profile.Profile → *play
+	// plays caches each profile's play by a weak pointer to it: a profile
+	// is never edited once served, and an entry goes when its profile is
+	// collected (a throwaway account's), so the cache never grows with
+	// accounts created and deleted.
+	plays sync.Map // weak.Pointer[profile.Profile] → *play
 )
 
 // play returns the choices r plays (profileFor), resolved.
@@ -211,10 +215,14 @@ func playOf(p *profile.Profile) *play {
 	if p == defaultProfile || p == nil {
 		return defaultPlay
 	}
-	if pl, ok := plays.Load(p); ok {
+	key := weak.Make(p)
+	if pl, ok := plays.Load(key); ok {
 		return pl.(*play)
 	}
-	pl, _ := plays.LoadOrStore(p, newPlay(p))
+	pl, loaded := plays.LoadOrStore(key, newPlay(p))
+	if !loaded {
+		runtime.AddCleanup(p, func(k weak.Pointer[profile.Profile]) { plays.Delete(k) }, key)
+	}
 	return pl.(*play)
 }
 
