@@ -89,6 +89,12 @@ type ContactStore interface {
 	// true. The contact is durable when the call returns without error.
 	UpsertContact(ctx context.Context, c *Contact) (stored *Contact, created bool, err error)
 
+	// AddContact is UpsertContact under rule: what to do with a contact
+	// the account already has, matched as UpsertContact matches (by email,
+	// else by phoneNo). UpsertContact is AddContact with the zero rule.
+	// Returns ECONFLICT, storing nothing, when the rule refuses the match.
+	AddContact(ctx context.Context, c *Contact, rule DuplicateRule) (stored *Contact, created bool, err error)
+
 	// FindContacts returns the contacts that match, oldest first, and the
 	// number that match before Offset and Limit apply.
 	FindContacts(ctx context.Context, filter ContactFilter) ([]*Contact, int, error)
@@ -106,3 +112,39 @@ type ContactSeeder interface {
 	// were seeded already under version, and reports whether it stored.
 	SeedContacts(ctx context.Context, version string, contacts iter.Seq[*Contact]) (bool, error)
 }
+
+// DuplicateRule says what AddContact does with a contact the account
+// already has (spec §2.1: "Behaviour when a contact already exists: not
+// shown"; a deployment profile's contact.duplicateEmail and
+// duplicatePhone). Its zero value is UpsertContact's merge.
+type DuplicateRule struct {
+	// Email applies to a contact matched by its email; Phone to one
+	// without email matched by its phoneNo.
+	Email, Phone Duplicate
+}
+
+// Duplicate is the answer to one kind of match.
+type Duplicate int
+
+// Duplicate answers.
+const (
+	// DuplicateMerge merges the fields given into the stored contact,
+	// which keeps its ID.
+	DuplicateMerge Duplicate = iota
+	// DuplicateNew stores the contact as a new one, with its own ID.
+	DuplicateNew
+	// DuplicateRefuse stores nothing: AddContact returns ECONFLICT.
+	DuplicateRefuse
+)
+
+// For returns the answer to c's match: Email when c has an email, else
+// Phone.
+func (r DuplicateRule) For(c *Contact) Duplicate {
+	if c.Email != "" {
+		return r.Email
+	}
+	return r.Phone
+}
+
+// ErrDuplicate is AddContact's refusal of a match (DuplicateRefuse).
+var ErrDuplicate = &Error{Code: ECONFLICT, Message: "The account already has this contact"}

@@ -120,19 +120,28 @@ func (s *ContactStore) findPhone(acct uint32, phone string) (int, uint32, bool) 
 }
 
 // UpsertContact implements simulator.ContactStore.
-func (s *ContactStore) UpsertContact(_ context.Context, c *simulator.Contact) (*simulator.Contact, bool, error) {
+func (s *ContactStore) UpsertContact(ctx context.Context, c *simulator.Contact) (*simulator.Contact, bool, error) {
+	return s.AddContact(ctx, c, simulator.DuplicateRule{})
+}
+
+// AddContact implements simulator.ContactStore. A contact stored anyway
+// (DuplicateNew) is indexed like any other: the email index then holds
+// two positions of one email, and a later match finds either.
+func (s *ContactStore) AddContact(_ context.Context, c *simulator.Contact, rule simulator.DuplicateRule) (*simulator.Contact, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	stored, created := s.upsert(c)
+	stored, created := s.upsert(c, rule)
 	if created {
 		stored = clone(c)
+	} else if stored == nil {
+		return nil, false, simulator.ErrDuplicate
 	}
 	return stored, created, nil
 }
 
 // upsert stores c. It returns the merged contact, or nil and true when c
-// was stored as new.
-func (s *ContactStore) upsert(c *simulator.Contact) (*simulator.Contact, bool) {
+// was stored as new, or nil and false when rule refuses its match.
+func (s *ContactStore) upsert(c *simulator.Contact, rule simulator.DuplicateRule) (*simulator.Contact, bool) {
 	acct := s.account(c.AccountID)
 	pos, found := uint32(0), false
 	switch {
@@ -140,6 +149,14 @@ func (s *ContactStore) upsert(c *simulator.Contact) (*simulator.Contact, bool) {
 		pos, found = s.findEmail(acct, c.Email)
 	case c.PhoneNo != "":
 		_, pos, found = s.findPhone(acct, c.PhoneNo)
+	}
+	if found {
+		switch rule.For(c) {
+		case simulator.DuplicateRefuse:
+			return nil, false
+		case simulator.DuplicateNew:
+			found = false
+		}
 	}
 	if !found {
 		s.add(acct, c)
@@ -341,7 +358,7 @@ func (s *ContactStore) SeedContacts(_ context.Context, version string, contacts 
 		return false, nil
 	}
 	for c := range contacts {
-		s.upsert(c)
+		s.upsert(c, simulator.DuplicateRule{})
 	}
 	s.version = version
 	return true, nil

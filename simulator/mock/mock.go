@@ -16,6 +16,7 @@ var (
 // ContactStore calls the Fn field of each method.
 type ContactStore struct {
 	UpsertContactFn  func(ctx context.Context, c *simulator.Contact) (*simulator.Contact, bool, error)
+	AddContactFn     func(ctx context.Context, c *simulator.Contact, rule simulator.DuplicateRule) (*simulator.Contact, bool, error)
 	FindContactsFn   func(ctx context.Context, f simulator.ContactFilter) ([]*simulator.Contact, int, error)
 	DeleteContactsFn func(ctx context.Context, accountID string) error
 }
@@ -23,6 +24,11 @@ type ContactStore struct {
 // UpsertContact calls UpsertContactFn.
 func (s *ContactStore) UpsertContact(ctx context.Context, c *simulator.Contact) (*simulator.Contact, bool, error) {
 	return s.UpsertContactFn(ctx, c)
+}
+
+// AddContact calls AddContactFn.
+func (s *ContactStore) AddContact(ctx context.Context, c *simulator.Contact, rule simulator.DuplicateRule) (*simulator.Contact, bool, error) {
+	return s.AddContactFn(ctx, c, rule)
 }
 
 // FindContacts calls FindContactsFn.

@@ -180,6 +180,15 @@ return 1
 // with its indexes atomically; a match is merged with Contact.Merge and
 // written back only if nobody changed it meanwhile, else it retries.
 func (s *ContactStore) UpsertContact(ctx context.Context, c *simulator.Contact) (*simulator.Contact, bool, error) {
+	return s.AddContact(ctx, c, simulator.DuplicateRule{})
+}
+
+// AddContact implements simulator.ContactStore. DuplicateNew looks for no
+// match (kind ""): the contact is stored with its indexes, the email index
+// then naming the newest contact of that email. DuplicateRefuse reads the
+// match the script finds and stores nothing: the script only stores when
+// nothing matches.
+func (s *ContactStore) AddContact(ctx context.Context, c *simulator.Contact, rule simulator.DuplicateRule) (*simulator.Contact, bool, error) {
 	db := s.db
 	acct := c.AccountID
 	kind := ""
@@ -188,6 +197,9 @@ func (s *ContactStore) UpsertContact(ctx context.Context, c *simulator.Contact) 
 		kind = "email"
 	case c.PhoneNo != "":
 		kind = "phone"
+	}
+	if rule.For(c) == simulator.DuplicateNew {
+		kind = ""
 	}
 	email := lower(c.Email)
 	newJSON, err := json.Marshal(c)
@@ -213,6 +225,9 @@ func (s *ContactStore) UpsertContact(ctx context.Context, c *simulator.Contact) 
 		}
 		if created == 1 {
 			return stored, true, nil
+		}
+		if rule.For(c) == simulator.DuplicateRefuse {
+			return nil, false, simulator.ErrDuplicate
 		}
 
 		phoneBefore := stored.PhoneNo

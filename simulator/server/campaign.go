@@ -27,16 +27,23 @@ import (
 
 // appendCampaignList appends the Campaign List answer for page of limit.
 func appendCampaignList(dst []byte, page, limit, total int, cs []*simulator.Campaign) ([]byte, error) {
+	return appendCampaignPage(dst, page, limit, total, total, cs)
+}
+
+// appendCampaignPage is appendCampaignList with filteredRecords apart from
+// totalRecords (campaignList.filtered "active"): the pages walk over the
+// filtered records.
+func appendCampaignPage(dst []byte, page, limit, total, filtered int, cs []*simulator.Campaign) ([]byte, error) {
 	dst = append(dst, `{"pageNo":`...)
 	dst = strconv.AppendInt(dst, int64(page), 10)
 	dst = append(dst, `,"pageSize":`...)
 	dst = strconv.AppendInt(dst, int64(limit), 10)
 	dst = append(dst, `,"totalPages":`...)
-	dst = strconv.AppendInt(dst, int64(totalPages(total, limit)), 10)
+	dst = strconv.AppendInt(dst, int64(totalPages(filtered, limit)), 10)
 	dst = append(dst, `,"totalRecords":`...)
 	dst = strconv.AppendInt(dst, int64(total), 10)
 	dst = append(dst, `,"filteredRecords":`...)
-	dst = strconv.AppendInt(dst, int64(total), 10)
+	dst = strconv.AppendInt(dst, int64(filtered), 10)
 	dst = append(dst, `,"campaigns":[`...)
 	for i, c := range cs {
 		if i > 0 {
@@ -61,12 +68,17 @@ func (s *Server) handleCampaignList(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	limit, page, err := decodeCampaignList(f)
+	pl := s.play(r)
+	limit, page, err := pl.decodeCampaignList(f)
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
 	account := simulator.AccountFromContext(r.Context())
+	if !pl.listPlain {
+		s.writeListPage(w, r, pl, account.AccountID, page, limit)
+		return
+	}
 	filter := simulator.CampaignFilter{AccountID: account.AccountID, Offset: (page - 1) * limit, Limit: limit}
 	cs, total, err := s.Campaigns.FindCampaigns(r.Context(), filter)
 	if err != nil {
@@ -141,24 +153,24 @@ func (s *Server) handleCampaignStats(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	// Spec §4.3 first: a body without campaignId gets the spec's message,
-	// whatever else it holds.
-	if !f.present("campaignId") {
-		s.Error(w, r, withFinding(simulator.FindingInvalidField, "campaignId",
-			&simulator.Error{Code: simulator.EINVALID, Message: spec.MsgCampaignIDRequired}))
-		return
-	}
-	if err := f.only("campaignId"); err != nil {
-		s.Error(w, r, err)
-		return
-	}
-	id, _, err := f.integer("campaignId")
+	pl := s.play(r)
+	id, err := pl.statsID(f)
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
 	account := simulator.AccountFromContext(r.Context())
 	c, err := s.Campaigns.FindCampaignByID(r.Context(), account.AccountID, id)
+	if err != nil && simulator.ErrorCode(err) == simulator.ENOTFOUND && !pl.statsPlain["unknown"] {
+		// campaignStats.unknown (§4.3: "Response for an unknown
+		// campaignId: not shown").
+		if o := pl.stats.Unknown.Value; !o.Accepted() {
+			s.Error(w, r, withFinding(simulator.FindingUnknownCampaign, "", refuse(o, "campaignId")))
+			return
+		}
+		writeBody(w, http.StatusOK, zeroStats)
+		return
+	}
 	if err != nil {
 		if simulator.ErrorCode(err) == simulator.ENOTFOUND {
 			err = withFinding(simulator.FindingUnknownCampaign, "", err)
@@ -174,5 +186,25 @@ func (s *Server) handleCampaignStats(w http.ResponseWriter, r *http.Request) {
 	}
 	// json.Encoder's newline, as every other answer ends.
 	*buf = append(*buf, '\n')
+	writeBody(w, http.StatusOK, *buf)
+}
+
+// writeListPage answers Campaign List under a profile whose campaignList
+// choices are not all the default's (listPage).
+func (s *Server) writeListPage(w http.ResponseWriter, r *http.Request, pl *play, accountID string, page, limit int) {
+	cs, answered, total, filtered, err := s.listPage(r.Context(), pl, accountID, page, limit)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	if page > max(totalPages(filtered, limit), 1) {
+		noteFinding(r, simulator.FindingPagePastEnd, "")
+	}
+	buf := getBuffer()
+	defer putBuffer(buf)
+	if *buf, err = appendCampaignPage((*buf)[:0], answered, limit, total, filtered, cs); err != nil {
+		s.Error(w, r, fmt.Errorf("encode campaign list: %w", err))
+		return
+	}
 	writeBody(w, http.StatusOK, *buf)
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/mail"
@@ -49,15 +50,16 @@ func (s *Server) handleContactAdd(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	c, err := decodeContact(f, now)
+	pl := s.play(r)
+	c, err := pl.decodeContact(f, now)
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
-	c.ID = newContactID()
+	c.ID = pl.newContactID()
 	c.AccountID = simulator.AccountFromContext(r.Context()).AccountID
 	c.CreatedAt, c.UpdatedAt = now, now
-	stored, _, err := s.Contacts.UpsertContact(r.Context(), c)
+	stored, err := s.storeContact(r, pl, c)
 	if err != nil {
 		s.Error(w, r, fmt.Errorf("store contact: %w", err))
 		return
@@ -87,6 +89,12 @@ func writeContactAdded(w http.ResponseWriter, id string) {
 // decodeContact turns an Add Contact body into a Contact, checking every
 // field of spec §2.1. now bounds dateOfBirth.
 func decodeContact(f fields, now time.Time) (*simulator.Contact, error) {
+	return decodeContactSkip(f, now, nil)
+}
+
+// decodeContactSkip is decodeContact without the format or range checks of
+// the fields in skip: those a profile's contact.validation accepts.
+func decodeContactSkip(f fields, now time.Time, skip map[string]bool) (*simulator.Contact, error) {
 	// Spec §4.1 first: when the body gives neither email nor phoneNo, the
 	// spec's own message is the answer, whatever else is wrong with it.
 	if f.blank("email") && f.blank("phoneNo") {
@@ -114,7 +122,7 @@ func decodeContact(f fields, now time.Time) (*simulator.Contact, error) {
 		}
 		*sf.dst = v
 	}
-	if err := validateContactFormats(c, now); err != nil {
+	if err := validateContactFormats(c, now, skip); err != nil {
 		return nil, err
 	}
 	for _, opt := range []struct {
@@ -128,7 +136,7 @@ func decodeContact(f fields, now time.Time) (*simulator.Contact, error) {
 		if !ok {
 			continue
 		}
-		if v != 0 && v != 1 {
+		if v != 0 && v != 1 && !skip[opt.name] {
 			return nil, invalidField(opt.name, "%s must be 0 (opt-out) or 1 (opt-in)", opt.name)
 		}
 		n := int(v)
@@ -159,8 +167,8 @@ func decodeContact(f fields, now time.Time) (*simulator.Contact, error) {
 // dateOfBirth) and the ones it implies (email, phone, country code), which
 // it does not say how to answer (§4.1: not shown). ASSUMPTION: a 400 that
 // names the field.
-func validateContactFormats(c *simulator.Contact, now time.Time) error {
-	if c.Email != "" {
+func validateContactFormats(c *simulator.Contact, now time.Time, skip map[string]bool) error {
+	if c.Email != "" && !skip["email"] {
 		a, err := mail.ParseAddress(c.Email)
 		if err != nil || a.Address != c.Email || a.Name != "" {
 			return invalidField("email", "email is not a valid email address")
@@ -169,13 +177,13 @@ func validateContactFormats(c *simulator.Contact, now time.Time) error {
 	if c.PhoneNo != "" && (!phoneRE.MatchString(c.PhoneNo) || !digitsBetween(c.PhoneNo, 7, 15)) {
 		return invalidField("phoneNo", "phoneNo must be a phone number of 7 to 15 digits, optionally with a leading +")
 	}
-	if c.Country != "" && !countryRE.MatchString(c.Country) {
+	if c.Country != "" && !skip["country"] && !countryRE.MatchString(c.Country) {
 		return invalidField("country", "country must be a 2- or 3-letter country code, such as US, UK, CA")
 	}
-	if c.Gender != "" && !slices.Contains(spec.Genders(), c.Gender) {
+	if c.Gender != "" && !skip["gender"] && !slices.Contains(spec.Genders(), c.Gender) {
 		return invalidField("gender", "gender must be one of %s", strings.Join(spec.Genders(), ", "))
 	}
-	if c.DateOfBirth != "" {
+	if c.DateOfBirth != "" && !skip["dateOfBirth"] {
 		d, err := time.Parse(spec.DateLayout, c.DateOfBirth)
 		if err != nil {
 			return invalidField("dateOfBirth", "dateOfBirth must be a date of the form YYYY-MM-DD")
@@ -202,4 +210,23 @@ func newContactID() string {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	return "ct_" + hex.EncodeToString(b[:])
+}
+
+// storeContact stores c under the profile's contact.duplicateEmail and
+// duplicatePhone (§2.1: "Behaviour when a contact already exists: not
+// shown"): today's upsert, a new contact anyway, or the profile's refusal.
+func (s *Server) storeContact(r *http.Request, pl *play, c *simulator.Contact) (*simulator.Contact, error) {
+	if pl.dupPlain {
+		stored, _, err := s.Contacts.UpsertContact(r.Context(), c)
+		return stored, err
+	}
+	stored, _, err := s.Contacts.AddContact(r.Context(), c, pl.dupRule)
+	if errors.Is(err, simulator.ErrDuplicate) {
+		o, field := pl.dupPhoneOut, "phoneNo"
+		if c.Email != "" {
+			o, field = pl.dupEmailOut, "email"
+		}
+		return nil, refuse(o, field)
+	}
+	return stored, err
 }

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/partner-v3/conformance-kit/fixtures/profile"
 	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 )
@@ -67,12 +68,35 @@ func (s *Server) Error(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.As(err, &fe) {
 		noteFinding(r, fe.kind, fe.detail)
 	}
-	code, message := simulator.ErrorCode(err), simulator.ErrorMessage(err)
-	if code == simulator.EINTERNAL {
+	code := simulator.ErrorCode(err)
+	var oe *outcomeError
+	if code == simulator.EINTERNAL && !errors.As(err, &oe) {
 		s.logger().Error("internal error", "request_id", w.Header().Get(requestIDHeader),
 			"method", r.Method, "path", r.URL.Path, "err", err)
 	}
-	writeJSON(w, ErrorStatusCode(code), &ErrorResponse{Error: message})
+	status, message := errorStatus(err)
+	if !partnerRequest(r) {
+		writeJSON(w, status, &ErrorResponse{Error: message})
+		return
+	}
+	pl := s.play(r)
+	if code == simulator.ETOOLARGE {
+		// http.bodyLimit's refusal: decided before authentication, so
+		// the server's own profile's.
+		if sp := s.serverPlay(); !sp.bodyLimitDefault && sp.bodyLimit.Refusal != nil {
+			status, message = sp.bodyLimit.Refusal.Status, sp.bodyLimit.Refusal.Message
+		}
+	}
+	// §7 gives the 429 body; errors.bodies shapes every other status.
+	if pl.errorBodies == nil || status == http.StatusTooManyRequests {
+		if pl.contentType == nil {
+			writeJSON(w, status, &ErrorResponse{Error: message})
+			return
+		}
+		writeProfileError(w, status, message, profile.ErrorBody{MessageField: "error"}, pl.contentType)
+		return
+	}
+	writeProfileError(w, status, message, pl.errorBody(status), pl.contentTypeOf())
 }
 
 // writeJSON writes v with status, as spec §1 rule 3 wants of every body.
@@ -96,8 +120,14 @@ var jsonContentType = []string{spec.ContentType}
 // writeBody writes an answer already encoded as JSON (ending in a newline,
 // as json.Encoder ends a value), with its length: one write, no chunking.
 func writeBody(w http.ResponseWriter, status int, body []byte) {
+	writeBodyAs(w, status, body, jsonContentType)
+}
+
+// writeBodyAs is writeBody with the Content-Type contentType: the
+// profile's (http.responseContentType).
+func writeBodyAs(w http.ResponseWriter, status int, body []byte, contentType []string) {
 	h := w.Header()
-	h["Content-Type"] = jsonContentType
+	h["Content-Type"] = contentType
 	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	w.WriteHeader(status)
 	// An error means the client went away mid-body; nobody is left to tell.

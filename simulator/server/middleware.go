@@ -51,16 +51,22 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			if key == "" || secret == "" {
 				kind, detail = simulator.FindingMissingHeader, firstOf(key == "", spec.HeaderAPIKey, secret == "", spec.HeaderAPISecret, "")
 			}
-			s.Error(w, r, withFinding(kind, detail, &simulator.Error{Code: simulator.EUNAUTHORIZED, Message: spec.MsgInvalidCredentials}))
+			s.Error(w, r, s.bodyFirst(r, withFinding(kind, detail, &simulator.Error{Code: simulator.EUNAUTHORIZED, Message: spec.MsgInvalidCredentials})))
 			return
 		}
 		if account != a.AccountID {
+			var refusal error = &simulator.Error{Code: simulator.EFORBIDDEN, Message: spec.MsgUnauthorizedAccount}
 			kind, detail := simulator.FindingWrongAccountID, ""
 			if account == "" {
 				kind, detail = simulator.FindingMissingHeader, spec.HeaderAccountID
+				// auth.missingAccount: §5 allows 401 or 403 here, each
+				// with its own message (Check holds the profile to them).
+				if o := s.play(r).missingAccount; o.Status == http.StatusUnauthorized {
+					refusal = &simulator.Error{Code: simulator.EUNAUTHORIZED, Message: spec.MsgInvalidCredentials}
+				}
 			}
 			recordFrom(r).Entry.AttributedTo = a.AccountID // the key and secret proved it
-			s.Error(w, r, withFinding(kind, detail, &simulator.Error{Code: simulator.EFORBIDDEN, Message: spec.MsgUnauthorizedAccount}))
+			s.Error(w, r, s.bodyFirst(r, withFinding(kind, detail, refusal)))
 			return
 		}
 		recordFrom(r).Entry.AccountID = a.AccountID
@@ -155,9 +161,12 @@ func retryAfterSeconds(d time.Duration) int {
 // spec leaves open (§8). ASSUMPTIONS: a charset other than utf-8 (RFC 8259
 // §8.1: JSON is UTF-8), a Content-Type sent twice and a Content-Encoding
 // other than identity (the simulator decompresses nothing) answer 415.
+//
+// http.requestContentType: a profile may answer a JSON body sent as
+// text/plain otherwise (refused with its own status, or read as JSON).
 func (s *Server) requireJSON(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := jsonMediaType(r); err != nil {
+		if err := s.contentTypeError(r); err != nil {
 			s.Error(w, r, withFinding(simulator.FindingWrongContentType, "", err))
 			return
 		}
@@ -214,7 +223,13 @@ func quoteHeader(v string) string {
 	return v
 }
 
+// maxBodyBytes is the largest body served: the server's profile's
+// http.bodyLimit when it differs from the default's (decided before
+// authentication, so never an account's), else the Limits'.
 func (s *Server) maxBodyBytes() int64 {
+	if sp := s.serverPlay(); !sp.bodyLimitDefault {
+		return int64(sp.bodyLimit.Accepted)
+	}
 	if s.MaxBodyBytes > 0 {
 		return s.MaxBodyBytes
 	}
@@ -240,7 +255,9 @@ func (s *Server) injectFault(w http.ResponseWriter, r *http.Request, f *simulato
 		if status == 0 {
 			status = http.StatusInternalServerError
 		}
-		writeJSON(w, status, &ErrorResponse{Error: faultMessage(status)})
+		// An error the partner's server answers: in the profile's shape
+		// of its status (errors.bodies).
+		s.Error(w, r, &outcomeError{status: status, message: faultMessage(status)})
 		return true
 	case simulator.FaultRateLimit:
 		// Spec §7: the 429 body, word for word.

@@ -54,6 +54,12 @@ func (p *partnerAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if p.s.serveDocument(w, r) {
 		return
 	}
+	// http.unknownPath (a path under the base path), decided before
+	// authentication: the server's own profile's.
+	if sp := p.s.serverPlay(); !sp.unknownPathDefault && strings.HasPrefix(r.URL.EscapedPath(), spec.BasePath+"/") {
+		p.s.Error(w, r, refuse(sp.unknownPath, ""))
+		return
+	}
 	p.s.Error(w, r, simulator.Errorf(simulator.ENOTFOUND, "No operation at %s: the operations are POST %s/{%s}",
 		quotePath(r.URL.EscapedPath()), spec.BasePath, strings.Join(spec.Paths(), ",")))
 }
@@ -63,9 +69,18 @@ func (p *partnerAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // fault together (limitRate), then the body (requireJSON) and h. The chain
 // is built once per operation, so a request's route is looked up once.
 func (s *Server) operation(op string, h http.HandlerFunc) http.Handler {
-	chain := s.authenticate(s.limitRate(s.requireJSON(h)))
+	chain := s.authenticate(s.answers(op, s.limitRate(s.requireJSON(h))))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
+			// http.otherMethod, decided before authentication: the
+			// server's own profile's.
+			if sp := s.serverPlay(); !sp.otherMethodDefault {
+				if sp.otherMethod.Allow != "" {
+					w.Header().Set("Allow", sp.otherMethod.Allow)
+				}
+				s.Error(w, r, refuse(sp.otherMethod.Outcome, ""))
+				return
+			}
 			w.Header().Set("Allow", http.MethodPost)
 			s.Error(w, r, simulator.Errorf(simulator.ENOTALLOWED, "Method %s is not allowed: %s takes POST", r.Method, op))
 			return

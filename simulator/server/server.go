@@ -190,7 +190,8 @@ func (s *Server) listener(ln net.Listener) net.Listener {
 
 // tlsConfig is the listeners' TLS configuration: HTTP/2 and HTTP/1.1 by
 // ALPN, as ServeTLS offers them, unless TLSConfig names its own protocols
-// (then HTTP/1.1 is added if missing, as ServeTLS adds it).
+// (then HTTP/1.1 is added if missing, as ServeTLS adds it), without h2
+// when the server's profile says the deployment does not speak it.
 func (s *Server) tlsConfig() *tls.Config {
 	c := s.TLSConfig.Clone()
 	switch {
@@ -198,6 +199,11 @@ func (s *Server) tlsConfig() *tls.Config {
 		c.NextProtos = []string{"h2", "http/1.1"}
 	case !slices.Contains(c.NextProtos, "http/1.1"):
 		c.NextProtos = append(c.NextProtos, "http/1.1")
+	}
+	if !s.serverPlay().http2 {
+		// The server's profile's http.http2 false: HTTP/1.1 only. A
+		// listener-wide choice, so per-account profiles cannot change it.
+		c.NextProtos = slices.DeleteFunc(slices.Clone(c.NextProtos), func(p string) bool { return p == "h2" })
 	}
 	return c
 }

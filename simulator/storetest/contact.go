@@ -210,6 +210,65 @@ func testContacts(t *testing.T, open func(t *testing.T) Backend) {
 		}
 	})
 
+	t.Run("AddContact plays each duplicate rule", func(t *testing.T) {
+		type add struct {
+			c              *simulator.Contact
+			wantID         string // the stored contact's ID; "" for ErrDuplicate
+			wantCreated    bool
+			wantTotalAfter int
+		}
+		tests := []struct {
+			name string
+			rule simulator.DuplicateRule
+			adds []add
+		}{
+			{"merge (the zero rule) keeps the first ID", simulator.DuplicateRule{}, []add{
+				{newContact(accountA, "c1", "ada@example.com", ""), "c1", true, 1},
+				{newContact(accountA, "c2", "ADA@example.com", ""), "c1", false, 1},
+			}},
+			{"new stores a matched email anyway", simulator.DuplicateRule{Email: simulator.DuplicateNew}, []add{
+				{newContact(accountA, "c1", "ada@example.com", ""), "c1", true, 1},
+				{newContact(accountA, "c2", "ada@example.com", ""), "c2", true, 2},
+				{newContact(accountA, "c3", "ada@example.com", ""), "c3", true, 3},
+			}},
+			{"refuse stores nothing for a matched email", simulator.DuplicateRule{Email: simulator.DuplicateRefuse}, []add{
+				{newContact(accountA, "c1", "ada@example.com", ""), "c1", true, 1},
+				{newContact(accountA, "c2", "ada@example.com", "+15550100"), "", false, 1},
+				{newContact(accountB, "c3", "ada@example.com", ""), "c3", true, 1},
+			}},
+			{"the phone rule applies to a contact without email", simulator.DuplicateRule{Email: simulator.DuplicateNew, Phone: simulator.DuplicateRefuse}, []add{
+				{newContact(accountA, "c1", "", "+15550100"), "c1", true, 1},
+				{newContact(accountA, "c2", "", "+15550100"), "", false, 1},
+				{newContact(accountA, "c3", "ada@example.com", "+15550100"), "c3", true, 2},
+			}},
+			{"new stores a matched phoneNo anyway", simulator.DuplicateRule{Phone: simulator.DuplicateNew}, []add{
+				{newContact(accountA, "c1", "", "+15550100"), "c1", true, 1},
+				{newContact(accountA, "c2", "", "+15550100"), "c2", true, 2},
+			}},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				s := open(t).Contacts
+				for i, a := range tt.adds {
+					stored, created, err := s.AddContact(context.Background(), a.c, tt.rule)
+					switch {
+					case a.wantID == "":
+						if simulator.ErrorCode(err) != simulator.ECONFLICT {
+							t.Fatalf("add %d: err %v, want ECONFLICT", i, err)
+						}
+					case err != nil:
+						t.Fatalf("add %d: %v", i, err)
+					case stored.ID != a.wantID || created != a.wantCreated:
+						t.Fatalf("add %d: ID, created = %q, %v, want %q, %v", i, stored.ID, created, a.wantID, a.wantCreated)
+					}
+					if _, total := mustFindContacts(t, s, simulator.ContactFilter{AccountID: a.c.AccountID}); total != a.wantTotalAfter {
+						t.Fatalf("add %d: total %d, want %d", i, total, a.wantTotalAfter)
+					}
+				}
+			})
+		}
+	})
+
 	t.Run("a request without email merges into the oldest contact with that phoneNo", func(t *testing.T) {
 		s := open(t).Contacts
 		mustUpsert(t, s, newContact(accountA, "c1", "ada@example.com", ""))

@@ -60,6 +60,14 @@ func (s *contactStore) UpsertContact(ctx context.Context, c *simulator.Contact) 
 	return s.ContactStore.UpsertContact(ctx, c)
 }
 
+// AddContact implements simulator.ContactStore: the same check.
+func (s *contactStore) AddContact(ctx context.Context, c *simulator.Contact, rule simulator.DuplicateRule) (*simulator.Contact, bool, error) {
+	if err := s.check(ctx, c); err != nil {
+		return nil, false, err
+	}
+	return s.ContactStore.AddContact(ctx, c, rule)
+}
+
 func checkContacts(check func(ctx context.Context, c *simulator.Contact) error) func(simulator.ContactStore) simulator.ContactStore {
 	return func(next simulator.ContactStore) simulator.ContactStore {
 		return &contactStore{ContactStore: next, check: check}
