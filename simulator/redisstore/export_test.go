@@ -11,7 +11,7 @@ import (
 // twice, as go-redis's retry does when a reply is lost.
 
 func (r *RateCounter) TakeCall(ctx context.Context, key string, now time.Time, id string) (simulator.RateDecision, error) {
-	return r.take(ctx, key, now, id)
+	return r.take(ctx, key, now, simulator.RatePolicy{}, id)
 }
 
 func (g *Gate) AdmitCall(ctx context.Context, a simulator.Arrival, id string) (simulator.Admission, error) {
