@@ -98,7 +98,7 @@ func (g StoreGate) Admit(ctx context.Context, a Arrival) (Admission, error) {
 		return Admission{}, fmt.Errorf("read account clock: %w", err)
 	}
 	ad := Admission{Now: c.Now(a.Real).Add(off)}
-	if ad.Rate, err = takePolicy(ctx, g.Counter, a.AccountID, ad.Now, a.Policy); err != nil {
+	if ad.Rate, err = TakePolicy(ctx, g.Counter, a.AccountID, ad.Now, a.Policy); err != nil {
 		return Admission{}, fmt.Errorf("rate counter: %w", err)
 	}
 	if !ad.Rate.Allowed {
@@ -110,10 +110,10 @@ func (g StoreGate) Admit(ctx context.Context, a Arrival) (Admission, error) {
 	return ad, nil
 }
 
-// takePolicy decides on c under p: TakePolicy when c can, else Take (a
+// TakePolicy decides on c under p: TakePolicy when c can, else Take (a
 // decorated counter, such as the violation layer's, plays the sliding
 // window only).
-func takePolicy(ctx context.Context, c RateCounter, key string, now time.Time, p RatePolicy) (RateDecision, error) {
+func TakePolicy(ctx context.Context, c RateCounter, key string, now time.Time, p RatePolicy) (RateDecision, error) {
 	if pc, ok := c.(PolicyCounter); ok && !p.Sliding() {
 		return pc.TakePolicy(ctx, key, now, p)
 	}
