@@ -301,3 +301,18 @@ func (s *Server) playLatency(r *http.Request, p *profile.Profile, op string) {
 	case <-r.Context().Done():
 	}
 }
+
+// ProfileInfo names p as GET /config reports it and the simulator's start
+// banner prints it: its source's name and the digest of its canonical
+// JSON (so the same choices written with other spacing are one profile).
+// Nil is the default profile.
+func ProfileInfo(p *profile.Profile) *simulator.ProfileInfo {
+	if p == nil {
+		p = defaultProfile
+	}
+	data, err := p.Marshal()
+	if err != nil {
+		return &simulator.ProfileInfo{Name: p.Source.Name}
+	}
+	return &simulator.ProfileInfo{Name: p.Source.Name, Digest: profile.Digest(data)}
+}
