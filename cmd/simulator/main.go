@@ -92,7 +92,7 @@ type Main struct {
 	showVersion    bool
 	// profileFile is --profile's path, read by ParseFlags into
 	// Config.Profile.
-	profileFile string
+	profileFile    string
 	stdout, stderr io.Writer
 }
 
