@@ -176,8 +176,11 @@ func rateHeaders(h http.Header, p *profile.Profile, limit int, window time.Durat
 	case ra.Format == profile.RetryHTTPDate:
 		// Rounded up to the second, as the delta is: a client that waits
 		// until then is not refused again for the same reason.
-		at := now.Add(time.Duration(retryAfterSeconds(d.RetryAfter)) * time.Second)
-		h.Set("Retry-After", at.UTC().Truncate(time.Second).Add(time.Second).Format(http.TimeFormat))
+		at := now.Add(d.RetryAfter)
+		if t := at.Truncate(time.Second); t.Before(at) {
+			at = t.Add(time.Second)
+		}
+		h.Set("Retry-After", at.UTC().Format(http.TimeFormat))
 	default:
 		h.Set("Retry-After", fmt.Sprint(retryAfterSeconds(d.RetryAfter)))
 	}
