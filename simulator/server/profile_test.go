@@ -411,3 +411,42 @@ func TestProfile_LatencyDraw(t *testing.T) {
 		})
 	}
 }
+
+// vocabularyOf sets the statuses a profile learned.
+func vocabularyOf(statuses ...profile.StatusColor) func(p *profile.Profile) {
+	return func(p *profile.Profile) {
+		p.Vocabulary.Statuses = profile.Choice[[]profile.StatusColor]{Value: statuses}
+	}
+}
+
+// statusesOf returns the statuses of a's first page of campaigns.
+func (h *harness) statusesOf(a *simulator.Account) map[string]string {
+	var page struct {
+		Campaigns []simulator.CampaignRecord `json:"campaigns"`
+	}
+	h.as(a).POST("/campaign/list").WithJSON(map[string]int{"limit": 50, "page": 1}).Expect().
+		Status(http.StatusOK).JSON().Decode(&page)
+	out := map[string]string{}
+	for _, c := range page.Campaigns {
+		out[c.Status] = c.StatusColor
+	}
+	return out
+}
+
+// TestProfile_Vocabulary: the seeded campaigns draw their statuses from
+// the server's profile; a throwaway account's, from its own profile.
+func TestProfile_Vocabulary(t *testing.T) {
+	h := MustOpenServer(t, sim.Config{Profile: playing("server", vocabularyOf(profile.StatusColor{Status: "LIVE", Color: "#00AA00"}))})
+	if got, want := h.statusesOf(h.alpha), map[string]string{"LIVE": "#00AA00"}; !equalMaps(got, want) {
+		t.Fatalf("a configured account's statuses %v, want %v", got, want)
+	}
+	own := playing("own", vocabularyOf(profile.StatusColor{Status: "DONE", Color: "#0000AA"}, profile.StatusColor{Status: "HALTED", Color: "#AA0000"}))
+	a := h.createAccount(map[string]any{"profile": profileJSON(t, own), "campaigns": 40})
+	if got, want := h.statusesOf(&a.Account), map[string]string{"DONE": "#0000AA", "HALTED": "#AA0000"}; !equalMaps(got, want) {
+		t.Fatalf("the throwaway account's statuses %v, want %v", got, want)
+	}
+	plain := h.createAccount(map[string]any{"campaigns": 10})
+	if got, want := h.statusesOf(&plain.Account), map[string]string{"LIVE": "#00AA00"}; !equalMaps(got, want) {
+		t.Fatalf("a throwaway account without a profile: statuses %v, want the server's %v", got, want)
+	}
+}
