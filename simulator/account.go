@@ -101,6 +101,9 @@ func ReadAccounts(r io.Reader) ([]*Account, error) {
 			return nil, fmt.Errorf("account %d: apiKey is used by an earlier account", i)
 		case ids[a.AccountID]:
 			return nil, fmt.Errorf("account %d: accountId %q is used by an earlier account", i, a.AccountID)
+		case a.ProfileDigest != "":
+			// Only POST /accounts stores a profile for an account to name.
+			return nil, fmt.Errorf("account %d: profileDigest is set by the control API's POST /accounts only", i)
 		}
 		keys[a.APIKey], ids[a.AccountID] = true, true
 	}

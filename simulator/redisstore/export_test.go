@@ -29,3 +29,7 @@ func (s *ControlStore) TakeFaultCall(ctx context.Context, q simulator.FaultQuery
 func (s *ControlStore) DeleteFaultCall(ctx context.Context, faultID, id string) (*simulator.Fault, error) {
 	return s.deleteFault(ctx, faultID, id)
 }
+
+func (r *RateCounter) TakePolicyCall(ctx context.Context, key string, now time.Time, p simulator.RatePolicy, id string) (simulator.RateDecision, error) {
+	return r.take(ctx, key, now, p, id)
+}

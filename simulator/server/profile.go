@@ -7,6 +7,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/partner-v3/conformance-kit/fixtures/profile"
@@ -150,17 +152,17 @@ func rateHeaders(h http.Header, p *profile.Profile, limit int, window time.Durat
 			return false
 		}
 		if send("X-Ratelimit-Limit") {
-			h.Set("X-RateLimit-Limit", fmt.Sprint(limit))
+			h.Set("X-RateLimit-Limit", strconv.Itoa(limit))
 		}
 		if send("X-Ratelimit-Remaining") {
-			h.Set("X-RateLimit-Remaining", fmt.Sprint(remaining))
+			h.Set("X-RateLimit-Remaining", strconv.Itoa(remaining))
 		}
 		if send("X-Ratelimit-Reset") {
 			secs := int64(retryAfterSeconds(reset))
 			if hs.Reset == profile.ResetEpoch {
 				secs += now.Unix()
 			}
-			h.Set("X-RateLimit-Reset", fmt.Sprint(secs))
+			h.Set("X-RateLimit-Reset", strconv.FormatInt(secs, 10))
 		}
 	case profile.SchemeRateLimit:
 		// draft-ietf-httpapi-ratelimit-headers: the quota policy and the
@@ -182,7 +184,7 @@ func rateHeaders(h http.Header, p *profile.Profile, limit int, window time.Durat
 		}
 		h.Set("Retry-After", at.UTC().Format(http.TimeFormat))
 	default:
-		h.Set("Retry-After", fmt.Sprint(retryAfterSeconds(d.RetryAfter)))
+		h.Set("Retry-After", strconv.Itoa(retryAfterSeconds(d.RetryAfter)))
 	}
 }
 
@@ -226,7 +228,7 @@ func (s *Server) countUnauthenticated(next http.Handler) http.Handler {
 }
 
 func isThrowawayKey(key string) bool {
-	return len(key) > len(simulator.ThrowawayKeyPrefix) && key[:len(simulator.ThrowawayKeyPrefix)] == simulator.ThrowawayKeyPrefix
+	return strings.HasPrefix(key, simulator.ThrowawayKeyPrefix)
 }
 
 // MaxProfileLatency caps a played latency (playLatency), below the write

@@ -450,3 +450,31 @@ func TestProfile_Vocabulary(t *testing.T) {
 		t.Fatalf("a throwaway account without a profile: statuses %v, want the server's %v", got, want)
 	}
 }
+
+// TestProfile_Budget: GET /accounts/{id}/budget counts as the account's
+// profile does: a fixed-clock window empties at the clock minute's end,
+// where a sliding one still holds the requests of the last 60 s.
+func TestProfile_Budget(t *testing.T) {
+	h := MustOpenServer(t, sim.Config{RateLimit: 2})
+	fixed := h.createAccount(map[string]any{"profile": profileJSON(t, playing("fixed-clock", func(p *profile.Profile) {
+		p.Rate.Window.Value = profile.WindowFixedClock
+	}))})
+	h.clock.Advance(30 * time.Second) // 10:00:30
+	for _, a := range []*simulator.Account{&fixed.Account, &fixed.Account, h.alpha, h.alpha} {
+		if got := h.list(a).StatusCode; got != http.StatusOK {
+			t.Fatalf("%s: %d", a.AccountID, got)
+		}
+	}
+	h.clock.Advance(30 * time.Second) // 10:01:00, a new clock minute
+	for _, tt := range []struct {
+		a    *simulator.Account
+		used int
+	}{{&fixed.Account, 0}, {h.alpha, 2}} {
+		if b := h.budget(tt.a.AccountID); b.Used != tt.used || b.Remaining != 2-tt.used {
+			t.Errorf("%s budget %+v, want used %d", tt.a.AccountID, b, tt.used)
+		}
+	}
+	if got := h.list(&fixed.Account).StatusCode; got != http.StatusOK {
+		t.Fatalf("the fixed-clock account in a new minute: %d, want 200", got)
+	}
+}
