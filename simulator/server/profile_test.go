@@ -478,3 +478,64 @@ func TestProfile_Budget(t *testing.T) {
 		t.Fatalf("the fixed-clock account in a new minute: %d, want 200", got)
 	}
 }
+
+// TestProfile_WindowModes: through the partner API, each rateLimit.window
+// (and countsRefused) decides and dates its 429s as the profile says, with
+// a limit of 2 and requests at 10:00:10 and 10:00:20.
+func TestProfile_WindowModes(t *testing.T) {
+	type step struct {
+		at     time.Duration // after 10:00:00
+		status int
+		retry  string // Retry-After of a 429
+	}
+	tests := []struct {
+		name    string
+		window  string
+		refused bool
+		steps   []step
+	}{
+		{"sliding: one slot frees as each request leaves", profile.WindowSliding, false, []step{
+			{30 * time.Second, 429, "40"}, {70 * time.Second, 200, ""}, {70 * time.Second, 429, "10"},
+		}},
+		{"sliding counting refusals: a retry counts, so a slot frees later", profile.WindowSliding, true, []step{
+			// Counted: only once 10 and 20 have left is one of 2 free.
+			{30 * time.Second, 429, "50"},
+			// 10 left, but the refusal at 30 fills its place.
+			{70 * time.Second, 429, "20"}, {90 * time.Second, 200, ""},
+		}},
+		{"fixed-clock: the clock minute's end frees both", profile.WindowFixedClock, false, []step{
+			{30 * time.Second, 429, "30"}, {59 * time.Second, 429, "1"}, {60 * time.Second, 200, ""},
+			{60 * time.Second, 200, ""}, {60 * time.Second, 429, "60"},
+		}},
+		{"fixed-first: the window the first request opened frees both at its end", profile.WindowFixedFirst, false, []step{
+			{30 * time.Second, 429, "40"}, {70 * time.Second, 200, ""}, {70 * time.Second, 200, ""},
+			{70 * time.Second, 429, "60"},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := MustOpenServer(t, sim.Config{RateLimit: 2, Profile: playing(tt.name, func(p *profile.Profile) {
+				p.Rate.Window.Value, p.Rate.CountsRefused.Value = tt.window, tt.refused
+			})})
+			at := time.Duration(0)
+			moveTo := func(d time.Duration) {
+				h.clock.Advance(d - at)
+				at = d
+			}
+			for _, d := range []time.Duration{10 * time.Second, 20 * time.Second} {
+				moveTo(d)
+				if got := h.list(h.alpha).StatusCode; got != http.StatusOK {
+					t.Fatalf("at +%v: %d, want 200", d, got)
+				}
+			}
+			for i, s := range tt.steps {
+				moveTo(s.at)
+				resp := h.list(h.alpha)
+				if resp.StatusCode != s.status || resp.Header.Get("Retry-After") != s.retry {
+					t.Fatalf("step %d at +%v: %d Retry-After %q, want %d %q", i, s.at, resp.StatusCode,
+						resp.Header.Get("Retry-After"), s.status, s.retry)
+				}
+			}
+		})
+	}
+}
