@@ -138,7 +138,9 @@ func (s *Server) limitRate(next http.Handler) http.Handler {
 		rateHeaders(w.Header(), p, limit, window, d, ad.Now)
 		rec.Now = ad.Now
 		if badBody != nil && !limitFirst {
-			// Counted, but the body answers before the limit.
+			// Counted, but the body answers before the limit: a 400 says
+			// nothing of when to come back.
+			w.Header().Del("Retry-After")
 			s.Error(w, r, badBody)
 			return
 		}
