@@ -15,6 +15,11 @@ type RateDecision struct {
 	// RetryAfter is, for a refused request, how long until the oldest counted
 	// request leaves the window and a slot frees.
 	RetryAfter time.Duration
+	// Reset is, for a request allowed under a fixed window (RatePolicy),
+	// how long until that window ends and all its slots free; zero under
+	// a sliding window, where the budget is whole again a window after
+	// the newest request.
+	Reset time.Duration
 }
 
 // RateCounter is an exact sliding-window counter (spec §8): a request at

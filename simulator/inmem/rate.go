@@ -82,7 +82,11 @@ func (c *RateCounter) TakePolicy(_ context.Context, key string, now time.Time, p
 	if len(log) < c.limit {
 		log = append(log, now)
 		c.logs[key] = log
-		return simulator.RateDecision{Allowed: true, Count: len(log)}, nil
+		d := simulator.RateDecision{Allowed: true, Count: len(log)}
+		if !end.IsZero() {
+			d.Reset = end.Sub(now)
+		}
+		return d, nil
 	}
 	if p.CountsRefused {
 		log = append(log, now)

@@ -118,7 +118,7 @@ local function decide(key, s, n, cs, cn, ws, wn, mode, limit, refused, id)
   local count = redis.call('ZCARD', key)
   if count < limit then
     redis.call('ZADD', key, 0, now .. ':' .. id)
-    return 1, count + 1, '', true
+    return 1, count + 1, free, true
   end
   local added = false
   if refused == '1' then
@@ -257,15 +257,19 @@ func decodeDecision(res []any, now time.Time) (simulator.RateDecision, error) {
 		return simulator.RateDecision{}, fmt.Errorf("unexpected reply %v", res)
 	}
 	d := simulator.RateDecision{Allowed: allowed == 1, Count: int(count)}
-	if d.Allowed {
+	free, _ := res[2].(string)
+	if d.Allowed && free == "" {
 		return d, nil
 	}
-	free, _ := res[2].(string)
 	t, err := decodeTime(free)
 	if err != nil {
 		return simulator.RateDecision{}, err
 	}
-	d.RetryAfter = time.Duration(t - now.UnixNano())
+	if d.Allowed {
+		d.Reset = time.Duration(t - now.UnixNano())
+	} else {
+		d.RetryAfter = time.Duration(t - now.UnixNano())
+	}
 	return d, nil
 }
 

@@ -118,11 +118,11 @@ var checkBody = func(s *Server, r *http.Request) error { return nil }
 // and retryAfter choices name, for a request decided d at now, with the
 // server's limit and window.
 //
-// X-RateLimit-Reset and the ratelimit scheme's reset say when the whole
-// budget is back: for a refusal, when a slot frees (RetryAfter); for an
-// allowed request under a fixed-clock window, the window's end; otherwise
-// the window (an upper bound: a sliding window's oldest request leaves
-// within it).
+// X-RateLimit-Reset and the ratelimit scheme's reset say when the budget
+// is back: for a refusal, when a slot frees (RetryAfter); for an allowed
+// request under a fixed window, the window's end (Reset); under a sliding
+// window, the window (the request just counted leaves then; a decorated
+// counter, playing sliding only, reports no Reset either).
 func rateHeaders(h http.Header, p *profile.Profile, limit int, window time.Duration, d simulator.RateDecision, now time.Time) {
 	def := defaultProfile.Rate
 	remaining := max(limit-d.Count, 0)
@@ -130,8 +130,8 @@ func rateHeaders(h http.Header, p *profile.Profile, limit int, window time.Durat
 	switch {
 	case !d.Allowed:
 		reset = d.RetryAfter
-	case ratePolicy(p).Window == simulator.WindowFixedClock:
-		reset = simulator.FixedClockStart(now, window).Add(window).Sub(now)
+	case d.Reset > 0:
+		reset = d.Reset
 	}
 	hs := p.Rate.Headers.Or(def.Headers)
 	switch hs.Scheme {

@@ -539,3 +539,33 @@ func TestProfile_WindowModes(t *testing.T) {
 		})
 	}
 }
+
+// TestProfile_ResetOfAFixedWindow: X-RateLimit-Reset on a 200 counts down
+// to the end of a fixed window; a sliding window's is the whole window
+// (the request just counted leaves then).
+func TestProfile_ResetOfAFixedWindow(t *testing.T) {
+	for _, tt := range []struct {
+		window string
+		want   []string // Reset at +0s and at +25s
+	}{
+		{profile.WindowFixedFirst, []string{"60", "35"}},
+		{profile.WindowFixedClock, []string{"60", "35"}},
+		{profile.WindowSliding, []string{"60", "60"}},
+	} {
+		t.Run(tt.window, func(t *testing.T) {
+			h := MustOpenServer(t, sim.Config{RateLimit: 5, Profile: playing(tt.window, func(p *profile.Profile) {
+				p.Rate.Window.Value = tt.window
+				p.Rate.Headers.Value = profile.RateHeaders{Scheme: profile.SchemeXRateLimit, Reset: profile.ResetDelta,
+					OnSuccess: []string{"X-Ratelimit-Reset"}}
+			})})
+			var got []string
+			for _, d := range []time.Duration{0, 25 * time.Second} {
+				h.clock.Advance(d)
+				got = append(got, h.list(h.alpha).Header.Get("X-RateLimit-Reset"))
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Fatalf("X-RateLimit-Reset %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -144,8 +144,25 @@ func testRatePolicies(t *testing.T, newTaker func(t *testing.T, limit int, windo
 				if err != nil {
 					t.Fatalf("take %d: %v", i, err)
 				}
+				// Reset is the fixed window's end, held apart below.
+				reset := got.Reset
+				got.Reset = 0
 				if got != step.want {
 					t.Fatalf("take %d (%s at +%v) = %+v, want %+v", i, step.key, step.at, got, step.want)
+				}
+				switch {
+				case !got.Allowed || tt.policy.Window == simulator.WindowSliding:
+					if reset != 0 {
+						t.Fatalf("take %d: Reset %v, want 0 (refused, or a sliding window)", i, reset)
+					}
+				case tt.policy.Window == simulator.WindowFixedClock:
+					if want := simulator.FixedClockStart(now, minute).Add(minute).Sub(now); reset != want {
+						t.Fatalf("take %d: Reset %v, want the clock minute's end, %v", i, reset, want)
+					}
+				case reset <= 0 || reset > minute:
+					t.Fatalf("take %d: Reset %v, want the open window's end, within a minute", i, reset)
+				case got.Count == 1 && reset != minute:
+					t.Fatalf("take %d opened a window: Reset %v, want %v", i, reset, minute)
 				}
 				// The budget's read agrees with every decision, at its time.
 				n, err := c.count(ctx, step.key, now, tt.policy)
