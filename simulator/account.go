@@ -27,6 +27,10 @@ type Account struct {
 	APISecret string `json:"apiSecret"`
 	AccountID string `json:"accountId"`
 	Name      string `json:"name,omitempty"`
+	// ProfileDigest names the deployment profile a throwaway account
+	// plays (issue 20), stored once under it (AccountRegistry.StoreProfile);
+	// empty for an account that plays the simulator's own.
+	ProfileDigest string `json:"profileDigest,omitempty"`
 }
 
 // AccountStore finds the account that owns a set of credentials.
@@ -97,6 +101,9 @@ func ReadAccounts(r io.Reader) ([]*Account, error) {
 			return nil, fmt.Errorf("account %d: apiKey is used by an earlier account", i)
 		case ids[a.AccountID]:
 			return nil, fmt.Errorf("account %d: accountId %q is used by an earlier account", i, a.AccountID)
+		case a.ProfileDigest != "":
+			// Only POST /accounts stores a profile for an account to name.
+			return nil, fmt.Errorf("account %d: profileDigest is set by the control API's POST /accounts only", i)
 		}
 		keys[a.APIKey], ids[a.AccountID] = true, true
 	}
@@ -114,6 +121,10 @@ type AccountSpec struct {
 	// Seed drives the account's generated campaigns. Zero means the
 	// simulator's own seed (--seed).
 	Seed int64 `json:"seed,omitempty"`
+	// Profile is a deployment profile (fixtures/profile's file format)
+	// the account plays instead of the simulator's (issue 20). Empty
+	// means the simulator's own.
+	Profile json.RawMessage `json:"profile,omitempty"`
 }
 
 // CreatedAccount is a throwaway account: the credentials of spec §5 the
@@ -231,12 +242,15 @@ type AccountInfo struct {
 	// CreatedAt is when a throwaway account was made; absent for a
 	// configured one, which every replica loads at its own start.
 	CreatedAt time.Time `json:"createdAt,omitzero"`
+	// ProfileDigest names the profile a throwaway account plays (issue
+	// 20); absent when it plays the simulator's.
+	ProfileDigest string `json:"profileDigest,omitempty"`
 }
 
 // Info returns a's listing: a throwaway account without its secret.
 func (a *CreatedAccount) Info() *AccountInfo {
 	return &AccountInfo{AccountID: a.AccountID, APIKey: a.APIKey, Name: a.Name, Throwaway: true,
-		Seed: a.Seed, Campaigns: a.Campaigns, CreatedAt: a.CreatedAt}
+		Seed: a.Seed, Campaigns: a.Campaigns, CreatedAt: a.CreatedAt, ProfileDigest: a.ProfileDigest}
 }
 
 // ConfiguredInfo returns the listing of a configured account a.
@@ -277,6 +291,15 @@ type AccountRegistry interface {
 	// EUNAUTHORIZED from then on. Returns ENOTFOUND when there is no such
 	// account and ECONFLICT (ConfiguredAccount) for a configured one.
 	DeleteAccount(ctx context.Context, accountID string) error
+
+	// StoreProfile keeps a deployment profile's bytes under its digest
+	// (issue 20), for every replica sharing the registry: accounts name
+	// it by ProfileDigest. Storing the same digest again changes nothing.
+	StoreProfile(ctx context.Context, digest string, data []byte) error
+
+	// FindProfile returns the bytes stored under digest. Returns ENOTFOUND
+	// when there are none.
+	FindProfile(ctx context.Context, digest string) ([]byte, error)
 }
 
 // NotFoundAccount is the ENOTFOUND of an unknown account identifier.

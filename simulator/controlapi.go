@@ -26,9 +26,20 @@ type ConfigResponse struct {
 	// MaxBodyBytes is the request body cap; BasePath the spec §1 prefix.
 	MaxBodyBytes int64  `json:"maxBodyBytes"`
 	BasePath     string `json:"basePath"`
+	// Profile is the deployment profile the simulator plays (issue 20):
+	// the default's when started without --profile. Nil (absent) from a
+	// server that reports none.
+	Profile *ProfileInfo `json:"profile,omitempty"`
 	// BuildInfo is nil for a server that was given none (a bare
 	// server.Server in a test): its fields are then absent from the JSON.
 	*BuildInfo
+}
+
+// ProfileInfo names a deployment profile: its source's name and the
+// digest of its canonical JSON (fixtures/profile's Marshal and Digest).
+type ProfileInfo struct {
+	Name   string `json:"name"`
+	Digest string `json:"digest"`
 }
 
 // BuildInfo is what a simulator reports of its build and seed data next to

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -19,7 +20,9 @@ import (
 
 	"github.com/partner-v3/conformance-kit/cmd/internal/buildinfo"
 	"github.com/partner-v3/conformance-kit/cmd/internal/flagenv"
+	"github.com/partner-v3/conformance-kit/fixtures/profile"
 	"github.com/partner-v3/conformance-kit/fixtures/spec"
+	"github.com/partner-v3/conformance-kit/simulator/server"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 	"github.com/partner-v3/conformance-kit/simulator/violation"
 )
@@ -87,6 +90,9 @@ type Main struct {
 
 	listViolations bool
 	showVersion    bool
+	// profileFile is --profile's path, read by ParseFlags into
+	// Config.Profile.
+	profileFile    string
 	stdout, stderr io.Writer
 }
 
@@ -135,6 +141,8 @@ func (m *Main) ParseFlags(_ context.Context, args []string) error {
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", def.MaxBodyBytes, "largest accepted request body")
 	fs.StringVar(&m.LogFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&m.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fs.StringVar(&m.profileFile, "profile", "", "deployment profile JSON file to play where the spec is silent (default: the simulator's own choices)")
+	fs.BoolVar(&c.ProfileLatency, "profile-latency", false, "delay each answer by a draw of the --profile's learned latency (default: answer at once)")
 	var violations stringList
 	fs.Var(&violations, "violate", "break one normative rule on purpose, to test a test suite (repeatable; see --list-violations)")
 	fs.BoolVar(&m.listViolations, "list-violations", false, "list the --violate names and exit")
@@ -167,6 +175,15 @@ func (m *Main) ParseFlags(_ context.Context, args []string) error {
 	}
 	if c.CampaignsPerAccount == 0 {
 		c.CampaignsPerAccount = -1 // sim.Config reads 0 as "the default"
+	}
+	if m.profileFile != "" {
+		// A profile the kit cannot read or that asks what the spec
+		// forbids (profile.Check) is a usage error: exit 2 with the reasons.
+		p, err := profile.Load(m.profileFile)
+		if err != nil {
+			return fmt.Errorf("--profile: %w", err)
+		}
+		c.Profile = p
 	}
 	c.Violations = violations
 	return nil
@@ -244,6 +261,12 @@ func (m *Main) printBanner() {
 	fmt.Fprintf(w, "  State:        %s\n", state)
 	limit, window := m.Config.RateLimit, m.Config.RateWindow
 	fmt.Fprintf(w, "  Rate limit:   %d requests per %s per account\n", limit, window)
+	pi := server.ProfileInfo(s.Server.Profile)
+	latency := ""
+	if m.Config.ProfileLatency {
+		latency = ", playing its latency"
+	}
+	fmt.Fprintf(w, "  Profile:      %s (%s)%s\n", cmp.Or(pi.Name, "unnamed"), pi.Digest, latency)
 	if len(m.Config.Violations) > 0 {
 		fmt.Fprintf(w, "  VIOLATING:    %s (not a faithful simulator)\n", strings.Join(m.Config.Violations, ", "))
 	}

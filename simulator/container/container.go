@@ -34,6 +34,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/big"
 	"net"
 	"net/http"
@@ -47,6 +48,7 @@ import (
 	"github.com/testcontainers/testcontainers-go/wait"
 
 	"github.com/partner-v3/conformance-kit/fixtures"
+	"github.com/partner-v3/conformance-kit/fixtures/profile"
 	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/control"
@@ -71,6 +73,7 @@ const (
 	certPath     = "/etc/simulator/cert.pem"
 	keyPath      = "/etc/simulator/key.pem"
 	accountsPath = "/etc/simulator/accounts.json"
+	profilePath  = "/etc/simulator/profile.json"
 )
 
 // Container is a running simulator.
@@ -142,6 +145,10 @@ type settings struct {
 	accounts       []simulator.Account
 	adminToken     string
 	startupTimeout time.Duration
+	// profile is the deployment profile's file, nil for none; profileErr
+	// why the option could not make one (Run returns it).
+	profile    []byte
+	profileErr error
 }
 
 // Option configures the simulator Run starts. It is a
@@ -189,6 +196,43 @@ func WithAdminToken(token string) Option {
 	return func(s *settings) { s.adminToken = token }
 }
 
+// WithProfile makes the simulator play p where the spec is silent (issue
+// 20, --profile): the file is copied into the container and named by
+// SIM_PROFILE. Nil means the simulator's own choices.
+func WithProfile(p *profile.Profile) Option {
+	return func(s *settings) {
+		s.profile, s.profileErr = nil, nil
+		if p != nil {
+			s.profile, s.profileErr = p.Marshal()
+		}
+	}
+}
+
+// WithProfileFile is WithProfile of the profile file at path, read and
+// checked (profile.Load) when Run starts: a profile the simulator would
+// refuse is Run's error, not a container that exits at once.
+func WithProfileFile(path string) Option {
+	return func(s *settings) {
+		s.profile, s.profileErr = nil, nil
+		p, err := profile.Load(path)
+		if err != nil {
+			s.profileErr = err
+			return
+		}
+		s.profile, s.profileErr = p.Marshal()
+	}
+}
+
+// profileFile is the container file and environment that play the
+// settings' profile: none without one.
+func (s *settings) profileFile() ([]testcontainers.ContainerFile, map[string]string) {
+	if s.profile == nil {
+		return nil, nil
+	}
+	return []testcontainers.ContainerFile{{Reader: bytes.NewReader(s.profile), ContainerFilePath: profilePath, FileMode: 0o644}},
+		map[string]string{"SIM_PROFILE": profilePath}
+}
+
 // WithStartupTimeout bounds the wait for the simulator to answer instead
 // of DefaultStartupTimeout.
 func WithStartupTimeout(d time.Duration) Option {
@@ -226,6 +270,9 @@ func Run(ctx context.Context, opts ...testcontainers.ContainerCustomizer) (*Cont
 	}
 	if len(accounts) == 0 {
 		return nil, errors.New("run simulator: WithAccounts needs at least one account")
+	}
+	if s.profileErr != nil {
+		return nil, fmt.Errorf("run simulator: profile: %w", s.profileErr)
 	}
 	accountsJSON, err := json.Marshal(accounts)
 	if err != nil {
@@ -338,6 +385,9 @@ func (l *launch) start(ctx context.Context) (*Container, error) {
 		},
 		Started: true,
 	}
+	files, env := l.profileFile()
+	req.Files = append(req.Files, files...)
+	maps.Copy(req.Env, env)
 	for _, opt := range l.opts {
 		if err := opt.Customize(&req); err != nil {
 			return nil, fmt.Errorf("customize simulator container: %w", err)

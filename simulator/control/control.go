@@ -211,6 +211,9 @@ type Config struct {
 	Seed                int64
 	CampaignsPerAccount int
 	ContactsPerAccount  int
+	// Profile names the deployment profile the simulator plays (issue
+	// 20); zero from a simulator that reports none.
+	Profile simulator.ProfileInfo
 }
 
 func (c *Client) config(ctx context.Context, path string) (*Config, error) {
@@ -223,6 +226,9 @@ func (c *Client) config(ctx context.Context, path string) (*Config, error) {
 		return nil, c.redact(fmt.Errorf("control: GET %s: rateWindow %q: %w", path, out.RateWindow, err))
 	}
 	cfg := &Config{RateLimit: out.RateLimit, RateWindow: window, MaxBodyBytes: out.MaxBodyBytes, BasePath: out.BasePath}
+	if out.Profile != nil {
+		cfg.Profile = *out.Profile
+	}
 	if b := out.BuildInfo; b != nil {
 		cfg.Version, cfg.Violations, cfg.ContactsPerAccount = b.Version, b.Violations, b.ContactsPerAccount
 		if b.Seed != nil {

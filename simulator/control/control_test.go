@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/fixtures/profile"
 	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/control"
@@ -91,7 +92,7 @@ func TestConfigAndVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := control.Config{RateLimit: 7, RateWindow: 3 * time.Second, BasePath: spec.BasePath, Version: "dev",
-		Seed: 11, CampaignsPerAccount: 4, ContactsPerAccount: 1}
+		Seed: 11, CampaignsPerAccount: 4, ContactsPerAccount: 1, Profile: defaultProfileInfo(t)}
 	if cfg.MaxBodyBytes <= 0 || len(cfg.Violations) != 0 {
 		t.Errorf("Config = %+v: want a body cap and no violation", cfg)
 	}
@@ -311,4 +312,16 @@ func TestJournalContactsAndReset(t *testing.T) {
 	if err != nil || jerr != nil || cerr != nil || total != 0 || len(entries) != 0 || clock.Offset != 0 {
 		t.Fatalf("after Reset: %d contacts, %d entries, clock %+v (%v, %v, %v); want none, none, real time", total, len(entries), clock, err, jerr, cerr)
 	}
+}
+
+// defaultProfileInfo is how GET /config names the default profile: its
+// source's name and the digest of its canonical JSON.
+func defaultProfileInfo(t *testing.T) simulator.ProfileInfo {
+	t.Helper()
+	p := profile.Default()
+	data, err := p.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return simulator.ProfileInfo{Name: p.Source.Name, Digest: profile.Digest(data)}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/fixtures/profile"
 	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/simtest"
@@ -214,7 +215,7 @@ func TestServerKnowsEveryRequestField(t *testing.T) {
 		{"/clock", simulator.ClockRequest{Reset: true, Set: &at, Advance: "1s", Freeze: ref(true)}},
 		{"/clock", simulator.ClockRequest{AccountID: alpha, Reset: true, Advance: "1s"}},
 		{"/rate-limit/reset", simulator.RateResetRequest{AccountID: alpha}},
-		{"/accounts", simulator.AccountSpec{Name: "every field", Campaigns: ref(1), Seed: 3}},
+		{"/accounts", simulator.AccountSpec{Name: "every field", Campaigns: ref(1), Seed: 3, Profile: profile.DefaultJSON()}},
 	}
 	sent := map[reflect.Type][]string{}
 	for _, tt := range tests {

@@ -27,6 +27,7 @@ type AccountStore struct {
 	byKey     map[string]*simulator.CreatedAccount
 	byID      map[string]*simulator.CreatedAccount
 	throwaway []*simulator.CreatedAccount // oldest first
+	profiles  map[string][]byte           // by digest (issue 20)
 }
 
 // NewAccountStore returns a store of the given configured accounts, kept in
@@ -177,4 +178,28 @@ func (s *AccountStore) DeleteAccount(_ context.Context, accountID string) error 
 	delete(s.byKey, t.APIKey)
 	s.throwaway = slices.DeleteFunc(s.throwaway, func(c *simulator.CreatedAccount) bool { return c == t })
 	return nil
+}
+
+// StoreProfile implements simulator.AccountRegistry.
+func (s *AccountStore) StoreProfile(_ context.Context, digest string, data []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.profiles == nil {
+		s.profiles = make(map[string][]byte)
+	}
+	if _, ok := s.profiles[digest]; !ok {
+		s.profiles[digest] = slices.Clone(data)
+	}
+	return nil
+}
+
+// FindProfile implements simulator.AccountRegistry.
+func (s *AccountStore) FindProfile(_ context.Context, digest string) ([]byte, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	data, ok := s.profiles[digest]
+	if !ok {
+		return nil, simulator.Errorf(simulator.ENOTFOUND, "No profile %s", digest)
+	}
+	return slices.Clone(data), nil
 }

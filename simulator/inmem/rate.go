@@ -9,7 +9,7 @@ import (
 	"github.com/partner-v3/conformance-kit/simulator"
 )
 
-var _ simulator.RateCounter = (*RateCounter)(nil)
+var _ simulator.PolicyCounter = (*RateCounter)(nil)
 
 // RateCounter is the exact sliding-window counter of spec §8 kept in memory:
 // for each key, the times of the requests it allowed in the last window,
@@ -33,24 +33,73 @@ func NewRateCounter(limit int, window time.Duration) *RateCounter {
 }
 
 // Take implements simulator.RateCounter.
-func (c *RateCounter) Take(_ context.Context, key string, now time.Time) (simulator.RateDecision, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	log := c.logs[key]
+func (c *RateCounter) Take(ctx context.Context, key string, now time.Time) (simulator.RateDecision, error) {
+	return c.TakePolicy(ctx, key, now, simulator.RatePolicy{})
+}
+
+// counted returns the part of log that counts at now under p, and the
+// instant the window frees all its slots (fixed windows) or zero
+// (sliding: the slots free one by one).
+func (c *RateCounter) counted(log []time.Time, now time.Time, p simulator.RatePolicy) ([]time.Time, time.Time) {
+	switch p.Window {
+	case simulator.WindowFixedClock:
+		start := simulator.FixedClockStart(now, c.window)
+		i := 0
+		for i < len(log) && log[i].Before(start) {
+			i++
+		}
+		return log[i:], start.Add(c.window)
+	case simulator.WindowFixedFirst:
+		// The open window is the one its first request opened; it ends
+		// at first+window, and the next request opens another.
+		if len(log) > 0 && !now.Before(log[0].Add(c.window)) {
+			end := log[0].Add(c.window)
+			i := 0
+			for i < len(log) && log[i].Before(end) {
+				i++
+			}
+			log = log[i:]
+		}
+		if len(log) == 0 {
+			return log, now.Add(c.window)
+		}
+		return log, log[0].Add(c.window)
+	}
 	// A request at t counts while t > now-window: at exactly t+window it is out.
 	cutoff := now.Add(-c.window)
 	i := 0
 	for i < len(log) && !log[i].After(cutoff) {
 		i++
 	}
-	log = log[i:]
-	if len(log) >= c.limit {
+	return log[i:], time.Time{}
+}
+
+// TakePolicy implements simulator.PolicyCounter.
+func (c *RateCounter) TakePolicy(_ context.Context, key string, now time.Time, p simulator.RatePolicy) (simulator.RateDecision, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	log, end := c.counted(c.logs[key], now, p)
+	if len(log) < c.limit {
+		log = append(log, now)
 		c.logs[key] = log
-		return simulator.RateDecision{Count: len(log), RetryAfter: log[0].Sub(cutoff)}, nil
+		d := simulator.RateDecision{Allowed: true, Count: len(log)}
+		if !end.IsZero() {
+			d.Reset = end.Sub(now)
+		}
+		return d, nil
 	}
-	log = append(log, now)
+	if p.CountsRefused {
+		log = append(log, now)
+	}
 	c.logs[key] = log
-	return simulator.RateDecision{Allowed: true, Count: len(log)}, nil
+	d := simulator.RateDecision{Count: len(log)}
+	if end.IsZero() {
+		// A slot frees when the request limit places before the newest
+		// leaves: the oldest, unless refused requests were counted too.
+		end = log[len(log)-c.limit].Add(c.window)
+	}
+	d.RetryAfter = end.Sub(now)
+	return d, nil
 }
 
 // Reset implements simulator.RateCounter.
@@ -70,15 +119,14 @@ func (c *RateCounter) ResetAll(context.Context) error {
 }
 
 // Count implements simulator.RateCounter.
-func (c *RateCounter) Count(_ context.Context, key string, now time.Time) (int, error) {
+func (c *RateCounter) Count(ctx context.Context, key string, now time.Time) (int, error) {
+	return c.CountPolicy(ctx, key, now, simulator.RatePolicy{})
+}
+
+// CountPolicy implements simulator.PolicyCounter.
+func (c *RateCounter) CountPolicy(_ context.Context, key string, now time.Time, p simulator.RatePolicy) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	cutoff := now.Add(-c.window)
-	n := 0
-	for _, t := range c.logs[key] {
-		if t.After(cutoff) {
-			n++
-		}
-	}
-	return n, nil
+	log, _ := c.counted(c.logs[key], now, p)
+	return len(log), nil
 }

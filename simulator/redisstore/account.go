@@ -32,6 +32,8 @@ var _ simulator.AccountRegistry = (*AccountStore)(nil)
 //	P account-by-id    hash    accountId -> the same JSON
 //	P account-order    zset    accountId by creation sequence (oldest first)
 //	P account-seq      string  the creation sequence
+//	P profiles         hash    digest -> a profile's canonical JSON (issue 20),
+//	                           which accounts name by ProfileDigest
 type AccountStore struct {
 	db       *DB
 	defaults simulator.AccountDefaults
@@ -350,4 +352,24 @@ func (s *AccountStore) DeleteAccount(ctx context.Context, accountID string) erro
 		return simulator.NotFoundAccount(accountID)
 	}
 	return nil
+}
+
+// StoreProfile implements simulator.AccountRegistry: HSETNX, so a profile
+// is stored once whatever the number of accounts or replicas playing it.
+func (s *AccountStore) StoreProfile(ctx context.Context, digest string, data []byte) error {
+	if err := s.db.client.HSetNX(ctx, s.db.key("profiles"), digest, data).Err(); err != nil {
+		return fmt.Errorf("store profile: %w", err)
+	}
+	return nil
+}
+
+// FindProfile implements simulator.AccountRegistry: one HGET.
+func (s *AccountStore) FindProfile(ctx context.Context, digest string) ([]byte, error) {
+	b, err := s.db.client.HGet(ctx, s.db.key("profiles"), digest).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, simulator.Errorf(simulator.ENOTFOUND, "No profile %s", digest)
+	} else if err != nil {
+		return nil, fmt.Errorf("find profile: %w", err)
+	}
+	return b, nil
 }

@@ -11,7 +11,7 @@ import (
 // twice, as go-redis's retry does when a reply is lost.
 
 func (r *RateCounter) TakeCall(ctx context.Context, key string, now time.Time, id string) (simulator.RateDecision, error) {
-	return r.take(ctx, key, now, id)
+	return r.take(ctx, key, now, simulator.RatePolicy{}, id)
 }
 
 func (g *Gate) AdmitCall(ctx context.Context, a simulator.Arrival, id string) (simulator.Admission, error) {
@@ -28,4 +28,8 @@ func (s *ControlStore) TakeFaultCall(ctx context.Context, q simulator.FaultQuery
 
 func (s *ControlStore) DeleteFaultCall(ctx context.Context, faultID, id string) (*simulator.Fault, error) {
 	return s.deleteFault(ctx, faultID, id)
+}
+
+func (r *RateCounter) TakePolicyCall(ctx context.Context, key string, now time.Time, p simulator.RatePolicy, id string) (simulator.RateDecision, error) {
+	return r.take(ctx, key, now, p, id)
 }

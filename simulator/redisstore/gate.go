@@ -3,7 +3,6 @@ package redisstore
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -37,41 +36,29 @@ func NewGate(db *DB, limit int, window time.Duration) *Gate {
 	return &Gate{db: db, limit: limit, window: window}
 }
 
-// admitScript: the clock, the rate decision and the fault, in one script.
-// Times are whole seconds and nanoseconds in [0, 1e9) (see clockFields):
-// add() keeps that form, enc() writes it as encodeTime does (2^63 plus the
-// nanoseconds, in 20 digits), with no number past 2^53.
+// admitScript: the clock, the rate decision (luaDecide, under the
+// request's policy) and the fault, in one script. Times are whole seconds
+// and nanoseconds in [0, 1e9) (see clockFields and luaDecide).
 //
-// An allowed call stores its whole reply (the count, the instant, the fault
-// taken) as JSON under its reply key, and a re-sent call returns it (see
-// DB.Open): the request is counted once and the fault occurrence taken
-// once, whatever happened to the clock meanwhile. A refused call changes
-// nothing but the trim, so its retry just decides again.
+// A call that counted its request stores its whole reply (the count, the
+// instant, the fault taken) as JSON under its reply key, and a re-sent
+// call returns it (see DB.Open): the request is counted once and the fault
+// occurrence taken once, whatever happened to the clock meanwhile. A call
+// that counted nothing changes nothing but the trim, so its retry just
+// decides again.
 //
 // KEYS: clock, the account's rate zset, the set of rate keys, the six fault
-// keys, the call's reply key, the account's clock offset. ARGV: real time (sec, nsec), minus the window
-// plus 1ns (sec, nsec), limit, the call's unique id (the member's suffix),
-// operation, account, draw, the reply key's lifetime in milliseconds.
-// Returns {allowed, count, oldest member or "", now sec, now nsec, fault
-// JSON or "", fault remaining}.
-var admitScript = redis.NewScript(luaTakeFault + `
+// keys, the call's reply key, the account's clock offset. ARGV: real time
+// (sec, nsec), minus the window plus 1ns (sec, nsec), limit, the call's
+// unique id (the member's suffix), operation, account, draw, the reply
+// key's lifetime in milliseconds, the window mode, "1" when refusals
+// count, the window (sec, nsec).
+// Returns {allowed, count, free-at or "", now sec, now nsec, fault JSON or
+// "", fault remaining}.
+var admitScript = redis.NewScript(luaTakeFault + luaDecide + `
 local done = redis.call('GET', KEYS[10])
 if done then
   return cjson.decode(done)
-end
-local function add(s1, n1, s2, n2)
-  local s, n = s1 + s2, n1 + n2
-  if n >= 1e9 then
-    s, n = s + 1, n - 1e9
-  end
-  return s, n
-end
-local function enc(s, n)
-  local hi, lo = 9223372036 + s, 854775808 + n
-  if lo >= 1e9 then
-    hi, lo = hi + 1, lo - 1e9
-  end
-  return string.format('%011d%09d', hi, lo)
 end
 local c = redis.call('HMGET', KEYS[1], 'offsetSec', 'offsetNsec', 'frozen', 'frozenSec', 'frozenNsec')
 local s, n
@@ -84,24 +71,25 @@ local ao = redis.call('HMGET', KEYS[11], 'offsetSec', 'offsetNsec')
 if ao[1] then
   s, n = add(s, n, tonumber(ao[1]), tonumber(ao[2]))
 end
-local cs, cn = add(s, n, tonumber(ARGV[3]), tonumber(ARGV[4]))
-redis.call('ZREMRANGEBYLEX', KEYS[2], '-', '(' .. enc(cs, cn))
-local count = redis.call('ZCARD', KEYS[2])
-if count >= tonumber(ARGV[5]) then
-  return {0, count, redis.call('ZRANGE', KEYS[2], 0, 0)[1], s, n, '', 0}
+local allowed, count, free, added = decide(KEYS[2], s, n, tonumber(ARGV[3]), tonumber(ARGV[4]),
+  tonumber(ARGV[13]), tonumber(ARGV[14]), ARGV[11], tonumber(ARGV[5]), ARGV[12], ARGV[6])
+local reply = {allowed, count, free, s, n, '', 0}
+if added then
+  redis.call('SADD', KEYS[3], KEYS[2])
 end
-redis.call('ZADD', KEYS[2], 0, enc(s, n) .. ':' .. ARGV[6])
-redis.call('SADD', KEYS[3], KEYS[2])
-local reply = {1, count + 1, '', s, n, '', 0}
-local f = take_fault(4, ARGV[7], ARGV[8], tonumber(ARGV[9]))
-if f ~= nil then
-  reply[6], reply[7] = f[1], f[2]
+if allowed == 1 then
+  local f = take_fault(4, ARGV[7], ARGV[8], tonumber(ARGV[9]))
+  if f ~= nil then
+    reply[6], reply[7] = f[1], f[2]
+  end
 end
-redis.call('SET', KEYS[10], cjson.encode(reply), 'PX', ARGV[10])
+if added then
+  redis.call('SET', KEYS[10], cjson.encode(reply), 'PX', ARGV[10])
+end
 return reply
 `)
 
-// Admit implements simulator.Gate.
+// Admit implements simulator.Gate, under the arrival's RatePolicy.
 func (g *Gate) Admit(ctx context.Context, a simulator.Arrival) (simulator.Admission, error) {
 	return g.admit(ctx, a, g.db.uniqueMember())
 }
@@ -109,13 +97,19 @@ func (g *Gate) Admit(ctx context.Context, a simulator.Arrival) (simulator.Admiss
 // admit is Admit with the call's unique id given, so that a test can
 // re-send a call as go-redis's retry does.
 func (g *Gate) admit(ctx context.Context, a simulator.Arrival, id string) (simulator.Admission, error) {
+	if err := checkWindow(a.Policy, g.window); err != nil {
+		return simulator.Admission{}, fmt.Errorf("admit: %w", err)
+	}
 	db := g.db
 	keys := append([]string{db.key("clock"), db.key("rate", a.AccountID), db.key("rate-keys")}, faultKeys(db)...)
 	keys = append(keys, db.replyKey(id), db.accountClockKey(a.AccountID))
 	cutSec, cutNsec := splitDuration(-g.window + time.Nanosecond)
+	winSec, winNsec := splitDuration(g.window)
+	mode, refused := policyArgs(a.Policy)
 	res, err := admitScript.Run(ctx, db.client, keys,
 		a.Real.Unix(), a.Real.Nanosecond(), cutSec, cutNsec, g.limit, id,
 		a.Operation, a.AccountID, formatFloat(a.Draw), db.replyTTL.Milliseconds(),
+		mode, refused, winSec, winNsec,
 	).Slice()
 	if err != nil {
 		return simulator.Admission{}, fmt.Errorf("admit: %w", err)
@@ -132,23 +126,17 @@ func (g *Gate) decode(a simulator.Arrival, res []any) (simulator.Admission, erro
 	if len(res) != 7 {
 		return ad, fmt.Errorf("unexpected reply %v", res)
 	}
-	allowed, ok1 := res[0].(int64)
-	count, ok2 := res[1].(int64)
-	sec, ok3 := res[3].(int64)
-	nsec, ok4 := res[4].(int64)
-	if !ok1 || !ok2 || !ok3 || !ok4 {
+	sec, ok3 := asInt(res[3])
+	nsec, ok4 := asInt(res[4])
+	if !ok3 || !ok4 {
 		return ad, fmt.Errorf("unexpected reply %v", res)
 	}
 	ad.Now = time.Unix(sec, nsec).In(a.Real.Location())
-	ad.Rate = simulator.RateDecision{Allowed: allowed == 1, Count: int(count)}
+	var err error
+	if ad.Rate, err = decodeDecision(res[:3], ad.Now); err != nil {
+		return ad, err
+	}
 	if !ad.Rate.Allowed {
-		oldest, _ := res[2].(string)
-		at, _, _ := strings.Cut(oldest, ":")
-		t, err := decodeTime(at)
-		if err != nil {
-			return ad, err
-		}
-		ad.Rate.RetryAfter = time.Duration(t + int64(g.window) - ad.Now.UnixNano())
 		return ad, nil
 	}
 	if data, _ := res[5].(string); data != "" {

@@ -51,6 +51,21 @@ func TestRetriedScripts_ApplyOnce(t *testing.T) {
 				t.Fatalf("the third request = %+v, %v; want refused", d, err)
 			}
 		}},
+		{"a re-sent refused Take that counts refusals counts it once (issue 20)", func(t *testing.T, db *redisstore.DB) {
+			r := redisstore.NewRateCounter(db, 1, time.Minute)
+			p := simulator.RatePolicy{CountsRefused: true}
+			if _, err := r.TakePolicy(ctx, "acc", now, p); err != nil {
+				t.Fatal(err)
+			}
+			for range 3 {
+				if d, err := r.TakePolicyCall(ctx, "acc", now.Add(time.Second), p, "call-1"); err != nil || d.Allowed || d.Count != 2 {
+					t.Fatalf("refused Take sent again = %+v, %v; want refused, count 2", d, err)
+				}
+			}
+			if n, err := r.CountPolicy(ctx, "acc", now.Add(time.Second), p); err != nil || n != 2 {
+				t.Fatalf("Count = %d, %v; want 2", n, err)
+			}
+		}},
 		{"a re-sent refused Take decides again and counts nothing", func(t *testing.T, db *redisstore.DB) {
 			r := redisstore.NewRateCounter(db, 1, time.Minute)
 			if _, err := r.Take(ctx, "acc", now); err != nil {

@@ -80,9 +80,44 @@ var (
 // Version identifies the output of Campaigns for these inputs, for
 // simulator.CampaignStore.SeedCampaigns.
 func Version(seed int64, accountIDs []string, perAccount int) string {
+	return VersionWith(seed, accountIDs, perAccount, Vocabulary{})
+}
+
+// VersionWith is Version for CampaignsWith: the vocabulary is part of the
+// output, so a replica started with another one re-seeds. The empty
+// vocabulary's is Version's.
+func VersionWith(seed int64, accountIDs []string, perAccount int, v Vocabulary) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%d\x00%d\x00%s", generatorVersion, seed, perAccount, strings.Join(accountIDs, "\x00"))
+	if !v.empty() {
+		fmt.Fprintf(h, "\x00vocabulary\x00%v", v)
+	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// Vocabulary is the campaign data a deployment profile showed where §2.2
+// and §3 give no values (issue 20: the profile's vocabulary choices).
+// Each non-empty list replaces the generator's own values: the campaigns
+// draw from it, deterministically (same seed, same campaigns). The zero
+// Vocabulary is the generator's own, its output unchanged byte for byte.
+type Vocabulary struct {
+	// Statuses are status names, each with its statusColor.
+	Statuses []StatusColor
+	// TimeZones are scheduledTimeZone abbreviations; offset is the zone's
+	// when the generator knows it, else +00:00.
+	TimeZones []string
+	// Reasons replace the texts of the statuses that carry a reason (a
+	// campaign whose status has none keeps reason null).
+	Reasons []string
+	// AutoResend are the autoResend values.
+	AutoResend []int
+}
+
+// StatusColor is a status name and its colour.
+type StatusColor struct{ Status, Color string }
+
+func (v Vocabulary) empty() bool {
+	return len(v.Statuses) == 0 && len(v.TimeZones) == 0 && len(v.Reasons) == 0 && len(v.AutoResend) == 0
 }
 
 // Campaigns generates perAccount campaigns for each account, in the given
@@ -90,9 +125,14 @@ func Version(seed int64, accountIDs []string, perAccount int) string {
 // the account identifier, so adding an account leaves the others' content
 // alone; Ids are unique across accounts (blocks of 100000 by position).
 func Campaigns(seed int64, accountIDs []string, perAccount int) []*simulator.Campaign {
+	return CampaignsWith(seed, accountIDs, perAccount, Vocabulary{})
+}
+
+// CampaignsWith is Campaigns drawing from v where it has values.
+func CampaignsWith(seed int64, accountIDs []string, perAccount int, v Vocabulary) []*simulator.Campaign {
 	var out []*simulator.Campaign
 	for i, acc := range accountIDs {
-		out = appendCampaigns(out, seed, acc, int64(i+1), perAccount)
+		out = appendCampaigns(out, seed, acc, int64(i+1), perAccount, v)
 	}
 	return out
 }
@@ -106,21 +146,61 @@ func Campaigns(seed int64, accountIDs []string, perAccount int) []*simulator.Cam
 // configured account. The largest Id stays below 2^53, exact in any JSON
 // parser.
 func ThrowawayCampaigns(seed int64, accountID string, perAccount int) []*simulator.Campaign {
+	return ThrowawayCampaignsWith(seed, accountID, perAccount, Vocabulary{})
+}
+
+// ThrowawayCampaignsWith is ThrowawayCampaigns drawing from v where it has
+// values: a throwaway account that plays a profile shows its vocabulary.
+func ThrowawayCampaignsWith(seed int64, accountID string, perAccount int, v Vocabulary) []*simulator.Campaign {
 	sum := sha256.Sum256([]byte(accountID))
 	block := int64(1<<20) + int64(binary.BigEndian.Uint32(sum[8:12])>>2)
-	return appendCampaigns(nil, seed, accountID, block, perAccount)
+	return appendCampaigns(nil, seed, accountID, block, perAccount, v)
 }
 
 // appendCampaigns appends one account's campaigns, Ids in the block of
 // 100000 numbered block.
-func appendCampaigns(out []*simulator.Campaign, seed int64, accountID string, block int64, perAccount int) []*simulator.Campaign {
+func appendCampaigns(out []*simulator.Campaign, seed int64, accountID string, block int64, perAccount int, v Vocabulary) []*simulator.Campaign {
 	f := gofakeit.New(accountSeed(seed, accountID))
+	// The vocabulary draws from a generator of its own, so the generator's
+	// own draws (names, times, counts) stay what they are without one.
+	var fv *gofakeit.Faker
+	if !v.empty() {
+		fv = gofakeit.New(accountSeed(seed, "vocabulary\x00"+accountID))
+	}
 	id := block*100000 + int64(f.IntRange(1000, 9000))
 	for n := 0; n < perAccount; n++ {
 		id += int64(f.IntRange(1, 7))
-		out = append(out, campaign(f, accountID, id))
+		c := campaign(f, accountID, id)
+		if fv != nil {
+			v.apply(fv, c)
+		}
+		out = append(out, c)
 	}
 	return out
+}
+
+// apply replaces c's vocabulary values with draws from v's lists.
+func (v Vocabulary) apply(f *gofakeit.Faker, c *simulator.Campaign) {
+	if n := len(v.Statuses); n > 0 {
+		st := v.Statuses[f.IntRange(0, n-1)]
+		c.Status, c.StatusColor = st.Status, st.Color
+	}
+	if n := len(v.TimeZones); n > 0 {
+		c.ScheduledTimeZone, c.Offset = v.TimeZones[f.IntRange(0, n-1)], "+00:00"
+		for _, z := range zones {
+			if z.abbr == c.ScheduledTimeZone {
+				c.Offset = z.offset
+				break
+			}
+		}
+	}
+	if n := len(v.Reasons); n > 0 && c.Reason != nil {
+		r := v.Reasons[f.IntRange(0, n-1)]
+		c.Reason = &r
+	}
+	if n := len(v.AutoResend); n > 0 {
+		c.AutoResend = v.AutoResend[f.IntRange(0, n-1)]
+	}
 }
 
 func accountSeed(seed int64, accountID string) uint64 {

@@ -43,12 +43,22 @@ func (s *Server) handleAccountCreate(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
+	// A profile is checked first (400 with Check's reasons) and stored
+	// once by digest, which the account names, for every replica (issue 20).
+	var digest string
+	if len(spec.Profile) > 0 && string(spec.Profile) != "null" {
+		if digest, err = s.storeProfile(r.Context(), reg, spec.Profile); err != nil {
+			s.Error(w, r, err)
+			return
+		}
+	}
 	var a *simulator.CreatedAccount
 	for range maxCreateAttempts {
 		if a, err = simulator.NewThrowawayAccount(spec, reg.AccountDefaults(), s.now()()); err != nil {
 			s.Error(w, r, err)
 			return
 		}
+		a.ProfileDigest = digest
 		if err = reg.CreateAccount(r.Context(), a); simulator.ErrorCode(err) != simulator.ECONFLICT {
 			break
 		}
@@ -180,7 +190,10 @@ func (s *Server) handleAccountBudget(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	used, err := s.Counter.Count(r.Context(), a.AccountID, now)
+	// Counted as the account's profile counts (issue 20: a fixed window
+	// empties at its end).
+	p := s.accountProfile(r.Context(), &simulator.Account{AccountID: a.AccountID, ProfileDigest: a.ProfileDigest})
+	used, err := simulator.CountPolicy(r.Context(), s.Counter, a.AccountID, now, ratePolicy(p))
 	if err != nil {
 		s.Error(w, r, fmt.Errorf("account budget: %w", err))
 		return

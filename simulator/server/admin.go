@@ -176,7 +176,7 @@ func decodeAdmin(r *http.Request, v any) error {
 func (s *Server) handleAdminConfig(w http.ResponseWriter, r *http.Request) {
 	limit, window := s.rateLimit()
 	writeJSON(w, http.StatusOK, &simulator.ConfigResponse{RateLimit: limit, RateWindow: window.String(),
-		MaxBodyBytes: s.maxBodyBytes(), BasePath: spec.BasePath, BuildInfo: s.Info})
+		MaxBodyBytes: s.maxBodyBytes(), BasePath: spec.BasePath, BuildInfo: s.Info, Profile: ProfileInfo(s.serverProfile())})
 }
 
 // handleAdminReset puts the state back as it was at start: no contacts, no

@@ -102,6 +102,10 @@ func (s *Server) record(next http.Handler) http.Handler {
 			if ra := w.Header()["Retry-After"]; len(ra) == 1 {
 				if sec, err := strconv.Atoi(ra[0]); err == nil && sec > 0 {
 					record.RetryAfter = time.Duration(sec) * time.Second
+				} else if at, err := http.ParseTime(ra[0]); err == nil && !record.Now.IsZero() {
+					// A profile that dates its Retry-After (issue 20):
+					// from the simulator time the limiter decided at.
+					record.RetryAfter = max(at.Sub(record.Now), 0)
 				}
 			}
 			// The refusal path only: the hot path has authenticated. A 403

@@ -89,28 +89,69 @@ func firstOf(ok bool, a string, okB bool, b, c string) string {
 // the Gate (one Redis round trip): one counter per account for all
 // operations together, on the simulator's clock, then the pending fault
 // that applies to the request's operation and account. It runs after
-// authentication, so requests answered 401 or 403 are neither counted (they
-// name no account the caller proved it owns) nor faulted; requests it
-// refuses with 429 are not counted and take no fault. An allowed request
-// counts even when a fault then answers it: the partner's server saw it.
+// authentication, so requests answered 401 or 403 are not faulted (nor
+// counted, unless the profile counts 401s: countUnauthenticated). An
+// allowed request counts even when a fault then answers it: the partner's
+// server saw it.
+//
+// Where §8 is silent the request's profile decides (profileFor, issue
+// 20): the window and whether refusals count (the Gate's RatePolicy),
+// whether a request with an invalid body counts (countsBadRequests) and
+// which refusal wins when the budget is spent too (limitFirst), the
+// rate-limit headers and Retry-After (rateHeaders), and, with
+// ProfileLatency, how long the answer takes (playLatency).
 func (s *Server) limitRate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		a, rec := simulator.AccountFromContext(r.Context()), recordFrom(r)
+		p := s.profileFor(r)
+		policy := ratePolicy(p)
+		def := defaultProfile.Rate
+		counts, limitFirst := p.Rate.CountsBadRequests.Or(def.CountsBadRequests), p.Rate.LimitFirst.Or(def.LimitFirst)
+		s.playLatency(r, p, rec.Entry.Operation)
+		var badBody error
+		if !counts || !limitFirst {
+			badBody = s.bodyError(r)
+		}
+		if badBody != nil && !limitFirst && !counts {
+			// The body is checked before the limit, and the request is
+			// not counted.
+			s.Error(w, r, badBody)
+			return
+		}
+		if badBody != nil && !counts {
+			// The limit first, but an invalid body is not counted: only a
+			// spent budget answers 429, decided by the gate (which
+			// counts nothing it refuses unless refusals count).
+			spent, err := s.budgetSpent(r, a.AccountID, policy)
+			if err != nil {
+				s.Error(w, r, err)
+				return
+			}
+			if !spent {
+				s.Error(w, r, badBody)
+				return
+			}
+		}
 		ad, err := s.gate().Admit(r.Context(), simulator.Arrival{
-			AccountID: a.AccountID, Operation: rec.Entry.Operation, Real: s.now()(), Draw: s.draw(),
+			AccountID: a.AccountID, Operation: rec.Entry.Operation, Real: s.now()(), Draw: s.draw(), Policy: policy,
 		})
 		if err != nil {
 			s.Error(w, r, err)
 			return
 		}
 		d := ad.Rate
-		limit, _ := s.rateLimit()
-		w.Header().Set("X-RateLimit-Limit", strconv.Itoa(limit))
-		w.Header().Set("X-RateLimit-Remaining", strconv.Itoa(max(limit-d.Count, 0)))
+		limit, window := s.rateLimit()
+		rateHeaders(w.Header(), p, limit, window, d, ad.Now)
 		rec.Now = ad.Now
+		if badBody != nil && !limitFirst {
+			// Counted, but the body answers before the limit: a 400 says
+			// nothing of when to come back.
+			w.Header().Del("Retry-After")
+			s.Error(w, r, badBody)
+			return
+		}
 		if !d.Allowed {
 			rec.Limited = true
-			w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(d.RetryAfter)))
 			s.Error(w, r, &simulator.Error{Code: simulator.ERATELIMIT, Message: spec.MsgRateLimit})
 			return
 		}
@@ -122,6 +163,21 @@ func (s *Server) limitRate(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// budgetSpent reports whether the account's budget is spent under policy
+// at its clock, counting nothing.
+func (s *Server) budgetSpent(r *http.Request, accountID string, policy simulator.RatePolicy) (bool, error) {
+	now, err := s.accountClock(r.Context(), accountID)
+	if err != nil {
+		return false, err
+	}
+	n, err := simulator.CountPolicy(r.Context(), s.Counter, accountID, now, policy)
+	if err != nil {
+		return false, fmt.Errorf("rate budget: %w", err)
+	}
+	limit, _ := s.rateLimit()
+	return n >= limit, nil
 }
 
 // gate is the Gate, or the stores composed when none is set.

@@ -65,11 +65,12 @@ func (p *partnerAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // operation returns one operation's whole handler: spec §1 rule 4 (POST),
-// then §5 authentication, then §8's rate decision and the control API's
+// then §5 authentication (whose 401s countUnauthenticated may count, as
+// the profile says), then §8's rate decision and the control API's
 // fault together (limitRate), then the body (requireJSON) and h. The chain
 // is built once per operation, so a request's route is looked up once.
 func (s *Server) operation(op string, h http.HandlerFunc) http.Handler {
-	chain := s.authenticate(s.answers(op, s.limitRate(s.requireJSON(h))))
+	chain := s.countUnauthenticated(s.authenticate(s.answers(op, s.limitRate(s.requireJSON(h)))))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			// http.otherMethod, decided before authentication: the

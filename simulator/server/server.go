@@ -56,6 +56,10 @@ type Server struct {
 	// spec is silent (docs/fidelity.md). May be nil: the default profile
 	// (fixtures/profile's default.json), today's choices.
 	Profile *profile.Profile
+	// ProfileLatency delays each partner answer by a draw of the latency
+	// the playing profile learned for the operation (--profile-latency,
+	// issue 20). False: answers go at once.
+	ProfileLatency bool
 
 	// Info is what GET /config and /version report besides the limits.
 	// May be nil. If nil, they report the limits only.
@@ -96,6 +100,11 @@ type Server struct {
 
 	journal *journal
 	once    sync.Once
+	// profiles caches the profiles of throwaway accounts by digest
+	// (profile.go): a profile never changes under its digest, so a
+	// replica reads each from the registry once, whichever replica
+	// stored it.
+	profiles sync.Map // digest -> *profile.Profile
 
 	ln, adminLn   net.Listener
 	srv, adminSrv *http.Server

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/partner-v3/conformance-kit/fixtures"
+	"github.com/partner-v3/conformance-kit/fixtures/profile"
 	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/clientreport"
@@ -93,6 +94,15 @@ type Config struct {
 	// Violations name deliberate breaches of the spec, from
 	// violation.Catalogue. Empty means a faithful simulator.
 	Violations []string
+
+	// Profile is the deployment profile the simulator plays where the
+	// spec is silent (issue 20, --profile): its choices in the handlers
+	// and the rate limiter, and its vocabulary in the generated
+	// campaigns. Nil means the default profile (today's behaviour).
+	Profile *profile.Profile
+	// ProfileLatency delays each partner answer by a draw of the playing
+	// profile's latency (--profile-latency). False: answers go at once.
+	ProfileLatency bool
 
 	// Logger may be nil (nothing is logged). Now may be nil (time.Now).
 	Logger *slog.Logger
@@ -183,6 +193,9 @@ func New(ctx context.Context, cfg Config) (*Simulator, error) {
 		Info:       &simulator.BuildInfo{Violations: violationNames(violations), Version: cmp.Or(cfg.Version, "dev")},
 		OpenAPI:    doc,
 		Reports:    clientreport.New(cfg.RateLimit, cfg.RateWindow, cfg.Now),
+
+		Profile:        cfg.Profile,
+		ProfileLatency: cfg.ProfileLatency,
 	}
 	m := metrics.New(metrics.Sources{
 		ContactsStored: sim.contactsStored, ThrowawayAccounts: sim.throwawayAccounts,
@@ -225,7 +238,7 @@ func (sim *Simulator) openState(ctx context.Context, cfg Config, limit int, wind
 	if cfg.RedisURL == "" {
 		accounts := inmem.NewAccountStore(sim.Accounts)
 		accounts.Defaults = defaults
-		campaigns.Generate = throwawayCampaigns(accounts)
+		campaigns.Generate = throwawayCampaigns(accounts, cfg.Profile)
 		s.Accounts, s.Registry, s.Contacts, s.Campaigns, s.Control = accounts, accounts, inmem.NewContactStore(), campaigns, inmem.NewControlStore()
 		s.Counter = inmem.NewRateCounter(limit, window)
 		return nil
@@ -244,7 +257,7 @@ func (sim *Simulator) openState(ctx context.Context, cfg Config, limit int, wind
 	sim.closers = append(sim.closers, db.Close)
 	sim.redis = db
 	accounts := redisstore.NewAccountStore(db, sim.Accounts, defaults)
-	campaigns.Generate = throwawayCampaigns(accounts)
+	campaigns.Generate = throwawayCampaigns(accounts, cfg.Profile)
 	// Campaigns never change after seeding: each replica keeps its own.
 	s.Accounts, s.Registry, s.Contacts, s.Campaigns, s.Control = accounts, accounts, redisstore.NewContactStore(db), campaigns, redisstore.NewControlStore(db)
 	s.Counter = redisstore.NewRateCounter(db, limit, window)
@@ -284,7 +297,10 @@ func (sim *Simulator) throwawayAccounts(ctx context.Context) (int, error) {
 // replica serves the same. A configured account (the seeded ones) or an
 // unknown one gets none. It costs a registry lookup (a Redis round trip in
 // Redis mode) only when the campaign cache misses.
-func throwawayCampaigns(reg simulator.AccountRegistry) func(ctx context.Context, accountID string) ([]*simulator.Campaign, error) {
+//
+// An account that plays a profile of its own shows that profile's
+// vocabulary (issue 20), others the simulator's profile's (p, may be nil).
+func throwawayCampaigns(reg simulator.AccountRegistry, p *profile.Profile) func(ctx context.Context, accountID string) ([]*simulator.Campaign, error) {
 	return func(ctx context.Context, accountID string) ([]*simulator.Campaign, error) {
 		a, err := reg.FindAccount(ctx, accountID)
 		if simulator.ErrorCode(err) == simulator.ENOTFOUND {
@@ -295,7 +311,19 @@ func throwawayCampaigns(reg simulator.AccountRegistry) func(ctx context.Context,
 		if !a.Throwaway {
 			return nil, nil
 		}
-		cs := seed.ThrowawayCampaigns(a.Seed, accountID, a.Campaigns)
+		v := vocabulary(p)
+		if a.ProfileDigest != "" {
+			data, err := reg.FindProfile(ctx, a.ProfileDigest)
+			if err != nil {
+				return nil, fmt.Errorf("account profile: %w", err)
+			}
+			own, err := profile.Parse(data)
+			if err != nil {
+				return nil, fmt.Errorf("account profile: %w", err)
+			}
+			v = vocabulary(own)
+		}
+		cs := seed.ThrowawayCampaignsWith(a.Seed, accountID, a.Campaigns, v)
 		if cs == nil {
 			cs = []*simulator.Campaign{} // none, and cached as such
 		}
@@ -321,7 +349,8 @@ func (sim *Simulator) seed(ctx context.Context, cfg Config, accounts []*simulato
 		for i, a := range accounts {
 			ids[i] = a.AccountID
 		}
-		campaigns, version = seed.Campaigns(s, ids, n), seed.Version(s, ids, n)
+		v := vocabulary(cfg.Profile)
+		campaigns, version = seed.CampaignsWith(s, ids, n, v), seed.VersionWith(s, ids, n, v)
 		sim.Info.Seed, sim.Info.CampaignsPerAccount = &s, &n
 	}
 	stored, err := sim.Campaigns.SeedCampaigns(ctx, version, campaigns)
@@ -478,4 +507,29 @@ func violationNames(v violation.Set) []string {
 		out = append(out, string(n))
 	}
 	return out
+}
+
+// vocabulary is the seed vocabulary of p's known vocabulary choices; an
+// Unknown one (all of the default profile's) leaves the generator's own.
+func vocabulary(p *profile.Profile) seed.Vocabulary {
+	var v seed.Vocabulary
+	if p == nil {
+		return v
+	}
+	voc := p.Vocabulary
+	if voc.Statuses.Known() {
+		for _, sc := range voc.Statuses.Value {
+			v.Statuses = append(v.Statuses, seed.StatusColor{Status: sc.Status, Color: sc.Color})
+		}
+	}
+	if voc.TimeZones.Known() {
+		v.TimeZones = voc.TimeZones.Value
+	}
+	if voc.Reasons.Known() {
+		v.Reasons = voc.Reasons.Value
+	}
+	if voc.AutoResend.Known() {
+		v.AutoResend = voc.AutoResend.Value
+	}
+	return v
 }

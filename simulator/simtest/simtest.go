@@ -35,6 +35,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/fixtures/profile"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
@@ -83,6 +84,7 @@ type settings struct {
 	adminToken   string
 	faults       []control.FaultSpec
 	logger       *slog.Logger
+	profile      *profile.Profile
 }
 
 // Option configures a Simulator; the options mirror simulator/container's.
@@ -138,6 +140,13 @@ func WithLogger(logger *slog.Logger) Option {
 	return func(s *settings) { s.logger = logger }
 }
 
+// WithProfile makes the simulator play p where the spec is silent (issue
+// 20, --profile): its error bodies, rate-limit window and headers,
+// vocabulary and the rest. Nil means the default profile.
+func WithProfile(p *profile.Profile) Option {
+	return func(s *settings) { s.profile = p }
+}
+
 // New starts a simulator for the test and closes it when the test and its
 // subtests end (tb.Cleanup). It fails the test (tb.Fatal) when the
 // simulator cannot start.
@@ -188,6 +197,7 @@ func start(dataDir string, opts []Option) (*Simulator, error) {
 		RateWindow:         st.rateWindow,
 		AdminToken:         st.adminToken,
 		Logger:             st.logger,
+		Profile:            st.profile,
 	}
 	if st.campaigns != nil {
 		// sim.Config: zero means the default, a negative count none.

@@ -59,6 +59,17 @@ func Run(t *testing.T, open func(t *testing.T) Backend) {
 			return open(t).NewRateCounter(limit, window)
 		})
 	})
+	t.Run("RatePolicy", func(t *testing.T) {
+		testRatePolicies(t, func(t *testing.T, limit int, window time.Duration) policyTaker {
+			return counterTaker(t, open(t).NewRateCounter(limit, window))
+		})
+	})
+	t.Run("GatePolicy", func(t *testing.T) {
+		testRatePolicies(t, func(t *testing.T, limit int, window time.Duration) policyTaker {
+			g, c := open(t).NewGate(limit, window)
+			return gateTaker(t, g, c)
+		})
+	})
 	t.Run("Control", func(t *testing.T) { testControl(t, open) })
 	t.Run("Gate", func(t *testing.T) { testGate(t, open) })
 	t.Run("Accounts", func(t *testing.T) { testAccounts(t, open) })
