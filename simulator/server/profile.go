@@ -107,7 +107,6 @@ func ratePolicy(p *profile.Profile) simulator.RatePolicy {
 	}
 }
 
-
 // rateHeaders writes the rate-limit headers a profile's rateLimit.headers
 // and retryAfter choices name, for a request decided d at now, with the
 // server's limit and window.
