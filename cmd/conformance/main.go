@@ -52,10 +52,13 @@ const (
 // help is what --help says besides the flags.
 var help = flagenv.Help{
 	Usage: "usage: conformance [flags]\n" +
+		"       conformance profile [target flags] [--out deployment-profile.json]\n" +
 		"       conformance verify certificate.json --public-key FILE\n" +
 		"       conformance keygen [--private FILE] [--public FILE]",
 	Intro: "Runs the Partner API v" + spec.Version + " conformance suite against a deployment (--base-url) or\n" +
-		"a container image (--image), and writes the verdict and reports to --report-dir.\n" +
+		"a container image (--image), and writes the verdict and reports to --report-dir, with\n" +
+		"profile.json, the deployment's choices where the spec is silent (--no-profile: none).\n" +
+		"profile learns that profile alone (conformance profile --help).\n" +
 		"verify checks a signed certificate.json; keygen makes a signing key pair\n" +
 		"(conformance verify --help, conformance keygen --help). Flags win over their variables.",
 	Prefix:  envPrefix,
@@ -117,6 +120,8 @@ type options struct {
 	ephemeral                              bool
 	tags                                   string
 	readOnly                               bool
+	noProfile                              bool
+	out                                    string // conformance profile --out
 	format                                 string
 	reportDir                              string
 	featuresDir                            string
@@ -137,8 +142,14 @@ type options struct {
 // parseFlags reads args, then the CONFORMANCE_* environment for every flag
 // not given (flag > environment > default).
 func parseFlags(args []string, getenv func(string) string) (*options, error) {
+	return parseFlagsOf("conformance", args, getenv)
+}
+
+// parseFlagsOf is parseFlags for the command name: "conformance profile"
+// adds --out.
+func parseFlagsOf(name string, args []string, getenv func(string) string) (*options, error) {
 	o := &options{}
-	fs := flag.NewFlagSet("conformance", flag.ContinueOnError)
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	flagenv.Quiet(fs)
 	o.fs = fs
 	fs.StringVar(&o.baseURL, "base-url", "", "target base address, ending in "+spec.BasePath+" (required)")
@@ -155,6 +166,7 @@ func parseFlags(args []string, getenv func(string) string) (*options, error) {
 	fs.BoolVar(&o.ephemeral, "ephemeral-accounts", false, "make the primary and second accounts through the simulator's control API for this run and delete them after it (needs --admin-url; replaces the credential flags), so parallel runs against one simulator never share a budget")
 	fs.StringVar(&o.tags, "tags", suite.DefaultTags, `scenarios to run, a godog tag expression ("@normative && ~@rate-limit", "@normative,@simulator")`)
 	fs.BoolVar(&o.readOnly, "read-only", false, "skip the @writes scenarios (for production)")
+	fs.BoolVar(&o.noProfile, "no-profile", false, "do not learn the deployment profile after the scenarios (profile.json; its probes spend the rate budget again)")
 	fs.StringVar(&o.format, "format", "pretty", "reports, comma-separated: pretty, progress, cucumber, junit, html; the first is shown on stdout, each is written to --report-dir")
 	fs.StringVar(&o.reportDir, "report-dir", "conformance-report", `directory for the formatter files and the summary (summary.json, summary.md); "" writes none`)
 	fs.StringVar(&o.featuresDir, "features", "", "directory of .feature files to run instead of the embedded suite")
@@ -167,6 +179,9 @@ func parseFlags(args []string, getenv func(string) string) (*options, error) {
 	fs.StringVar(&o.signKey, "sign-key", "", "Ed25519 private key (PEM, PKCS #8) to sign certificate.json with (see: conformance keygen)")
 	fs.Int64Var(&o.random, "random", 0, "scenario order: 0 file order (rate limit last), -1 a random seed (printed by the formatter), N that seed")
 	o.image.register(fs)
+	if name == profileCommand {
+		fs.StringVar(&o.out, "out", "deployment-profile.json", "file the learned profile is written to")
+	}
 	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
 		return o, err
 	} else if err != nil {
@@ -216,6 +231,7 @@ func (o *options) config(stdout, stderr io.Writer) (suite.Config, error) {
 		EphemeralAccounts: o.ephemeral,
 		Tags:              o.tags,
 		ReadOnly:          o.readOnly,
+		NoProfile:         o.noProfile,
 		RateLimit:         o.rateLimit,
 		RateWindow:        o.rateWindow,
 		Timeout:           o.timeout,
@@ -288,6 +304,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return verify(args[1:], stdout, stderr)
 		case "keygen":
 			return keygen(args[1:], stdout, stderr)
+		case "profile":
+			return learnProfile(ctx, args[1:], stdout, stderr)
 		}
 	}
 	o, err := parseFlags(args, os.Getenv)
@@ -415,6 +433,12 @@ func writeReports(dir string, res *suite.Result, key ed25519.PrivateKey, formats
 	}
 	if res.Verdict == suite.VerdictNotRun {
 		return nil // nothing to certify
+	}
+	// Before the certificate, which records the digest of its bytes.
+	if res.Profile != nil {
+		if err := writeFile(filepath.Join(dir, "profile.json"), res.WriteProfile); err != nil {
+			return err
+		}
 	}
 	return writeFile(filepath.Join(dir, "certificate.json"), func(w io.Writer) error {
 		return suite.WriteCertificate(w, res.Certificate(), key)
