@@ -128,7 +128,11 @@ func (l *learner) list(ctx context.Context) error {
 		return err
 	}
 	o := listOutcome(x)
-	l.p.List.PastLast = profile.Choice[profile.PastLast]{Value: profile.PastLast{Outcome: o, Echo: o.Accepted() && o.PageNo == past}, Evidence: l.evidences(x)}
+	echo := o.Accepted() && o.PageNo == past
+	// Echo says which pageNo a 200 answered; the number itself depends on
+	// the account's campaigns, which are no choice.
+	o.PageNo, o.PageSize = 0, 0
+	l.p.List.PastLast = profile.Choice[profile.PastLast]{Value: profile.PastLast{Outcome: o, Echo: echo}, Evidence: l.evidences(x)}
 	// Filtering: deleted campaigns left out of the count, or of the pages.
 	deletedListed := slices.ContainsFunc(all, func(c campaign) bool { return c.Active == 0 })
 	switch {
@@ -497,7 +501,11 @@ func (l *learner) http(ctx context.Context) error {
 			if !isObj {
 				break
 			}
-			fields[op] = extraFields(keys, vals, successFieldNames[op], x)
+			// Only operations that add fields: {} is a deployment that
+			// adds none (default.json).
+			if fs := extraFields(keys, vals, successFieldNames[op], x); len(fs) > 0 {
+				fields[op] = fs
+			}
 			sfEv = append(sfEv, x)
 			break
 		}
@@ -508,11 +516,6 @@ func (l *learner) http(ctx context.Context) error {
 		return nil
 	}
 	l.p.HTTP.ResponseContentType = profile.Choice[string]{Value: ok.header.Get("Content-Type"), Evidence: l.evidences(ok)}
-	for op, fs := range fields {
-		if fs == nil {
-			fields[op] = []profile.Field{}
-		}
-	}
 	l.p.HTTP.SuccessFields = profile.Choice[map[string][]profile.Field]{Value: fields, Evidence: l.evidences(sfEv...)}
 	return nil
 }
