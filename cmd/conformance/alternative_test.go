@@ -624,7 +624,7 @@ func runAltOnce(url, caFile, dir string, accounts []control.Credentials) altRun 
 		"--base-url", url + spec.BasePath, "--ca-cert", caFile,
 		"--api-key", primary.APIKey, "--api-secret", primary.APISecret, "--account-id", primary.AccountID,
 		"--second-api-key", second.APIKey, "--second-api-secret", second.APISecret, "--second-account-id", second.AccountID,
-		"--rate-limit", fmt.Sprint(altLimit), "--rate-window", altWindow.String(), "--format", "progress", "--report-dir", dir, "--no-colors",
+		"--rate-limit", fmt.Sprint(altLimit), "--rate-window", altWindow.String(), "--format", "progress", "--report-dir", dir, "--no-colors", "--no-profile",
 	}, &stdout, &stderr)
 	r := altRun{code: code, out: stdout.String() + "\nstderr:\n" + stderr.String(), took: time.Since(started)}
 	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))

@@ -306,3 +306,67 @@ func TestLearnSimulatorAtTheSpecsLimit(t *testing.T) {
 		t.Errorf("rate window %+v, want sliding", w)
 	}
 }
+
+// TestLearnAfterRun: a run learns the profile after its scenarios and
+// writes profile.json, whose digest the certificate records; --no-profile
+// writes neither, and neither changes the verdict.
+func TestLearnAfterRun(t *testing.T) {
+	s := MustOpenSimulator(t)
+	base := simulatorArgs(t, s)
+	base = slices.DeleteFunc(base, func(a string) bool { return a == "--no-profile" })
+	tests := []struct {
+		name        string
+		args        []string
+		wantProfile bool
+	}{
+		{"an ordinary run writes profile.json", nil, true},
+		{"--no-profile writes none", []string{"--no-profile"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			args := append(slices.Clone(base), "--tags", "@normative && @rule-auth-key", "--format", "progress", "--report-dir", dir)
+			var stdout, stderr bytes.Buffer
+			if code := run(context.Background(), append(args, tt.args...), &stdout, &stderr); code != exitPass {
+				t.Fatalf("exit status %d, want 0\n%s\n%s", code, stdout.String(), stderr.String())
+			}
+			b, err := os.ReadFile(filepath.Join(dir, "profile.json"))
+			if got := err == nil; got != tt.wantProfile {
+				t.Fatalf("profile.json written: %v, want %v (%v)", got, tt.wantProfile, err)
+			}
+			cert, err := os.ReadFile(filepath.Join(dir, "certificate.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var env struct {
+				Certificate struct {
+					ProfileDigest string `json:"profileDigest"`
+				} `json:"certificate"`
+			}
+			if err := json.Unmarshal(cert, &env); err != nil {
+				t.Fatal(err)
+			}
+			want := ""
+			if tt.wantProfile {
+				want = profile.Digest(b)
+				p, err := profile.Parse(b)
+				if err != nil {
+					t.Fatalf("profile.json: %v", err)
+				}
+				if p.Rate.Window.Value != profile.WindowSliding {
+					t.Errorf("learned window %+v, want sliding", p.Rate.Window)
+				}
+				for _, a := range devAccounts(t)[:1] {
+					for _, secret := range []string{a.APIKey, a.APISecret, a.AccountID} {
+						if bytes.Contains(b, []byte(secret)) {
+							t.Errorf("profile.json holds a credential unmasked")
+						}
+					}
+				}
+			}
+			if got := env.Certificate.ProfileDigest; got != want {
+				t.Errorf("certificate profileDigest %q, want %q", got, want)
+			}
+		})
+	}
+}

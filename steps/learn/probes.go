@@ -683,7 +683,9 @@ const pacedN = 5
 // pacedSample sends a few requests of each operation at an even pace,
 // within the budget (§8).
 func (l *learner) pacedSample(ctx context.Context) error {
-	gap := max(l.env.RateWindow/time.Duration(max(l.env.RateLimit, 1)), 20*time.Millisecond)
+	// Even, and well within the budget (15 requests), but never a whole
+	// window's worth of waiting: W/L, at most 100 ms.
+	gap := min(l.env.RateWindow/time.Duration(max(l.env.RateLimit, 1)), 100*time.Millisecond)
 	l.paced = map[string][]time.Duration{}
 	for i := range pacedN {
 		for _, op := range spec.Paths() {
