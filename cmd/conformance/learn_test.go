@@ -370,3 +370,38 @@ func TestLearnAfterRun(t *testing.T) {
 		})
 	}
 }
+
+// TestLearnCouldNotRunExits2: conformance profile exits 2 with the fix
+// when it cannot learn, as the runner does, and writes no file.
+func TestLearnCouldNotRunExits2(t *testing.T) {
+	s := MustOpenSimulator(t)
+	good := simulatorArgs(t, s)
+	with := func(flag, v string) []string {
+		args := slices.Clone(good)
+		args[slices.Index(args, flag)+1] = v
+		return args
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no credentials", []string{"--base-url", s.URL(), "--ca-cert", s.Cert.CertFile}, "configuration error"},
+		{"a wrong secret", with("--api-secret", "wrong"), "check --api-key, --api-secret"},
+		{"an unknown flag", append(slices.Clone(good), "--bogus"), "usage error"},
+		{"an image", append(slices.Clone(good), "--image", "x"), "--image is not supported"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "p.json")
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), append(append([]string{"profile"}, tt.args...), "--out", out), &stdout, &stderr)
+			if code != exitUsage || !strings.Contains(stderr.String(), tt.want) {
+				t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr.String(), tt.want)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Error("a profile was written")
+			}
+		})
+	}
+}
