@@ -96,6 +96,16 @@ func (l *learner) rate(ctx context.Context) error {
 		}
 		l.logf("learning the profile: the rate-limit probe could not decide (%s)", why)
 	}
+	if ctl := l.env.Control; ctl != nil {
+		// The simulator's account clock ran ahead for the probe: put it
+		// back, and the counter its requests filled with it.
+		if _, err := ctl.ResetAccountClock(ctx, l.env.Primary.AccountID); err != nil {
+			return fmt.Errorf("reset the simulator's account clock: %w", err)
+		}
+		if _, err := l.env.Pacer.ResetBudget(ctx, l.env.Primary.AccountID); err != nil {
+			return err
+		}
+	}
 	if why != "" {
 		l.rateUnknown(why, r)
 		return nil
@@ -113,7 +123,8 @@ func (l *learner) rateTry(ctx context.Context) (*rateRun, string, error) {
 		return nil, "", err
 	}
 	if !reset {
-		if err := l.env.Pacer.WaitFresh(ctx, acct, limit+12); err != nil {
+		// No burst size: the probe finds its own clock-aligned window.
+		if err := l.env.Pacer.WaitFresh(ctx, acct, 0); err != nil {
 			return nil, "", err
 		}
 	}
@@ -126,7 +137,13 @@ func (l *learner) rateTry(ctx context.Context) (*rateRun, string, error) {
 		c.offset = ck.Now.Sub(time.Now())
 	}
 	m := min(time.Second, w/10) + l.rtt()
-	b := c.now().Truncate(w).Add(w) // the next clock-aligned boundary
+	// The clock-aligned boundary the burst starts after: the one just
+	// passed when t1 can still be sent 2m after it, else the next.
+	now := c.now()
+	b := now.Truncate(w)
+	if !now.Before(b.Add(2 * m)) {
+		b = b.Add(w)
+	}
 	if err := c.until(ctx, b.Add(2*m)); err != nil {
 		return nil, "", err
 	}
