@@ -367,6 +367,12 @@ func TestLearnAfterRun(t *testing.T) {
 			if got := env.Certificate.ProfileDigest; got != want {
 				t.Errorf("certificate profileDigest %q, want %q", got, want)
 			}
+			if got := readSummary(t, dir).ProfileDigest; got != want {
+				t.Errorf("summary profileDigest %q, want %q", got, want)
+			}
+			if got := strings.Contains(stdout.String(), "deployment profile: "); got != tt.wantProfile {
+				t.Errorf("the verdict block names profile.json: %v, want %v\n%s", got, tt.wantProfile, stdout.String())
+			}
 		})
 	}
 }

@@ -414,10 +414,18 @@ func writeSummaries(dir string, res *suite.Result) error {
 	return nil
 }
 
-// writeReports writes the summaries, every request and response of the run
+// writeReports writes the deployment profile (profile.json, when the run
+// learned one), the summaries, every request and response of the run
 // (exchanges.har), the reports of the formats written from the Result, and
 // certificate.json, signed when a key is given.
 func writeReports(dir string, res *suite.Result, key ed25519.PrivateKey, formats []string) error {
+	// First: the summary and the certificate record the digest of its
+	// bytes.
+	if res.Profile != nil {
+		if err := writeFile(filepath.Join(dir, "profile.json"), res.WriteProfile); err != nil {
+			return err
+		}
+	}
 	if err := writeSummaries(dir, res); err != nil {
 		return err
 	}
@@ -433,12 +441,6 @@ func writeReports(dir string, res *suite.Result, key ed25519.PrivateKey, formats
 	}
 	if res.Verdict == suite.VerdictNotRun {
 		return nil // nothing to certify
-	}
-	// Before the certificate, which records the digest of its bytes.
-	if res.Profile != nil {
-		if err := writeFile(filepath.Join(dir, "profile.json"), res.WriteProfile); err != nil {
-			return err
-		}
 	}
 	return writeFile(filepath.Join(dir, "certificate.json"), func(w io.Writer) error {
 		return suite.WriteCertificate(w, res.Certificate(), key)
@@ -482,5 +484,8 @@ func printVerdict(w io.Writer, res *suite.Result, dir string) {
 	}
 	if dir != "" {
 		fmt.Fprintf(w, "  summary: %s\n", filepath.Join(dir, "summary.md"))
+		if res.Profile != nil {
+			fmt.Fprintf(w, "  deployment profile: %s\n", filepath.Join(dir, "profile.json"))
+		}
 	}
 }
