@@ -15,7 +15,7 @@ import (
 
 // rateAttempts is how often the rate-limit probe is tried when its burst
 // did not fit in one window.
-const rateAttempts = 2
+const rateAttempts = 3
 
 // serverClock estimates the time the target judges windows by: the
 // simulator's account clock through its control API (moved forward
