@@ -40,7 +40,7 @@ func (c *serverClock) until(ctx context.Context, t time.Time) error {
 		if err != nil {
 			return fmt.Errorf("advance the simulator's clock: %w", err)
 		}
-		c.offset = ck.Now.Sub(time.Now())
+		c.offset = time.Until(ck.Now)
 		return nil
 	}
 	return c.l.env.Pacer.Sleep(ctx, d)
@@ -134,7 +134,7 @@ func (l *learner) rateTry(ctx context.Context) (*rateRun, string, error) {
 		if err != nil {
 			return nil, "", fmt.Errorf("read the simulator's clock: %w", err)
 		}
-		c.offset = ck.Now.Sub(time.Now())
+		c.offset = time.Until(ck.Now)
 	}
 	m := min(time.Second, w/10) + l.rtt()
 	// The clock-aligned boundary the burst starts after: the one just
