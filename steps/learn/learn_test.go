@@ -155,26 +155,27 @@ func TestRateRead(t *testing.T) {
 	tests := []struct {
 		name                              string
 		valid, limitFirst                 int
-		afterClock, after1, after2        int
+		mid, afterClock, after1, after2   int
 		window                            string
 		refused, bad, unauth, limitFirstW string
 	}{
-		{"the clock's next window serves", 99, 429, 200, 0, 0, profile.WindowFixedClock, "?", "no", "no", "yes"},
-		{"sliding, refused requests not counted, 400s counted", 94, 429, 429, 200, 429, profile.WindowSliding, "no", "yes", "no", "yes"},
-		{"sliding, refused requests counted, 401s counted", 97, 429, 429, 429, 429, profile.WindowSliding, "yes", "no", "yes", "yes"},
-		{"a window from the first request, everything counted", 92, 429, 429, 200, 200, profile.WindowFixedFirst, "?", "yes", "yes", "yes"},
-		{"the body checked first with the budget spent", 99, 400, 429, 200, 429, profile.WindowSliding, "no", "no", "no", "no"},
-		{"a 400 with the budget spent may have counted", 94, 400, 429, 429, 429, profile.WindowSliding, "?", "yes", "no", "no"},
-		{"no count fits", 50, 429, 200, 0, 0, profile.WindowFixedClock, "?", "?", "?", "yes"},
-		{"a 500 after the boundary", 99, 429, 500, 0, 0, "?", "?", "no", "no", "yes"},
-		{"served, then a 500", 99, 429, 429, 200, 500, "?", "?", "no", "no", "yes"},
-		{"a 503 for the invalid body", 99, 503, 200, 0, 0, profile.WindowFixedClock, "?", "no", "no", "?"},
+		{"the clock's next window serves", 99, 429, 429, 200, 0, 0, profile.WindowFixedClock, "?", "no", "no", "yes"},
+		{"sliding, refused requests not counted, 400s counted", 94, 429, 429, 429, 200, 429, profile.WindowSliding, "no", "yes", "no", "yes"},
+		{"sliding, refused requests counted, 401s counted", 97, 429, 429, 429, 429, 429, profile.WindowSliding, "yes", "no", "yes", "yes"},
+		{"a window from the first request, everything counted", 92, 429, 429, 429, 200, 200, profile.WindowFixedFirst, "?", "yes", "yes", "yes"},
+		{"the body checked first with the budget spent", 99, 400, 429, 429, 200, 429, profile.WindowSliding, "no", "no", "no", "no"},
+		{"a 400 with the budget spent may have counted", 94, 400, 429, 429, 429, 429, profile.WindowSliding, "?", "yes", "no", "no"},
+		{"no count fits", 50, 429, 429, 200, 0, 0, profile.WindowFixedClock, "?", "?", "?", "yes"},
+		{"a 500 after the boundary", 99, 429, 429, 500, 0, 0, "?", "?", "no", "no", "yes"},
+		{"served, then a 500", 99, 429, 429, 429, 200, 500, "?", "?", "no", "no", "yes"},
+		{"served late in the window: a token bucket", 60, 429, 200, 200, 0, 0, "?", "?", "?", "?", "yes"},
+		{"a 503 for the invalid body", 99, 503, 429, 200, 0, 0, profile.WindowFixedClock, "?", "no", "no", "?"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			l := &learner{env: Env{RateLimit: limit, RateWindow: time.Minute}, p: &profile.Profile{}}
 			l.rateRead(&rateRun{first: x(200), unauth: xs(401, 2), bad: xs(400, 5), valid: tt.valid, refused: x(429),
-				limitFirst: x(tt.limitFirst), afterClock: x(tt.afterClock), after1: x(tt.after1), after2: x(tt.after2)})
+				limitFirst: x(tt.limitFirst), mid: x(tt.mid), afterClock: x(tt.afterClock), after1: x(tt.after1), after2: x(tt.after2)})
 			r := l.p.Rate
 			window := r.Window.Value
 			if !r.Window.Known() {

@@ -66,6 +66,7 @@ type rateRun struct {
 	valid       int     // valid requests served after them
 	refused     *exch   // the first 429
 	limitFirst  *exch   // {} Campaign Stats while spent
+	mid         *exch   // late in the window, before any window ends
 	afterClock  *exch   // at the clock's next window boundary + margin
 	after1      *exch   // at t1 + W + margin
 	after2      *exch
@@ -77,7 +78,8 @@ type rateRun struct {
 // wrong secret and five {} Campaign Stats, then valid requests until the
 // first 429: L-1-2a-5b were served, a and b telling whether 401s and 400s
 // count; one {} Stats then tells whether the limit is checked first. At
-// B+W+m one request: served only under clock-aligned windows (a window
+// B+W-2m one request must still be refused (no window has ended; served,
+// the limit refills as it goes and fits no window). At B+W+m one request: served only under clock-aligned windows (a window
 // that started at t1, or a sliding one, still holds every request). At
 // t1+W+m two: a sliding window has dropped t1 alone (L-1 counted, served,
 // then refused) unless it counts refused requests (refused at once); a
@@ -198,6 +200,17 @@ func (l *learner) rateTry(ctx context.Context) (*rateRun, string, error) {
 	if end := c.at(r.limitFirst.recv); !end.Before(b.Add(w - m)) {
 		return r, fmt.Sprintf("the burst ended %s after the window began, too late in a %s window", end.Sub(b).Round(time.Millisecond), w), nil
 	}
+	// Late in the window no window of the three has ended: a request
+	// served there means a limit that refills as it goes (a token bucket).
+	if err := c.until(ctx, b.Add(w-2*m)); err != nil {
+		return nil, "", err
+	}
+	if r.mid, err = l.send(ctx, valid); err != nil {
+		return nil, "", err
+	}
+	if end := c.at(r.mid.recv); !end.Before(b.Add(w - m)) {
+		return r, fmt.Sprintf("the request late in the window was answered %s after it began, too late in a %s window", end.Sub(b).Round(time.Millisecond), w), nil
+	}
 	if err := c.until(ctx, b.Add(w+m)); err != nil {
 		return nil, "", err
 	}
@@ -274,10 +287,16 @@ func (l *learner) rateRead(r *rateRun) {
 	}
 	p.RetryAfter = l.retryAfter(r.refused)
 	p.Headers = l.rateHeaders(r.first, r.refused)
-	winEv := l.evidences(r.first, r.refused, r.afterClock, r.after1, r.after2)
+	winEv := l.evidences(r.first, r.refused, r.mid, r.afterClock, r.after1, r.after2)
 	fixed := "a fixed window does not show it"
 	ok, no := http.StatusOK, http.StatusTooManyRequests
 	switch {
+	case r.mid.status != no:
+		why := fmt.Sprintf("a request late in the window, before any window could end, was answered %d, not 429", r.mid.status)
+		if r.mid.status == ok {
+			why += ": the limit refills as it goes (a token bucket?), none of the windows a profile can hold"
+		}
+		p.Window, p.CountsRefused = unknown[string](why, winEv...), unknown[bool](why, winEv...)
 	case r.afterClock.status == ok:
 		p.Window = profile.Choice[string]{Value: profile.WindowFixedClock, Evidence: winEv}
 		p.CountsRefused = unknown[bool](fixed)
