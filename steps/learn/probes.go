@@ -724,7 +724,9 @@ func (l *learner) pacedSample(ctx context.Context) error {
 func (l *learner) latency() {
 	probes := map[string][]time.Duration{}
 	for _, x := range l.exchanges() {
-		if x.op != "" && !x.paced && x.status != http.StatusTooManyRequests {
+		// The body-limit probe's large bodies time the upload, not the
+		// operation.
+		if x.op != "" && !x.paced && x.status != http.StatusTooManyRequests && len(x.reqBody) < profile.BodySizes[0] {
 			probes[x.op] = append(probes[x.op], x.recv.Sub(x.sent))
 		}
 	}
