@@ -65,6 +65,9 @@ type altOptions struct {
 	// exact sliding log) instead of windows aligned to the clock (§8 "per
 	// minute" reads both ways).
 	Sliding bool
+	// FirstWindow starts a window at the first request counted after the
+	// last window ended, instead of at the clock's (ignored with Sliding).
+	FirstWindow bool
 	// FreeRefused leaves refused requests out of the count.
 	FreeRefused bool
 	// RateHeaders is "" (none), "x-ratelimit" (X-RateLimit-Limit,
@@ -315,10 +318,16 @@ func (s *altService) admit(op string, acct int, now time.Time) (ok bool, left in
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	start := time.Unix(0, now.UnixNano()/int64(s.window)*int64(s.window))
-	if s.opts.Sliding {
-		start = now.Add(-s.window + 1)
-	}
 	hits := s.hits[acct]
+	switch {
+	case s.opts.Sliding:
+		start = now.Add(-s.window + 1)
+	case s.opts.FirstWindow:
+		start = now
+		if len(hits) > 0 && now.Sub(hits[0]) < s.window {
+			start = hits[0]
+		}
+	}
 	for len(hits) > 0 && hits[0].Before(start) {
 		hits = hits[1:]
 	}
@@ -615,7 +624,7 @@ func runAltOnce(url, caFile, dir string, accounts []control.Credentials) altRun 
 		"--base-url", url + spec.BasePath, "--ca-cert", caFile,
 		"--api-key", primary.APIKey, "--api-secret", primary.APISecret, "--account-id", primary.AccountID,
 		"--second-api-key", second.APIKey, "--second-api-secret", second.APISecret, "--second-account-id", second.AccountID,
-		"--rate-limit", fmt.Sprint(altLimit), "--rate-window", altWindow.String(), "--format", "progress", "--report-dir", dir, "--no-colors",
+		"--rate-limit", fmt.Sprint(altLimit), "--rate-window", altWindow.String(), "--format", "progress", "--report-dir", dir, "--no-colors", "--no-profile",
 	}, &stdout, &stderr)
 	r := altRun{code: code, out: stdout.String() + "\nstderr:\n" + stderr.String(), took: time.Since(started)}
 	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))

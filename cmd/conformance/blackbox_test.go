@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/fixtures/profile"
 	"github.com/partner-v3/conformance-kit/steps"
 	"github.com/partner-v3/conformance-kit/steps/suite"
 )
@@ -132,6 +133,15 @@ func TestBlackBox(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "conformance: pacing: waiting") {
 		t.Errorf("the runner never paced itself although it sent %d requests at 20 per 2s\nstderr:\n%s", r.Requests, stderr.String())
+	}
+	// The deployment profile (issue 20), learned without the control API:
+	// windows waited for.
+	p, err := profile.Load(filepath.Join(report, "profile.json"))
+	switch {
+	case err != nil:
+		t.Errorf("profile.json: %v", err)
+	case p.Rate.Window.Value != profile.WindowSliding || r.ProfileDigest == "":
+		t.Errorf("learned window %+v, digest %q: want sliding, and the digest in the summary", p.Rate.Window, r.ProfileDigest)
 	}
 	t.Logf("black box: %d scenarios passed, %d requests, %s, waited %s", r.Passed, r.Requests, r.Duration.Round(time.Millisecond), r.Waited.Round(time.Millisecond))
 }

@@ -44,11 +44,13 @@ func TestHelpListsEveryFlagWithItsVariable(t *testing.T) {
 		exitCodes []string
 	}{
 		{"the runner's help gives every flag its CONFORMANCE_ variable", []string{"--help"}, true,
-			[]string{"base-url", "api-key", "report-dir", "image", "image-env", "sign-key", "version"},
+			[]string{"base-url", "api-key", "report-dir", "image", "image-env", "sign-key", "version", "no-profile"},
 			[]string{"  0  every selected scenario passed", "  1  a scenario failed", "  2  not run"}},
 		{"-h is --help", []string{"-h"}, true, []string{"base-url"}, []string{"  2  not run"}},
 		{"verify's help lists its flag and its codes", []string{"verify", "--help"}, false,
 			[]string{"public-key"}, []string{"  0  verified", "  1  not verified", "  2  usage error"}},
+		{"profile's help lists the target flags, --out and its codes", []string{"profile", "--help"}, true,
+			[]string{"base-url", "api-key", "read-only", "out"}, []string{"  0  the profile was learned", "  2  not learned"}},
 		{"keygen's help lists its flags and its codes", []string{"keygen", "-h"}, false,
 			[]string{"private", "public"}, []string{"  0  both keys written", "  2  usage error"}},
 	}

@@ -32,9 +32,10 @@ func TestUndecidedRateLimitIsIncomplete(t *testing.T) {
 	as := devAccounts(t)
 	res, err := suite.Run(context.Background(), suite.Config{
 		Handler: slow, AdminHandler: s.AdminHandler(), AdminToken: "test-admin-token",
-		Primary: control.Credentials{APIKey: as[0].APIKey, APISecret: as[0].APISecret, AccountID: as[0].AccountID},
-		Second:  control.Credentials{APIKey: as[1].APIKey, APISecret: as[1].APISecret, AccountID: as[1].AccountID},
-		Tags:    "@normative && @rule-rate-shared",
+		Primary:   control.Credentials{APIKey: as[0].APIKey, APISecret: as[0].APISecret, AccountID: as[0].AccountID},
+		Second:    control.Credentials{APIKey: as[1].APIKey, APISecret: as[1].APISecret, AccountID: as[1].AccountID},
+		Tags:      "@normative && @rule-rate-shared",
+		NoProfile: true,
 	})
 	if err != nil {
 		t.Fatalf("run: %v", err)
@@ -83,8 +84,9 @@ func TestWithoutSecondAccountCellsAreUnverified(t *testing.T) {
 	as := devAccounts(t)
 	res, err := suite.Run(context.Background(), suite.Config{
 		Handler: s.Handler(), AdminHandler: s.AdminHandler(), AdminToken: "test-admin-token",
-		Primary: control.Credentials{APIKey: as[0].APIKey, APISecret: as[0].APISecret, AccountID: as[0].AccountID},
-		Tags:    "@normative && @rule-auth-key",
+		Primary:   control.Credentials{APIKey: as[0].APIKey, APISecret: as[0].APISecret, AccountID: as[0].AccountID},
+		Tags:      "@normative && @rule-auth-key",
+		NoProfile: true,
 	})
 	if err != nil {
 		t.Fatalf("run: %v", err)

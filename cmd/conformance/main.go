@@ -52,11 +52,14 @@ const (
 // help is what --help says besides the flags.
 var help = flagenv.Help{
 	Usage: "usage: conformance [flags]\n" +
+		"       conformance profile [target flags] [--out deployment-profile.json]\n" +
 		"       conformance verify certificate.json --public-key FILE\n" +
 		"       conformance keygen [--private FILE] [--public FILE]\n" +
 		"       conformance diff [flags] A B",
 	Intro: "Runs the Partner API v" + spec.Version + " conformance suite against a deployment (--base-url) or\n" +
-		"a container image (--image), and writes the verdict and reports to --report-dir.\n" +
+		"a container image (--image), and writes the verdict and reports to --report-dir, with\n" +
+		"profile.json, the deployment's choices where the spec is silent (--no-profile: none).\n" +
+		"profile learns that profile alone (conformance profile --help).\n" +
 		"verify checks a signed certificate.json; keygen makes a signing key pair\n" +
 		"(conformance verify --help, conformance keygen --help); diff compares two deployment\n" +
 		"profiles (conformance diff --help). Flags win over their variables.",
@@ -119,6 +122,8 @@ type options struct {
 	ephemeral                              bool
 	tags                                   string
 	readOnly                               bool
+	noProfile                              bool
+	out                                    string // conformance profile --out
 	format                                 string
 	reportDir                              string
 	featuresDir                            string
@@ -139,8 +144,14 @@ type options struct {
 // parseFlags reads args, then the CONFORMANCE_* environment for every flag
 // not given (flag > environment > default).
 func parseFlags(args []string, getenv func(string) string) (*options, error) {
+	return parseFlagsOf("conformance", args, getenv)
+}
+
+// parseFlagsOf is parseFlags for the command name: "conformance profile"
+// adds --out.
+func parseFlagsOf(name string, args []string, getenv func(string) string) (*options, error) {
 	o := &options{}
-	fs := flag.NewFlagSet("conformance", flag.ContinueOnError)
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	flagenv.Quiet(fs)
 	o.fs = fs
 	fs.StringVar(&o.baseURL, "base-url", "", "target base address, ending in "+spec.BasePath+" (required)")
@@ -151,6 +162,7 @@ func parseFlags(args []string, getenv func(string) string) (*options, error) {
 	fs.BoolVar(&o.ephemeral, "ephemeral-accounts", false, "make the primary and second accounts through the simulator's control API for this run and delete them after it (needs --admin-url; replaces the credential flags), so parallel runs against one simulator never share a budget")
 	fs.StringVar(&o.tags, "tags", suite.DefaultTags, `scenarios to run, a godog tag expression ("@normative && ~@rate-limit", "@normative,@simulator")`)
 	fs.BoolVar(&o.readOnly, "read-only", false, "skip the @writes scenarios (for production)")
+	fs.BoolVar(&o.noProfile, "no-profile", false, "do not learn the deployment profile after the scenarios (profile.json; its probes spend the rate budget again)")
 	fs.StringVar(&o.format, "format", "pretty", "reports, comma-separated: pretty, progress, cucumber, junit, html; the first is shown on stdout, each is written to --report-dir")
 	fs.StringVar(&o.reportDir, "report-dir", "conformance-report", `directory for the formatter files and the summary (summary.json, summary.md); "" writes none`)
 	fs.StringVar(&o.featuresDir, "features", "", "directory of .feature files to run instead of the embedded suite")
@@ -163,6 +175,9 @@ func parseFlags(args []string, getenv func(string) string) (*options, error) {
 	fs.StringVar(&o.signKey, "sign-key", "", "Ed25519 private key (PEM, PKCS #8) to sign certificate.json with (see: conformance keygen)")
 	fs.Int64Var(&o.random, "random", 0, "scenario order: 0 file order (rate limit last), -1 a random seed (printed by the formatter), N that seed")
 	o.image.register(fs)
+	if name == profileCommand {
+		fs.StringVar(&o.out, "out", "deployment-profile.json", "file the learned profile is written to")
+	}
 	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
 		return o, err
 	} else if err != nil {
@@ -227,6 +242,7 @@ func (o *options) config(stdout, stderr io.Writer) (suite.Config, error) {
 		EphemeralAccounts: o.ephemeral,
 		Tags:              o.tags,
 		ReadOnly:          o.readOnly,
+		NoProfile:         o.noProfile,
 		RateLimit:         o.rateLimit,
 		RateWindow:        o.rateWindow,
 		Timeout:           o.timeout,
@@ -301,6 +317,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return keygen(args[1:], stdout, stderr)
 		case "diff":
 			return diff(ctx, args[1:], stdout, stderr, os.Getenv)
+		case "profile":
+			return learnProfile(ctx, args[1:], stdout, stderr)
 		}
 	}
 	o, err := parseFlags(args, os.Getenv)
@@ -409,10 +427,18 @@ func writeSummaries(dir string, res *suite.Result) error {
 	return nil
 }
 
-// writeReports writes the summaries, every request and response of the run
+// writeReports writes the deployment profile (profile.json, when the run
+// learned one), the summaries, every request and response of the run
 // (exchanges.har), the reports of the formats written from the Result, and
 // certificate.json, signed when a key is given.
 func writeReports(dir string, res *suite.Result, key ed25519.PrivateKey, formats []string) error {
+	// First: the summary and the certificate record the digest of its
+	// bytes.
+	if res.Profile != nil {
+		if err := writeFile(filepath.Join(dir, "profile.json"), res.WriteProfile); err != nil {
+			return err
+		}
+	}
 	if err := writeSummaries(dir, res); err != nil {
 		return err
 	}
@@ -471,5 +497,8 @@ func printVerdict(w io.Writer, res *suite.Result, dir string) {
 	}
 	if dir != "" {
 		fmt.Fprintf(w, "  summary: %s\n", filepath.Join(dir, "summary.md"))
+		if res.Profile != nil {
+			fmt.Fprintf(w, "  deployment profile: %s\n", filepath.Join(dir, "profile.json"))
+		}
 	}
 }

@@ -86,6 +86,9 @@ func simulatorArgs(tb testing.TB, s *sim.Simulator) []string {
 		"--second-api-key", as[1].APIKey, "--second-api-secret", as[1].APISecret, "--second-account-id", as[1].AccountID,
 		"--admin-url", s.AdminURL(), "--admin-token", "test-admin-token",
 		"--no-colors",
+		// Most tests are about the verdict: learning the profile would only
+		// make them slower (learn_test.go tests it).
+		"--no-profile",
 	}
 	if s.Cert != nil {
 		args = append(args, "--ca-cert", s.Cert.CertFile)

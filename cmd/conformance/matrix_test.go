@@ -45,6 +45,7 @@ func tryRule(t *testing.T, rule string, violations ...string) (*suite.Result, er
 		Primary:      control.Credentials{APIKey: as[0].APIKey, APISecret: as[0].APISecret, AccountID: as[0].AccountID},
 		Second:       control.Credentials{APIKey: as[1].APIKey, APISecret: as[1].APISecret, AccountID: as[1].AccountID},
 		Tags:         "@normative && " + matrix.Tag(rule),
+		NoProfile:    true,
 	})
 	return r, err
 }

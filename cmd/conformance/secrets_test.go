@@ -124,7 +124,7 @@ func echoArgs(baseURL, caFile, dir string) []string {
 		"--api-key", p.APIKey, "--api-secret", p.APISecret, "--account-id", p.AccountID,
 		"--second-api-key", s.APIKey, "--second-api-secret", s.APISecret, "--second-account-id", s.AccountID,
 		"--tags", "@normative && ~@rate-limit", "--rate-limit", "1000", "--rate-window", "1m",
-		"--format", "pretty,progress,cucumber,junit,html", "--report-dir", dir, "--no-colors",
+		"--format", "pretty,progress,cucumber,junit,html", "--report-dir", dir, "--no-colors", "--no-profile",
 	}
 }
 

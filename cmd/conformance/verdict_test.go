@@ -47,7 +47,7 @@ func blackBoxArgs(t *testing.T, s *sim.Simulator, limit int, window time.Duratio
 		"--api-key", as[0].APIKey, "--api-secret", as[0].APISecret, "--account-id", as[0].AccountID,
 		"--second-api-key", as[1].APIKey, "--second-api-secret", as[1].APISecret, "--second-account-id", as[1].AccountID,
 		"--rate-limit", fmt.Sprint(limit), "--rate-window", window.String(),
-		"--format", "progress", "--report-dir", dir, "--no-colors",
+		"--format", "progress", "--report-dir", dir, "--no-colors", "--no-profile",
 	}
 }
 
@@ -230,6 +230,7 @@ func runCertification(t *testing.T, s *sim.Simulator, version string, insecure b
 		Second:     control.Credentials{APIKey: as[1].APIKey, APISecret: as[1].APISecret, AccountID: as[1].AccountID},
 		AdminURL:   s.AdminURL(),
 		AdminToken: "test-admin-token",
+		NoProfile:  true,
 		// The control API's certificate is the simulator's too.
 		SuiteVersion: version,
 	})

@@ -37,6 +37,7 @@ func runNormative(t *testing.T, s *sim.Simulator, sections ...string) *suite.Res
 		AdminURL:   s.AdminURL(),
 		AdminToken: "test-admin-token",
 		Tags:       tags,
+		NoProfile:  true,
 	})
 	if err != nil {
 		t.Fatalf("run the suite: %v", err)

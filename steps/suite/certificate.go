@@ -53,6 +53,9 @@ type Certificate struct {
 	Certification bool                  `json:"certification"`
 	Caveats       []string              `json:"caveats"`
 	Scenarios     []CertificateScenario `json:"scenarios"`
+	// ProfileDigest is the SHA-256 of the run's profile.json (the
+	// deployment profile learned after the scenarios), empty without one.
+	ProfileDigest string `json:"profileDigest,omitempty"`
 }
 
 // CertificateScenario is one scenario's line in a certificate.
@@ -71,7 +74,8 @@ type CertificateScenario struct {
 func (r *Result) Certificate() *Certificate {
 	c := &Certificate{Format: CertificateFormat, Target: r.Target, TLS: r.TLS, Started: r.Started, Ended: r.Ended,
 		Flags: r.Flags, RateLimit: r.RateLimit, RateWindow: r.RateWindow, Requests: r.Requests,
-		Verdict: r.Verdict, Certification: r.Certification, Caveats: r.Caveats, Scenarios: []CertificateScenario{}}
+		Verdict: r.Verdict, Certification: r.Certification, Caveats: r.Caveats, Scenarios: []CertificateScenario{},
+		ProfileDigest: r.ProfileDigest}
 	c.Suite.Version, c.Suite.Digests = r.SuiteVersion, r.Digests
 	c.Spec.Title, c.Spec.Version = r.Spec, r.SpecVersion
 	if c.TLS == nil {

@@ -94,8 +94,12 @@ type Config struct {
 	// Tags is a godog tag expression ("@a && ~@b", "@a,@b"). Empty means
 	// DefaultTags.
 	Tags string
-	// ReadOnly skips the @writes scenarios (for production targets).
+	// ReadOnly skips the @writes scenarios (for production targets). The
+	// profile then learns no contact choice.
 	ReadOnly bool
+	// NoProfile skips learning the deployment profile after the scenarios
+	// (package steps/learn): the Result then carries none.
+	NoProfile bool
 
 	// RateLimit and RateWindow describe the target's rate limit when it is
 	// configured away from the spec's 100 per minute (a simulator started

@@ -14,6 +14,7 @@ import (
 
 	"github.com/partner-v3/conformance-kit/features"
 	"github.com/partner-v3/conformance-kit/fixtures"
+	"github.com/partner-v3/conformance-kit/fixtures/profile"
 	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/steps"
 	"github.com/partner-v3/conformance-kit/steps/internal/record"
@@ -84,9 +85,16 @@ type Result struct {
 	BudgetWaits []steps.BudgetWait `json:"budgetWaits"`
 	// TLS lists each TLS session shape the target showed; empty for plain
 	// HTTP and in-process runs.
-	TLS     []TLSSession      `json:"tls"`
-	Digests Digests           `json:"digests"`
-	Flags   map[string]string `json:"flags,omitempty"`
+	TLS     []TLSSession `json:"tls"`
+	Digests Digests      `json:"digests"`
+	// Profile is the deployment profile learned after the scenarios (issue
+	// 20), nil when Config.NoProfile or when learning failed: it never
+	// changes the verdict. WriteProfile writes it as profile.json.
+	Profile *profile.Profile `json:"-"`
+	// ProfileDigest is profile.Digest of the profile.json WriteProfile
+	// wrote, recorded in the certificate.
+	ProfileDigest string            `json:"profileDigest,omitempty"`
+	Flags         map[string]string `json:"flags,omitempty"`
 
 	Passed  int `json:"passed"`
 	Failed  int `json:"failed"`

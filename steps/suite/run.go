@@ -126,6 +126,11 @@ func Run(ctx context.Context, cfg Config) (_ *Result, err error) {
 		sc.FeatureName = plan.featureNames[sc.Feature]
 	}
 	res.judge(r.cfg)
+	// The deployment's choices where the spec is silent (issue 20): after
+	// the verdict, which they never change.
+	if !cfg.NoProfile {
+		res.Profile = r.learnAfterRun(ctx, runID)
+	}
 	return res, nil
 }
 
