@@ -17,6 +17,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -352,6 +353,16 @@ func outcome(x *exch) profile.Outcome {
 		return profile.Outcome{Status: http.StatusOK}
 	}
 	return profile.Outcome{Status: x.status, Message: messageOf(x.body)}
+}
+
+// withField writes the name of the field a probe set as {field} in a
+// refusal's message (whole words only), so that the simulator names the
+// field a client really sent (profile.Outcome.Message).
+func withField(o profile.Outcome, field string) profile.Outcome {
+	if !o.Accepted() {
+		o.Message = regexp.MustCompile(`\b`+regexp.QuoteMeta(field)+`\b`).ReplaceAllLiteralString(o.Message, "{field}")
+	}
+	return o
 }
 
 // listOutcome adds a Campaign List 200's pageSize and pageNo.

@@ -86,14 +86,14 @@ func (l *learner) list(ctx context.Context) error {
 		{&l.p.List.LimitMissing, `{"page": 1}`},
 		{&l.p.List.PageMissing, `{"limit": 5}`},
 		{&l.p.List.WrongType, `{"limit": "5", "page": 1}`},
-		{&l.p.List.ExtraField, `{"limit": 5, "page": 1, "filter": "x"}`},
+		{&l.p.List.ExtraField, `{"limit": 5, "page": 1, "` + profile.ProbeExtraField + `": "x"}`},
 	}
 	for _, c := range cases {
 		x, err := l.send(ctx, req{path: spec.PathCampaignList, body: c.body})
 		if err != nil {
 			return err
 		}
-		*c.dst = l.outcomeChoice(x, listOutcome(x))
+		*c.dst = l.outcomeChoice(x, withField(listOutcome(x), profile.ProbeExtraField))
 	}
 	// The walk, at the spec's largest page.
 	var walk []*exch
@@ -243,14 +243,14 @@ func (l *learner) stats(ctx context.Context) error {
 	}{
 		{&l.p.Stats.Unknown, fmt.Sprintf(`{"campaignId": %d}`, slices.Max(l.campaignIDs)+1000003)},
 		{&l.p.Stats.NumericString, fmt.Sprintf(`{"campaignId": "%d"}`, id)},
-		{&l.p.Stats.ExtraField, fmt.Sprintf(`{"campaignId": %d, "filter": 1}`, id)},
+		{&l.p.Stats.ExtraField, fmt.Sprintf(`{"campaignId": %d, "%s": 1}`, id, profile.ProbeExtraField)},
 	}
 	for _, c := range cases {
 		x, err := l.send(ctx, req{path: spec.PathCampaignStats, body: c.body})
 		if err != nil {
 			return err
 		}
-		*c.dst = l.outcomeChoice(x, outcome(x))
+		*c.dst = l.outcomeChoice(x, withField(outcome(x), profile.ProbeExtraField))
 	}
 	return nil
 }
@@ -356,8 +356,8 @@ func (l *learner) contact(ctx context.Context) error {
 			// The spec keeps 401, 403 and 429 for §5 and §8: not a choice.
 			odd = append(odd, fmt.Sprintf("%s answered %d %q", vc.Class, x.status, o.Message))
 			continue
-		case len(vc.Fields) > 1:
-			o.Message = strings.ReplaceAll(o.Message, vc.Field, "{field}")
+		case len(vc.Fields) > 1 || vc.Class == profile.ClassUnknownField:
+			o = withField(o, vc.Field)
 		}
 		values[vc.Class] = o
 	}
@@ -430,12 +430,12 @@ func idFormatOf(ids []string) profile.IDFormat {
 
 // httpProbe learns the transport-level choices.
 func (l *learner) http(ctx context.Context) error {
-	x, err := l.send(ctx, req{path: "nothing/here", body: listBody})
+	x, err := l.send(ctx, req{path: profile.ProbeUnknownPath, body: listBody})
 	if err != nil {
 		return err
 	}
 	l.p.HTTP.UnknownPath = l.outcomeChoice(x, outcome(x))
-	x, err = l.send(ctx, req{method: http.MethodGet, path: spec.PathCampaignList})
+	x, err = l.send(ctx, req{method: profile.ProbeOtherMethod, path: profile.ProbeOtherMethodPath})
 	if err != nil {
 		return err
 	}
