@@ -281,6 +281,11 @@ func (o *options) config(stdout, stderr io.Writer) (suite.Config, error) {
 		}
 		cfg.Features = os.DirFS(o.featuresDir)
 	}
+	// godog takes its formatters as one comma-separated list of
+	// name:path: a path with a comma in it cannot be said there.
+	if strings.Contains(o.reportDir, ",") && o.format != "" {
+		return cfg, fmt.Errorf("--report-dir %q holds a comma, which the formatters' list cannot carry: choose a directory without one", o.reportDir)
+	}
 	var formats []string
 	o.formats = nil
 	for f := range strings.SplitSeq(o.format, ",") {

@@ -470,3 +470,16 @@ func checkReports(t *testing.T, dir string, r *suite.Result) {
 		t.Errorf("report.html lacks the verdict or loads something from outside")
 	}
 }
+
+// TestReportDirWithACommaExits2: godog takes its formatters as one
+// comma-separated list of name:path, which cannot carry a directory with
+// a comma; the runner says so (exit 2, what to change) instead of passing
+// on godog's "unregistered formatter".
+func TestReportDirWithACommaExits2(t *testing.T) {
+	s := MustOpenSimulator(t)
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), append(simulatorArgs(t, s), "--report-dir", filepath.Join(t.TempDir(), "a,b")), &stdout, &stderr)
+	if code != exitUsage || !strings.Contains(stderr.String(), "holds a comma") {
+		t.Fatalf("exit status %d, want %d and the reason\nstderr:\n%s", code, exitUsage, stderr.String())
+	}
+}

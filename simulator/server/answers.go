@@ -40,7 +40,9 @@ func (s *Server) answers(op string, next http.Handler) http.Handler {
 			body = append(out, "}\n"...)
 		}
 		h := w.Header()
-		if pl.contentType != nil && h.Get("Content-Type") == spec.ContentType {
+		// A 429's Content-Type is rateLimit.refusalContentType's, set by
+		// Error.
+		if pl.contentType != nil && status != http.StatusTooManyRequests && h.Get("Content-Type") == spec.ContentType {
 			h["Content-Type"] = pl.contentType
 		}
 		if zip {

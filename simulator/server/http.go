@@ -87,8 +87,18 @@ func (s *Server) Error(w http.ResponseWriter, r *http.Request, err error) {
 			status, message = sp.bodyLimit.Refusal.Status, sp.bodyLimit.Refusal.Message
 		}
 	}
-	// §7 gives the 429 body; errors.bodies shapes every other status.
-	if pl.errorBodies == nil || status == http.StatusTooManyRequests {
+	// §7 gives the 429 body; its Content-Type is the profile's
+	// (rateLimit.refusalContentType).
+	if status == http.StatusTooManyRequests {
+		if pl.refusalContentType == nil {
+			writeJSON(w, status, &ErrorResponse{Error: message})
+			return
+		}
+		writeProfileError(w, status, message, profile.ErrorBody{MessageField: "error"}, pl.refusalContentType)
+		return
+	}
+	// errors.bodies shapes every other status.
+	if pl.errorBodies == nil {
 		if pl.contentType == nil {
 			writeJSON(w, status, &ErrorResponse{Error: message})
 			return

@@ -62,10 +62,12 @@ type play struct {
 	bodyLimit                       profile.BodyLimit
 	bodyLimitDefault                bool
 
-	// contentType is nil for application/json.
-	contentType   []string
-	successFields map[string][]profile.Field
-	gzip          bool
+	// contentType is nil for application/json; refusalContentType, a
+	// 429's (rateLimit.refusalContentType), likewise.
+	contentType        []string
+	refusalContentType []string
+	successFields      map[string][]profile.Field
+	gzip               bool
 	// http2 is whether TLS offers h2: the server's profile's only (an
 	// account's profile cannot change the listener's ALPN).
 	http2 bool
@@ -155,6 +157,9 @@ func newPlay(p *profile.Profile) *play {
 	pl.bodyLimit, pl.bodyLimitDefault = pick(p.HTTP.BodyLimit, d.HTTP.BodyLimit)
 	if ct, def := pick(p.HTTP.ResponseContentType, d.HTTP.ResponseContentType); !def {
 		pl.contentType = []string{ct}
+	}
+	if ct, def := pick(p.Rate.RefusalContentType, d.Rate.RefusalContentType); !def {
+		pl.refusalContentType = []string{ct}
 	}
 	if sf, def := pick(p.HTTP.SuccessFields, d.HTTP.SuccessFields); !def && len(sf) > 0 {
 		pl.successFields = sf

@@ -242,10 +242,12 @@ func (l *learner) rateUnknown(why string, r *rateRun) {
 		Window: unknown[string](why, ev...), CountsRefused: unknown[bool](why), CountsBadRequests: unknown[bool](why),
 		CountsUnauthenticated: unknown[bool](why), LimitFirst: unknown[bool](why),
 		RetryAfter: unknown[profile.RetryAfter](why), Headers: unknown[profile.RateHeaders](why),
+		RefusalContentType: unknown[string](why),
 	}
 	if r != nil && r.refused != nil {
 		l.p.Rate.RetryAfter = l.retryAfter(r.refused)
 		l.p.Rate.Headers = l.rateHeaders(r.first, r.refused)
+		l.p.Rate.RefusalContentType = l.refusalContentType(r.refused)
 	}
 }
 
@@ -287,6 +289,7 @@ func (l *learner) rateRead(r *rateRun) {
 	}
 	p.RetryAfter = l.retryAfter(r.refused)
 	p.Headers = l.rateHeaders(r.first, r.refused)
+	p.RefusalContentType = l.refusalContentType(r.refused)
 	winEv := l.evidences(r.first, r.refused, r.mid, r.afterClock, r.after1, r.after2)
 	fixed := "a fixed window does not show it"
 	ok, no := http.StatusOK, http.StatusTooManyRequests
@@ -323,6 +326,14 @@ func (l *learner) rateRead(r *rateRun) {
 }
 
 // retryAfter reads a 429's Retry-After (RFC 9110 §10.2.3).
+// refusalContentType is a 429's Content-Type, exactly.
+func (l *learner) refusalContentType(x *exch) profile.Choice[string] {
+	if x.status != http.StatusTooManyRequests {
+		return unknown[string](fmt.Sprintf("no 429 was met (the last refusal was %d)", x.status), l.evidence(x))
+	}
+	return profile.Choice[string]{Value: x.header.Get("Content-Type"), Evidence: l.evidences(x)}
+}
+
 func (l *learner) retryAfter(x *exch) profile.Choice[profile.RetryAfter] {
 	v := x.header.Get("Retry-After")
 	ev := l.evidences(x)

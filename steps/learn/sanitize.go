@@ -49,6 +49,7 @@ func choicePaths(p *profile.Profile) map[string]func(string) {
 		"http.requestContentType":         forget(&p.HTTP.RequestContentType),
 		"http.bodyLimit":                  forget(&p.HTTP.BodyLimit),
 		"http.responseContentType":        forget(&p.HTTP.ResponseContentType),
+		"rateLimit.refusalContentType":    forget(&p.Rate.RefusalContentType),
 		"http.successFields":              forget(&p.HTTP.SuccessFields),
 		"http.http2":                      forget(&p.HTTP.HTTP2),
 		"http.gzip":                       forget(&p.HTTP.Gzip),

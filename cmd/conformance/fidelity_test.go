@@ -1,0 +1,352 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/partner-v3/conformance-kit/fixtures/profile"
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
+	"github.com/partner-v3/conformance-kit/simulator/control"
+	"github.com/partner-v3/conformance-kit/simulator/sim"
+	"github.com/partner-v3/conformance-kit/steps/suite"
+)
+
+// fidelityTargets are the deployments the round trip starts from: three
+// implementations that are not the simulator, choosing differently from
+// it and from each other wherever the spec is silent (issue 20).
+func fidelityTargets(accounts []control.Credentials) []struct {
+	name  string
+	h     http.Handler
+	http2 bool
+} {
+	return []struct {
+		name  string
+		h     http.Handler
+		http2 bool
+	}{
+		{"altService: {message, code} errors, 422 for a bad limit, clock-aligned windows counting refusals, 401 for a missing account id",
+			newAltService(accounts, altLimit, altWindow, altOptions{}, altDefect{}), false},
+		{"altService: clamped and defaulted, sliding, X-RateLimit, UUIDs, same contact, 200 zeros, requestId, deleted hidden, newest first, HTTP/2",
+			newAltService(accounts, altLimit, altWindow, altOptions{Clamp: true, Sliding: true, RateHeaders: "x-ratelimit", UUIDs: true,
+				SameContact: true, UnknownZero: true, ErrorID: true, MissingAccount403: true, HideDeleted: true, NewestFirst: true, HTTP2: true}, altDefect{}), true},
+		{"altService: windows from the first request, RateLimit-Policy, refusals free, extras and gzip",
+			newAltService(accounts, altLimit, altWindow, altOptions{FirstWindow: true, FreeRefused: true, RateHeaders: "policy", Extras: true}, altDefect{}), false},
+		{"tinyService: {detail, status, timestamp} errors, body first, fixed windows from the first request, HTTP-date Retry-After, numeric ids, 409 duplicates, lenient contacts, last page past the end",
+			newTinyService(accounts, altLimit, altWindow), false},
+	}
+}
+
+// TestProfileRoundTrip is issue 20's promise, end to end, for each target:
+// learn its profile; start the simulator playing it; learn the simulator's
+// profile; the two must agree choice by choice (conformance diff's
+// Compare). Then the same requests at the silent points, sent to the
+// target and to the simulator, must be answered alike (status, body
+// shape, the rate-limit and content headers), and the normative suite
+// must pass against the simulator under that profile: a profile never
+// makes the simulator break the spec.
+func TestProfileRoundTrip(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for rate-limit windows")
+	}
+	t.Parallel()
+	accounts := altAccounts(t)
+	for _, tg := range fidelityTargets(accounts) {
+		t.Run(tg.name, func(t *testing.T) {
+			t.Parallel()
+			srv := httptest.NewUnstartedServer(tg.h)
+			srv.EnableHTTP2 = tg.http2
+			srv.StartTLS()
+			t.Cleanup(srv.Close)
+			targetURL := srv.URL + spec.BasePath
+			target := learnTargetProfile(t, suite.Config{BaseURL: targetURL, TLSConfig: trust(srv.Certificate()),
+				Primary: accounts[0], RateLimit: altLimit, RateWindow: altWindow})
+
+			s := openProfiled(t, target)
+			played := learnTargetProfile(t, suite.Config{BaseURL: s.URL(), TLSConfig: simTLS(t, s),
+				Primary: accounts[0], AdminURL: s.AdminURL(), AdminToken: "test-admin-token"})
+
+			cmp := profile.Compare(target, played)
+			var wrong []string
+			for _, r := range cmp.Rows {
+				switch {
+				case r.Verdict == profile.VerdictDiffer:
+					wrong = append(wrong, fmt.Sprintf("%s:\n      target    %s\n      simulator %s", r.Choice, r.A, r.B))
+				case r.Verdict == profile.VerdictNotCompared && r.AUnknown == "":
+					wrong = append(wrong, fmt.Sprintf("%s: the target's is known, the simulator's not (%s)", r.Choice, r.BUnknown))
+				}
+			}
+			if len(wrong) > 0 {
+				t.Errorf("the simulator playing the target's profile is learned differently in %d choices:\n  %s", len(wrong), strings.Join(wrong, "\n  "))
+			}
+
+			// The silent points, request by request, on the second
+			// account (learning spent the first one's budget).
+			tc := &http.Client{Transport: &http.Transport{TLSClientConfig: trust(srv.Certificate()), ForceAttemptHTTP2: tg.http2}}
+			sc := &http.Client{Transport: &http.Transport{TLSClientConfig: simTLS(t, s), ForceAttemptHTTP2: true}}
+			for _, p := range silentProbes(accounts[1]) {
+				a, b := p.send(t, tc, targetURL), p.send(t, sc, s.URL())
+				if d := a.differs(b); d != "" {
+					t.Errorf("%s: %s\n      target    %s\n      simulator %s", p.name, d, a, b)
+				}
+			}
+
+			code, out := runNormativeOn(t, s)
+			if code != exitPass {
+				t.Errorf("the normative suite against the simulator playing this profile: exit %d, want 0\n%s", code, out)
+			}
+		})
+	}
+}
+
+// learnTargetProfile is suite.Learn, failing the test when it cannot
+// learn.
+func learnTargetProfile(t *testing.T, cfg suite.Config) *profile.Profile {
+	t.Helper()
+	p, err := suite.Learn(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("learn %s: %v", cfg.BaseURL, err)
+	}
+	return p
+}
+
+// openProfiled starts a simulator (both development accounts, the
+// alternative implementations' limit and window) playing p.
+func openProfiled(t *testing.T, p *profile.Profile) *sim.Simulator {
+	t.Helper()
+	s, err := sim.New(context.Background(), sim.Config{
+		Addr: "127.0.0.1:0", AdminAddr: "127.0.0.1:0", DataDir: t.TempDir(), AdminToken: "test-admin-token",
+		RateLimit: altLimit, RateWindow: altWindow, Profile: p,
+	})
+	if err != nil {
+		t.Fatalf("a simulator playing the learned profile: %v", err)
+	}
+	if err := s.Open(); err != nil {
+		t.Fatalf("open simulator: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func trust(cert *x509.Certificate) *tls.Config {
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	return &tls.Config{RootCAs: pool}
+}
+
+func simTLS(t *testing.T, s *sim.Simulator) *tls.Config {
+	t.Helper()
+	leaf, err := x509.ParseCertificate(s.Cert.TLS.Certificate[0])
+	if err != nil {
+		t.Fatalf("the simulator's certificate does not parse: %v", err)
+	}
+	return trust(leaf)
+}
+
+// runNormativeOn runs the normative profile against s with both accounts
+// and its control API.
+func runNormativeOn(t *testing.T, s *sim.Simulator) (int, string) {
+	// Not t.TempDir(): the subtests' names hold commas, which a report
+	// directory may not (TestReportDirWithACommaExits2).
+	dir, err := os.MkdirTemp("", "normative")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), append(simulatorArgs(t, s), "--tags", "@normative", "--report-dir", dir), &stdout, &stderr)
+	return code, stdout.String() + stderr.String()
+}
+
+// silentProbe is one request at a point the spec leaves open.
+type silentProbe struct {
+	name   string
+	method string
+	path   string
+	body   string
+	header map[string]string
+	// times sends it that many times and compares the last answer
+	// (duplicates, a spent budget).
+	times int
+}
+
+// silentProbes are the requests both sides answer, as account acct. A
+// contact's address is the same on both sides: each side stores its own.
+func silentProbes(acct control.Credentials) []silentProbe {
+	run := time.Now().UnixNano()
+	email := func(n int) string { return fmt.Sprintf(`"fidelity-%d-%d@example.com"`, run, n) }
+	ps := []silentProbe{
+		{name: "a new contact", path: spec.PathContactAdd, body: `{"email": ` + email(1) + `}`},
+		{name: "the same email twice", path: spec.PathContactAdd, body: `{"email": ` + email(2) + `}`, times: 2},
+		{name: "the same phone number twice", path: spec.PathContactAdd, body: `{"phoneNo": "+12025550147"}`, times: 2},
+		{name: "limit above 50", path: spec.PathCampaignList, body: `{"limit": 80, "page": 1}`},
+		{name: "limit 0", path: spec.PathCampaignList, body: `{"limit": 0, "page": 1}`},
+		{name: "page 0", path: spec.PathCampaignList, body: `{"limit": 5, "page": 0}`},
+		{name: "limit missing", path: spec.PathCampaignList, body: `{"page": 1}`},
+		{name: "page missing", path: spec.PathCampaignList, body: `{"limit": 5}`},
+		{name: "limit as a string", path: spec.PathCampaignList, body: `{"limit": "5", "page": 1}`},
+		{name: "an extra list field", path: spec.PathCampaignList, body: `{"limit": 5, "page": 1, "sort": "name"}`},
+		{name: "a page far past the last", path: spec.PathCampaignList, body: `{"limit": 50, "page": 900}`},
+		{name: "an unknown campaign", path: spec.PathCampaignStats, body: `{"campaignId": 987654321}`},
+		{name: "an unknown campaign as a string", path: spec.PathCampaignStats, body: `{"campaignId": "987654321"}`},
+		{name: "an extra stats field", path: spec.PathCampaignStats, body: `{"campaignId": 987654321, "channel": "sms"}`},
+		{name: "x-account-id missing", path: spec.PathCampaignList, body: `{"limit": 1, "page": 1}`, header: map[string]string{spec.HeaderAccountID: ""}},
+		{name: "a wrong secret and no campaignId", path: spec.PathCampaignStats, body: `{}`, header: map[string]string{spec.HeaderAPISecret: "not-the-secret"}},
+		{name: "an unknown path", path: "contacts/search", body: `{}`},
+		{name: "GET on an operation", method: http.MethodGet, path: spec.PathContactAdd},
+		{name: "a JSON body sent as text/plain", path: spec.PathCampaignList, body: `{"limit": 1, "page": 1}`, header: map[string]string{"Content-Type": "text/plain"}},
+		{name: "a 2 MiB body", path: spec.PathCampaignList, body: `{"limit": 1, "page": 1}` + strings.Repeat(" ", 2<<20)},
+		{name: "gzip accepted", path: spec.PathCampaignList, body: `{"limit": 1, "page": 1}`, header: map[string]string{"Accept-Encoding": "gzip"}},
+	}
+	for i, vc := range profile.ValidationCases() {
+		body := `{"email": ` + email(10+i) + `, "` + vc.Field + `": ` + vc.Value + `}`
+		if vc.Field == "email" {
+			body = `{"phoneNo": "+1202555` + fmt.Sprintf("%04d", 100+i) + `", "email": ` + vc.Value + `}`
+		}
+		ps = append(ps, silentProbe{name: "contact " + vc.Class, path: spec.PathContactAdd, body: body})
+	}
+	// Last: the budget spent, a 429's headers and body (§7 gives the body,
+	// §8 leaves the headers open).
+	ps = append(ps, silentProbe{name: "the budget spent", path: spec.PathCampaignList, body: `{"limit": 1, "page": 1}`, times: altLimit + 1})
+	for i := range ps {
+		ps[i].header = withCredentials(acct, ps[i].header)
+	}
+	return ps
+}
+
+func withCredentials(a control.Credentials, h map[string]string) map[string]string {
+	out := map[string]string{"Content-Type": spec.ContentType, spec.HeaderAPIKey: a.APIKey, spec.HeaderAPISecret: a.APISecret, spec.HeaderAccountID: a.AccountID}
+	for k, v := range h {
+		out[k] = v
+	}
+	return out
+}
+
+// answer is what a probe's last answer shows: status, the body's shape
+// (each top-level key with its JSON type), the headers a client reads.
+type answer struct {
+	status  int
+	shape   []string
+	headers map[string]string
+}
+
+func (a answer) String() string {
+	return fmt.Sprintf("%d %v %v", a.status, a.shape, a.headers)
+}
+
+func (a answer) differs(b answer) string {
+	switch {
+	case a.status != b.status:
+		return "status"
+	case !slices.Equal(a.shape, b.shape):
+		return "body shape"
+	}
+	for k, v := range a.headers {
+		if b.headers[k] != v {
+			return "header " + k
+		}
+	}
+	for k := range b.headers {
+		if _, ok := a.headers[k]; !ok {
+			return "header " + k
+		}
+	}
+	return ""
+}
+
+func (p silentProbe) send(t *testing.T, c *http.Client, base string) answer {
+	t.Helper()
+	var a answer
+	for range max(p.times, 1) {
+		method := cmpOr(p.method, http.MethodPost)
+		req, err := http.NewRequest(method, base+"/"+p.path, strings.NewReader(p.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range p.header {
+			if v == "" {
+				continue // a header left out
+			}
+			req.Header.Set(k, v)
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatalf("%s: %v", p.name, err)
+		}
+		a = readAnswer(t, resp)
+	}
+	return a
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// readAnswer reads the answer's shape. Content-Type is compared exactly,
+// the rate-limit headers by presence (their values run on each side's
+// own clock), Allow and Content-Encoding exactly.
+func readAnswer(t *testing.T, resp *http.Response) answer {
+	t.Helper()
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := answer{status: resp.StatusCode, headers: map[string]string{}}
+	for _, h := range []string{"Content-Type", "Allow", "Content-Encoding"} {
+		if v := resp.Header.Get(h); v != "" {
+			a.headers[h] = v
+		}
+	}
+	for _, h := range []string{"Retry-After", "X-Ratelimit-Limit", "X-Ratelimit-Remaining", "X-Ratelimit-Reset", "Ratelimit", "Ratelimit-Policy"} {
+		if resp.Header.Get(h) != "" {
+			a.headers[h] = "present"
+		}
+	}
+	if resp.Header.Get("Content-Encoding") == "gzip" {
+		return a // the shape is gzip's, compared through the header
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		a.shape = []string{"not a JSON object"}
+		return a
+	}
+	for k, v := range m {
+		a.shape = append(a.shape, k+":"+kindOf(v))
+	}
+	slices.Sort(a.shape)
+	return a
+}
+
+func kindOf(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "string"
+	case bool:
+		return "boolean"
+	case float64:
+		if x == float64(int64(x)) {
+			return "integer"
+		}
+		return "number"
+	case []any:
+		return "array"
+	}
+	return "object"
+}
