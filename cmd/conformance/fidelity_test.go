@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -349,4 +350,60 @@ func kindOf(v any) string {
 		return "array"
 	}
 	return "object"
+}
+
+// TestDiffAFileAgainstTheSimulatorPlayingIt is the partner's CI recipe
+// with the real commands: `conformance profile` learns a deployment into
+// a file; a simulator plays the file; `conformance diff FILE URL` probes
+// the simulator and finds nothing apart (exit 0), while `conformance diff
+// FILE default` names what the deployment does otherwise than the
+// simulator's own choices (exit 1) and writes the HTML page.
+func TestDiffAFileAgainstTheSimulatorPlayingIt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for rate-limit windows")
+	}
+	t.Parallel()
+	accounts := altAccounts(t)
+	srv := httptest.NewUnstartedServer(newTinyService(accounts, altLimit, altWindow))
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	a := accounts[0]
+	file := filepath.Join(t.TempDir(), "deployment-profile.json")
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"profile", "--base-url", srv.URL + spec.BasePath, "--ca-cert", writeCert(t, srv),
+		"--api-key", a.APIKey, "--api-secret", a.APISecret, "--account-id", a.AccountID,
+		"--rate-limit", fmt.Sprint(altLimit), "--rate-window", altWindow.String(), "--out", file}, &stdout, &stderr)
+	if code != exitPass {
+		t.Fatalf("conformance profile: exit %d\n%s%s", code, stdout.String(), stderr.String())
+	}
+	p, err := profile.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := openProfiled(t, p)
+
+	stdout.Reset()
+	stderr.Reset()
+	code = run(context.Background(), []string{"diff", file, s.URL(), "--ca-cert", s.Cert.CertFile,
+		"--api-key", a.APIKey, "--api-secret", a.APISecret, "--account-id", a.AccountID,
+		"--admin-url", s.AdminURL(), "--admin-token", "test-admin-token"}, &stdout, &stderr)
+	if code != diffAgree {
+		t.Errorf("diff FILE SIMULATOR: exit %d, want %d\n%s%s", code, diffAgree, stdout.String(), stderr.String())
+	}
+
+	stdout.Reset()
+	stderr.Reset()
+	dir := t.TempDir()
+	code = run(context.Background(), []string{"diff", file, "default", "--report-dir", dir}, &stdout, &stderr)
+	if code != diffDiffer {
+		t.Fatalf("diff FILE default: exit %d, want %d\n%s%s", code, diffDiffer, stdout.String(), stderr.String())
+	}
+	for _, choice := range []string{"errors.bodies", "contact.contactId", "contact.duplicateEmail", "campaignList.limitAboveMax", "campaignList.pastLast", "campaignStats.unknown", "rateLimit.window", "rateLimit.retryAfter", "http.gzip"} {
+		if !strings.Contains(stdout.String(), choice) {
+			t.Errorf("diff FILE default does not name %s:\n%s", choice, stdout.String())
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "diff.html")); err != nil || !bytes.Contains(b, []byte("campaignList.pastLast")) {
+		t.Errorf("diff.html: %v", err)
+	}
 }

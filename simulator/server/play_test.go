@@ -410,6 +410,22 @@ func TestProfile_Plays(t *testing.T) {
 			},
 		},
 		{
+			name: "rateLimit.refusalContentType labels a 429 apart from the other answers",
+			edit: func(p *profile.Profile) {
+				p.HTTP.ResponseContentType.Value = "application/json; charset=utf-8"
+				p.Rate.RefusalContentType.Value = "application/problem+json"
+			},
+			cfg: sim.Config{RateLimit: 1},
+			run: func(t *testing.T, h *harness) {
+				for i, want := range []string{"application/json; charset=utf-8", "application/problem+json"} {
+					a := h.probe(probe{path: spec.PathCampaignList, body: list10, as: h.alpha})
+					if got := a.header.Get("Content-Type"); got != want {
+						t.Errorf("answer %d (%d): Content-Type %q, want %q", i+1, a.status, got, want)
+					}
+				}
+			},
+		},
+		{
 			name: "http.successFields",
 			edit: func(p *profile.Profile) {
 				p.HTTP.SuccessFields.Value = map[string][]profile.Field{spec.PathContactAdd: {{Name: "requestId", Type: "string", Format: profile.FormatEchoRequestID}}}
