@@ -58,6 +58,9 @@ type altOptions struct {
 	// every error but 429 (§7: "Body shape of the other error statuses:
 	// not shown").
 	ErrorID bool
+	// NestedErrors nests the message and code of every error but 429 in
+	// an object: {"error": {"code", "message"}} (§7: not shown).
+	NestedErrors bool
 	// MissingAccount403 answers a missing x-account-id 403 rather than 401
 	// (§5 names no answer for a missing header).
 	MissingAccount403 bool
@@ -269,6 +272,9 @@ func (s *altService) contentType() string {
 // fail writes an error other than 429: the spec shows no body for it.
 func (s *altService) fail(w http.ResponseWriter, status int, msg string) {
 	body := map[string]any{"message": msg, "code": status}
+	if s.opts.NestedErrors {
+		body = map[string]any{"error": body}
+	}
 	if s.opts.ErrorID {
 		body["requestId"] = newUUID()
 	}

@@ -42,8 +42,8 @@ func fidelityTargets(accounts []control.Credentials) []struct {
 		{"altService: clamped and defaulted, sliding, X-RateLimit, UUIDs, same contact, 200 zeros, requestId, deleted hidden, newest first, HTTP/2",
 			newAltService(accounts, altLimit, altWindow, altOptions{Clamp: true, Sliding: true, RateHeaders: "x-ratelimit", UUIDs: true,
 				SameContact: true, UnknownZero: true, ErrorID: true, MissingAccount403: true, HideDeleted: true, NewestFirst: true, HTTP2: true}, altDefect{}), true},
-		{"altService: windows from the first request, RateLimit-Policy, refusals free, extras and gzip",
-			newAltService(accounts, altLimit, altWindow, altOptions{FirstWindow: true, FreeRefused: true, RateHeaders: "policy", Extras: true}, altDefect{}), false},
+		{"altService: errors nested in an object, windows from the first request, RateLimit-Policy, refusals free, extras and gzip",
+			newAltService(accounts, altLimit, altWindow, altOptions{NestedErrors: true, ErrorID: true, FirstWindow: true, FreeRefused: true, RateHeaders: "policy", Extras: true}, altDefect{}), false},
 		{"tinyService: {detail, status, timestamp} errors, body first, fixed windows from the first request, HTTP-date Retry-After, numeric ids, 409 duplicates, lenient contacts, last page past the end",
 			newTinyService(accounts, altLimit, altWindow), false},
 	}

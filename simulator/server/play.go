@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -301,14 +302,89 @@ func writeProfileError(w http.ResponseWriter, status int, message string, b prof
 	buf := getBuffer()
 	defer putBuffer(buf)
 	dst := (*buf)[:0]
-	dst = append(dst, '{')
-	name, _ := json.Marshal(b.MessageField)
-	msg, _ := json.Marshal(message)
-	dst = append(append(append(dst, name...), ':'), msg...)
-	dst = appendFields(dst, b.Fields, status, w.Header().Get(requestIDHeader))
-	dst = append(dst, "}\n"...)
+	if nested(b) {
+		dst = appendNestedError(dst, message, b, status, w.Header().Get(requestIDHeader))
+	} else {
+		dst = append(dst, '{')
+		name, _ := json.Marshal(b.MessageField)
+		msg, _ := json.Marshal(message)
+		dst = append(append(append(dst, name...), ':'), msg...)
+		dst = appendFields(dst, b.Fields, status, w.Header().Get(requestIDHeader))
+		dst = append(dst, '}')
+	}
+	dst = append(dst, '\n')
 	*buf = dst
 	writeBodyAs(w, status, dst, contentType)
+}
+
+// nested reports whether an error body nests fields in objects: its
+// message field or a field named by a dotted path ("error.message").
+func nested(b profile.ErrorBody) bool {
+	if strings.Contains(b.MessageField, ".") {
+		return true
+	}
+	for _, f := range b.Fields {
+		if strings.Contains(f.Name, ".") {
+			return true
+		}
+	}
+	return false
+}
+
+// bodyLeaf is one value of a nested error body: its path and its value.
+type bodyLeaf struct {
+	path  []string
+	value func(dst []byte) []byte
+}
+
+// appendNestedError appends an error body whose paths nest (profile.Check
+// keeps them one tree): the message first, then the fields, each object
+// where its first path puts it.
+func appendNestedError(dst []byte, message string, b profile.ErrorBody, status int, requestID string) []byte {
+	leaves := []bodyLeaf{{strings.Split(b.MessageField, "."), func(dst []byte) []byte {
+		m, _ := json.Marshal(message)
+		return append(dst, m...)
+	}}}
+	for _, f := range b.Fields {
+		leaves = append(leaves, bodyLeaf{strings.Split(f.Name, "."), func(dst []byte) []byte {
+			return appendFieldValue(dst, f, status, requestID)
+		}})
+	}
+	return appendTree(dst, leaves)
+}
+
+// appendTree appends the object the leaves make, keys in the order they
+// first appear.
+func appendTree(dst []byte, leaves []bodyLeaf) []byte {
+	var heads []string
+	groups := map[string][]bodyLeaf{}
+	for _, l := range leaves {
+		if _, ok := groups[l.path[0]]; !ok {
+			heads = append(heads, l.path[0])
+		}
+		groups[l.path[0]] = append(groups[l.path[0]], l)
+	}
+	dst = append(dst, '{')
+	for i, h := range heads {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		name, _ := json.Marshal(h)
+		dst = append(append(dst, name...), ':')
+		g := groups[h]
+		if len(g) == 1 && len(g[0].path) == 1 {
+			dst = g[0].value(dst)
+			continue
+		}
+		sub := make([]bodyLeaf, 0, len(g))
+		for _, l := range g {
+			if len(l.path) > 1 {
+				sub = append(sub, bodyLeaf{l.path[1:], l.value})
+			}
+		}
+		dst = appendTree(dst, sub)
+	}
+	return append(dst, '}')
 }
 
 // partnerRequest reports whether r came through the partner API (its

@@ -84,6 +84,24 @@ func TestProfile_Plays(t *testing.T) {
 			},
 		},
 		{
+			name: "errors.bodies nests the message and fields named by dotted paths",
+			edit: func(p *profile.Profile) {
+				p.Errors.Bodies.Value = map[string]profile.ErrorBody{"400": {MessageField: "error.message", Fields: []profile.Field{
+					{Name: "error.code", Type: "integer", Format: profile.FormatStatus},
+					{Name: "requestId", Type: "string", Format: profile.FormatEchoRequestID},
+					{Name: "error.details.hint", Type: "string", Example: json.RawMessage(`"see the docs"`)},
+				}}}
+			},
+			run: func(t *testing.T, h *harness) {
+				a := h.probe(probe{path: spec.PathCampaignList, body: `{"limit":80,"page":1}`, as: h.alpha, header: map[string]string{"X-Request-Id": "req-7"}})
+				wantStatus(t, a, 400)
+				const want = `{"error":{"message":"limit must be between 1 and 50","code":400,"details":{"hint":"see the docs"}},"requestId":"req-7"}` + "\n"
+				if string(a.body) != want {
+					t.Errorf("body %s, want %s", a.body, want)
+				}
+			},
+		},
+		{
 			name: "errors.bodies shapes an injected 503 as 400's",
 			edit: func(p *profile.Profile) {
 				p.Errors.Bodies.Value = map[string]profile.ErrorBody{"400": {MessageField: "detail"}}

@@ -331,10 +331,32 @@ func object(b []byte) (keys []string, vals map[string]json.RawMessage, ok bool) 
 	return keys, vals, true
 }
 
+// flatObject is object with nested objects flattened into dotted paths
+// ("error.message"), in the body's order: an error body may nest its
+// message (profile.ErrorBody). An empty object stays a leaf.
+func flatObject(b []byte) (keys []string, vals map[string]json.RawMessage, ok bool) {
+	top, tv, ok := object(b)
+	if !ok {
+		return nil, nil, false
+	}
+	vals = map[string]json.RawMessage{}
+	for _, k := range top {
+		sub, sv, isObj := flatObject(tv[k])
+		if !isObj || len(sub) == 0 || strings.Contains(k, ".") {
+			keys, vals[k] = append(keys, k), tv[k]
+			continue
+		}
+		for _, s := range sub {
+			keys, vals[k+"."+s] = append(keys, k+"."+s), sv[s]
+		}
+	}
+	return keys, vals, true
+}
+
 // messageOf is the message an error body carries: the value of its
 // message field (see messageField), "" when there is none.
 func messageOf(b []byte) string {
-	keys, vals, ok := object(b)
+	keys, vals, ok := flatObject(b)
 	if !ok {
 		return ""
 	}

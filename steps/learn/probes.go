@@ -643,7 +643,7 @@ func (l *learner) errorBodies() {
 		if _, seen := bodies[st]; seen || slices.Contains(odd, st) {
 			continue
 		}
-		keys, vals, ok := object(x.body)
+		keys, vals, ok := flatObject(x.body)
 		mf := ""
 		if ok {
 			mf = messageField(keys, vals)
