@@ -66,10 +66,7 @@ func TestProfileRoundTrip(t *testing.T) {
 	for _, tg := range fidelityTargets(accounts) {
 		t.Run(tg.name, func(t *testing.T) {
 			t.Parallel()
-			srv := httptest.NewUnstartedServer(tg.h)
-			srv.EnableHTTP2 = tg.http2
-			srv.StartTLS()
-			t.Cleanup(srv.Close)
+			srv := serveTLS(t, tg.h, tg.http2)
 			targetURL := srv.URL + spec.BasePath
 			target := learnTargetProfile(t, suite.Config{BaseURL: targetURL, TLSConfig: trust(srv.Certificate()),
 				Primary: accounts[0], RateLimit: altLimit, RateWindow: altWindow})
@@ -109,6 +106,17 @@ func TestProfileRoundTrip(t *testing.T) {
 			}
 		})
 	}
+}
+
+// serveTLS serves h over HTTPS on 127.0.0.1 until the test ends, HTTP/2
+// offered or not.
+func serveTLS(t *testing.T, h http.Handler, http2 bool) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(h)
+	srv.EnableHTTP2 = http2
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	return srv
 }
 
 // learnTargetProfile is suite.Learn, failing the test when it cannot
@@ -364,9 +372,7 @@ func TestDiffAFileAgainstTheSimulatorPlayingIt(t *testing.T) {
 	}
 	t.Parallel()
 	accounts := altAccounts(t)
-	srv := httptest.NewUnstartedServer(newTinyService(accounts, altLimit, altWindow))
-	srv.StartTLS()
-	t.Cleanup(srv.Close)
+	srv := serveTLS(t, newTinyService(accounts, altLimit, altWindow), false)
 	a := accounts[0]
 	file := filepath.Join(t.TempDir(), "deployment-profile.json")
 	var stdout, stderr bytes.Buffer

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -158,12 +157,7 @@ func jsonEqual(a, b string) bool {
 func startAlt(t *testing.T, opts altOptions) []string {
 	t.Helper()
 	accounts := altAccounts(t)
-	h := &altServer{}
-	h.svc.Store(newAltService(accounts, altLimit, altWindow, opts, altDefect{}))
-	srv := httptest.NewUnstartedServer(h)
-	srv.EnableHTTP2 = opts.HTTP2
-	srv.StartTLS()
-	t.Cleanup(srv.Close)
+	srv := serveTLS(t, newAltService(accounts, altLimit, altWindow, opts, altDefect{}), opts.HTTP2)
 	a := accounts[0]
 	return []string{"--base-url", srv.URL + spec.BasePath, "--ca-cert", writeCert(t, srv),
 		"--api-key", a.APIKey, "--api-secret", a.APISecret, "--account-id", a.AccountID,

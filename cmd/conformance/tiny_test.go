@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
@@ -365,9 +364,7 @@ func TestTinyImplementationPasses(t *testing.T) {
 	}
 	t.Parallel()
 	accounts := altAccounts(t)
-	srv := httptest.NewUnstartedServer(newTinyService(accounts, altLimit, altWindow))
-	srv.StartTLS()
-	t.Cleanup(srv.Close)
+	srv := serveTLS(t, newTinyService(accounts, altLimit, altWindow), false)
 	r := runAltOnce(srv.URL, writeCert(t, srv), t.TempDir(), accounts)
 	if r.err != nil {
 		t.Fatal(r.err)
