@@ -265,12 +265,7 @@ func errorStatus(err error) (int, string) {
 func appendFieldValue(dst []byte, f profile.Field, status int, requestID string) []byte {
 	switch f.Format {
 	case profile.FormatUUID:
-		var b [16]byte
-		_, _ = rand.Read(b[:])
-		b[6] = b[6]&0x0f | 0x40
-		b[8] = b[8]&0x3f | 0x80
-		h := hex.EncodeToString(b[:])
-		return fmt.Appendf(dst, "%q", h[:8]+"-"+h[8:12]+"-"+h[12:16]+"-"+h[16:20]+"-"+h[20:])
+		return strconv.AppendQuote(dst, newUUID())
 	case profile.FormatDateTime:
 		return strconv.AppendQuote(dst, time.Now().UTC().Format(time.RFC3339))
 	case profile.FormatStatus:
@@ -395,6 +390,16 @@ func partnerRequest(r *http.Request) bool {
 	return ok
 }
 
+// newUUID is a random (version 4) UUID, RFC 9562 §5.4.
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
 // newContactID returns a contact identifier in the profile's format
 // (contact.contactId), today's when nil.
 func (pl *play) newContactID() string {
@@ -404,12 +409,7 @@ func (pl *play) newContactID() string {
 	}
 	switch f.Kind {
 	case profile.IDUUID:
-		var b [16]byte
-		_, _ = rand.Read(b[:])
-		b[6] = b[6]&0x0f | 0x40
-		b[8] = b[8]&0x3f | 0x80
-		h := hex.EncodeToString(b[:])
-		return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+		return newUUID()
 	case profile.IDNumeric:
 		// 12 random digits, the first never 0.
 		var b [8]byte
