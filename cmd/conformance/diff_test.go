@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -71,7 +72,7 @@ func TestDiffFiles(t *testing.T) {
 	same := writeProfile(t, dir, "same.json", func(p *profile.Profile) { p.Source.Name = "a copy" })
 	stg := writeProfile(t, dir, "staging.json", staging)
 	invalid := filepath.Join(dir, "invalid.json")
-	os.WriteFile(invalid, bytes.Replace(profile.DefaultJSON(), []byte(`"window": {"value": "sliding"}`), []byte(`"window": {"value": "token-bucket"}`), 1), 0o644)
+	os.WriteFile(invalid, bytes.Replace(profile.DefaultJSON(), []byte(`"value": "sliding"`), []byte(`"value": "token-bucket"`), 1), 0o644)
 	misspelt := filepath.Join(dir, "misspelt.json")
 	os.WriteFile(misspelt, bytes.Replace(profile.DefaultJSON(), []byte(`"gzip"`), []byte(`"gzipp"`), 1), 0o644)
 	tests := []struct {
@@ -91,7 +92,7 @@ func TestDiffFiles(t *testing.T) {
 				`A: {"status":400,"message":"limit must be between 1 and 50"}`,
 				`B: {"status":200,"pageSize":50,"pageNo":1}`,
 				`POST /v3/partner/webhook/campaign/list {"limit":80,"page":1} → 200 {"pageNo":1,"pageSize":50}`,
-				`A: {"status":404,"message":"Not found"}`, `B: {"status":404,"message":"No route"}`,
+				`A: {"status":404,"message":` + strconv.Quote(profile.Default().HTTP.UnknownPath.Value.Message) + `}`, `B: {"status":404,"message":"No route"}`,
 				"§4.2", "§1", "A and B differ in 2 choices", "6 not compared"}},
 		{name: "flags after the sides, --all lists every row", args: []string{stg, "default", "--all"}, wantCode: diffDiffer,
 			wantDiffer: []string{"campaignList.limitAboveMax", "http.unknownPath"},

@@ -44,8 +44,8 @@ func TestParseFlags_Profile(t *testing.T) {
 		{"a good profile by flag", []string{"--profile", staging}, nil, "", "staging"},
 		{"a good profile by variable", nil, map[string]string{"SIM_PROFILE": staging}, "", "staging"},
 		{"no profile: the default", nil, nil, "", ""},
-		{"a window the spec's rate limit cannot have", []string{"--profile", writeProfile(t, `"window": {"value": "sliding"}`, `"window": {"value": "rolling"}`)}, nil, "rateLimit.window", ""},
-		{"a 429 body other than §7's", []string{"--profile", writeProfile(t, `"400": {"messageField": "error"}`, `"429": {"messageField": "message"}`)}, nil, "errors.bodies.429", ""},
+		{"a window the spec's rate limit cannot have", []string{"--profile", writeProfile(t, `"value": "sliding"`, `"value": "rolling"`)}, nil, "rateLimit.window", ""},
+		{"a 429 body other than §7's", []string{"--profile", writeProfile(t, `"400": {`, `"429": {`)}, nil, "errors.bodies.429", ""},
 		{"not JSON", []string{"--profile", writeProfile(t, `{`, `[`)}, nil, "--profile", ""},
 		{"no such file", []string{"--profile", filepath.Join(t.TempDir(), "missing.json")}, nil, "--profile", ""},
 	}
