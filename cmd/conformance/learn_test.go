@@ -80,6 +80,7 @@ func TestLearnSimulatorMatchesDefault(t *testing.T) {
 	p, log := learnWith(t, simulatorArgs(t, s))
 	if *update {
 		writeDefaultProfile(t, p)
+		return // the embedded default.json is the old one until the next build
 	}
 	cmp := profile.Compare(profile.Default(), p)
 	var diffs []string

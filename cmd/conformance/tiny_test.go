@@ -23,8 +23,9 @@ import (
 // simulator and altService at every point the spec leaves open, the way a
 // vendor's framework would:
 //
-//   - error bodies {"detail", "status", "timestamp"} (§7: shape not shown),
-//     answered as application/json;charset=UTF-8;
+//   - error bodies {"detail", "status", "timestamp"} labelled
+//     application/problem+json (§7: shape not shown), the other answers
+//     application/json;charset=UTF-8;
 //   - the body is validated before the credentials and before the limit,
 //     and a request refused for its body is not counted (§5, §8 silent on
 //     precedence and on what counts);
@@ -105,7 +106,9 @@ func tinyCampaigns(acct int) []map[string]any {
 }
 
 func (s *tinyService) write(w http.ResponseWriter, r *http.Request, status int, v any) {
-	w.Header().Set("Content-Type", "application/json;charset=UTF-8")
+	if w.Header().Get("Content-Type") == "" {
+		w.Header().Set("Content-Type", "application/json;charset=UTF-8")
+	}
 	if !strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
 		w.WriteHeader(status)
 		_ = json.NewEncoder(w).Encode(v)
@@ -118,7 +121,10 @@ func (s *tinyService) write(w http.ResponseWriter, r *http.Request, status int, 
 	_ = zw.Close()
 }
 
+// fail writes an error but 429 as RFC 9457 problem details would label
+// it.
 func (s *tinyService) fail(w http.ResponseWriter, r *http.Request, status int, detail string) {
+	w.Header().Set("Content-Type", "application/problem+json")
 	s.write(w, r, status, map[string]any{"detail": detail, "status": status, "timestamp": time.Now().UTC().Format(time.RFC3339)})
 }
 

@@ -40,9 +40,9 @@ func (s *Server) answers(op string, next http.Handler) http.Handler {
 			body = append(out, "}\n"...)
 		}
 		h := w.Header()
-		// A 429's Content-Type is rateLimit.refusalContentType's, set by
-		// Error.
-		if pl.contentType != nil && status != http.StatusTooManyRequests && h.Get("Content-Type") == spec.ContentType {
+		// An error's Content-Type is its own (errors.bodies, a 429's
+		// rateLimit.refusalContentType), set by Error.
+		if pl.contentType != nil && status < 400 && h.Get("Content-Type") == spec.ContentType {
 			h["Content-Type"] = pl.contentType
 		}
 		if zip {

@@ -106,7 +106,12 @@ func (s *Server) Error(w http.ResponseWriter, r *http.Request, err error) {
 		writeProfileError(w, status, message, profile.ErrorBody{MessageField: "error"}, pl.contentType)
 		return
 	}
-	writeProfileError(w, status, message, pl.errorBody(status), pl.contentTypeOf())
+	b := pl.errorBody(status)
+	ct := pl.contentTypeOf()
+	if b.ContentType != "" {
+		ct = []string{b.ContentType}
+	}
+	writeProfileError(w, status, message, b, ct)
 }
 
 // writeJSON writes v with status, as spec §1 rule 3 wants of every body.

@@ -659,7 +659,7 @@ func (l *learner) errorBodies() {
 				own = append(own, k)
 			}
 		}
-		b := profile.ErrorBody{MessageField: mf}
+		b := profile.ErrorBody{MessageField: mf, ContentType: x.header.Get("Content-Type")}
 		for _, k := range own {
 			b.Fields = append(b.Fields, fieldOf(k, vals[k], x))
 		}
