@@ -3,6 +3,7 @@ package learn
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -241,5 +242,27 @@ func TestSanitize(t *testing.T) {
 	}
 	if !p.Auth.CredentialsFirst.Known() || !p.Rate.Window.Known() {
 		t.Error("sanitize forgot choices Check accepts")
+	}
+}
+
+// TestFlatObject: an error body's nested objects become dotted paths in
+// the body's order, and the message is found inside them.
+func TestFlatObject(t *testing.T) {
+	for _, tc := range []struct {
+		body, message string
+		keys          []string
+	}{
+		{`{"error":"Invalid API credentials"}`, "Invalid API credentials", []string{"error"}},
+		{`{"error":{"code":401,"message":"Invalid API credentials"},"requestId":"r"}`, "Invalid API credentials", []string{"error.code", "error.message", "requestId"}},
+		{`{"a":{"b":{"detail":"deep"}},"e":{}}`, "deep", []string{"a.b.detail", "e"}},
+		{`[1]`, "", nil},
+	} {
+		keys, _, _ := flatObject([]byte(tc.body))
+		if !slices.Equal(keys, tc.keys) {
+			t.Errorf("%s: keys %q, want %q", tc.body, keys, tc.keys)
+		}
+		if got := messageOf([]byte(tc.body)); got != tc.message {
+			t.Errorf("%s: message %q, want %q", tc.body, got, tc.message)
+		}
 	}
 }
