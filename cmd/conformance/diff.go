@@ -39,7 +39,7 @@ const (
 var diffHelp = flagenv.Help{
 	Usage: "usage: conformance diff [flags] A B",
 	Intro: "Compares two deployment profiles choice by choice: every choice a deployment makes where the\n" +
-		"spec says \"not shown\" (issue 20). A side is a profile file (conformance profile writes one), the word\n" +
+		"spec says \"not shown\". A side is a profile file (conformance profile writes one), the word\n" +
 		"default (the simulator's own choices), or a base URL (https://…" + spec.BasePath + ") probed to learn its\n" +
 		"profile with the target flags below (when both sides are URLs, side B takes the --b-* flags).\n" +
 		"Prints the differing choices (--all: every one) with each side's value and evidence; --json the\n" +

@@ -21,7 +21,7 @@ const profileCommand = "conformance profile"
 // profileHelp is what `conformance profile --help` says besides the flags.
 var profileHelp = flagenv.Help{
 	Usage: "usage: conformance profile [target flags] [--out deployment-profile.json]",
-	Intro: "Learns the deployment profile of a target (issue 20): every choice it makes where the\n" +
+	Intro: "Learns the deployment profile of a target: every choice it makes where the\n" +
 		"Partner API v" + spec.Version + " spec says \"not shown\" (error bodies, a missing x-account-id,\n" +
 		"duplicates, validation, paging, the rate-limit window and headers, HTTP details,\n" +
 		"latency), each with the exchanges that showed it, credentials masked. The probes stay\n" +
