@@ -200,7 +200,7 @@ func TestLearnAlternative(t *testing.T) {
 	}
 	const (
 		refuse422 = `{"status":422,"message":"limit must be an integer from 1 to 50, page an integer from 1"}`
-		codeBody  = `{"messageField":"message","fields":[{"name":"code","type":"integer","format":"status"}]}`
+		codeBody  = `{"messageField":"message","fields":[{"name":"code","type":"integer","format":"status"}],"contentType":"application/json"}`
 	)
 	tests := []struct {
 		name string
@@ -251,7 +251,7 @@ func TestLearnAlternative(t *testing.T) {
 		{"requestId UUIDs in errors, 403 without an account, clamping, UUID ids kept for duplicates, zeros for an unknown campaign, newest first without deleted campaigns, sliding windows counting refused requests, X-RateLimit headers, HTTP/2",
 			altOptions{ErrorID: true, MissingAccount403: true, Clamp: true, UUIDs: true, SameContact: true, UnknownZero: true,
 				NewestFirst: true, HideDeleted: true, Sliding: true, RateHeaders: "x-ratelimit", HTTP2: true}, map[string]string{
-				"errors.bodies":                   `{"400":{"messageField":"message","fields":[{"name":"code","type":"integer","format":"status"},{"name":"requestId","type":"string","format":"uuid"}]},"401":{"messageField":"message","fields":[{"name":"code","type":"integer","format":"status"},{"name":"requestId","type":"string","format":"uuid"}]},"403":{"messageField":"message","fields":[{"name":"code","type":"integer","format":"status"},{"name":"requestId","type":"string","format":"uuid"}]},"404":{"messageField":"message","fields":[{"name":"code","type":"integer","format":"status"},{"name":"requestId","type":"string","format":"uuid"}]},"422":{"messageField":"message","fields":[{"name":"code","type":"integer","format":"status"},{"name":"requestId","type":"string","format":"uuid"}]}}`,
+				"errors.bodies":                   `{"400":{"messageField":"message","fields":[{"name":"code","type":"integer","format":"status"},{"name":"requestId","type":"string","format":"uuid"}],"contentType":"application/json"},"401":{"messageField":"message","fields":[{"name":"code","type":"integer","format":"status"},{"name":"requestId","type":"string","format":"uuid"}],"contentType":"application/json"},"403":{"messageField":"message","fields":[{"name":"code","type":"integer","format":"status"},{"name":"requestId","type":"string","format":"uuid"}],"contentType":"application/json"},"404":{"messageField":"message","fields":[{"name":"code","type":"integer","format":"status"},{"name":"requestId","type":"string","format":"uuid"}],"contentType":"application/json"},"422":{"messageField":"message","fields":[{"name":"code","type":"integer","format":"status"},{"name":"requestId","type":"string","format":"uuid"}],"contentType":"application/json"}}`,
 				"auth.missingAccount":             `{"status":403,"message":"Unauthorized account access"}`,
 				"contact.contactId":               `{"kind":"uuid"}`,
 				"contact.duplicateEmail":          `{"answer":"same-id"}`,
