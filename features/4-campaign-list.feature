@@ -15,7 +15,8 @@ Feature: Campaign List and pagination
   # (steps/matrix.go). The account's list is walked at limits 1, 7, 49 and 50:
   # full pages, the short last page, the page past the last (at limit 1 the
   # first 20 pages, then the last and the one past it). On every page: pageNo
-  # the page asked for, pageSize the limit, totalPages the number of pages
+  # the page asked for (past the last, an existing page served as itself is
+  # a warning), pageSize the limit, totalPages the number of pages
   # the records after filtering make at that limit, filteredRecords and
   # totalRecords the same on every page and at every limit, totalRecords at
   # least filteredRecords, and as many campaigns as are left. Which campaigns
