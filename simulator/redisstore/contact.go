@@ -290,7 +290,7 @@ func (s *ContactStore) deleteContacts(ctx context.Context, accountID, token stri
 	keys := []string{db.key("contact-order"), db.key("contact-accounts"), db.key("contact-version"), db.key("contact-seed-lock")}
 	deadline := time.Now().Add(seedWait)
 	for {
-		done, err := deleteContactsScript.Run(ctx, db.client.WithTimeout(seedTimeout), keys, db.Prefix, accountID, token).Int()
+		done, err := deleteContactsScript.Run(ctx, db.slow, keys, db.Prefix, accountID, token).Int()
 		if err != nil {
 			return err
 		}

@@ -46,7 +46,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -78,7 +80,11 @@ type DB struct {
 	// DefaultTimeout. Timeouts given in the URL take precedence.
 	Timeout time.Duration
 
-	client *redis.Client
+	client redis.UniversalClient
+	// slow is client with seedTimeout for reads and writes, for seeding.
+	slow redis.UniversalClient
+	// cluster is set when URL names a Redis Cluster.
+	cluster bool
 	// unique makes rate counter members of this process distinct from
 	// every other process's, even for requests at the same nanosecond.
 	unique string
@@ -99,9 +105,28 @@ func NewDB(url string) *DB {
 // Open parses the URL and creates the connection pool. It does not wait for
 // Redis: use Ping to check that it answers. The pool reconnects by itself
 // after Redis restarts.
+//
+// A URL whose scheme is redis-cluster:// or rediss-cluster:// (TLS) names
+// a Redis Cluster by its seed addresses, comma-separated:
+// redis-cluster://user:password@host:port,host:port/?options (the options
+// of redis.ParseClusterURL). Every key then carries one hash tag, so that
+// every script touches one slot (see clusterPrefix).
 func (db *DB) Open() error {
 	if db.URL == "" {
 		return fmt.Errorf("open redis: URL is required")
+	}
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return fmt.Errorf("open redis: %w", err)
+	}
+	db.unique = hex.EncodeToString(b[:])
+	if db.Prefix == "" {
+		db.Prefix = DefaultPrefix
+	}
+	if url, ok, err := clusterURL(db.URL); err != nil {
+		return fmt.Errorf("open redis: %w", err)
+	} else if ok {
+		return db.openCluster(url)
 	}
 	opts, err := redis.ParseURL(db.URL)
 	if err != nil {
@@ -137,25 +162,136 @@ func (db *DB) Open() error {
 	// call and its retry: an attempt is bounded by the dial, write and read
 	// timeouts plus the backoff, and both copies wait in Redis's queue
 	// together when Redis is slow.
-	attempt := max(opts.DialTimeout, 0) + max(opts.WriteTimeout, 0) + max(opts.ReadTimeout, 0) + max(opts.MaxRetryBackoff, 0)
-	db.replyTTL = max(minReplyTTL, 4*attempt)
+	db.setReplyTTL(opts.DialTimeout, opts.WriteTimeout, opts.ReadTimeout, opts.MaxRetryBackoff)
 	// One dial attempt per command: go-redis's default of five, 100 ms
 	// apart, would hold a request well past the timeout when Redis is down.
 	opts.DialerRetries = 1
 	opts.ContextTimeoutEnabled = true
 	opts.DisableIdentity = true
 	opts.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
-
-	var b [6]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return fmt.Errorf("open redis: %w", err)
-	}
-	db.unique = hex.EncodeToString(b[:])
-	if db.Prefix == "" {
-		db.Prefix = DefaultPrefix
-	}
-	db.client = redis.NewClient(opts)
+	c := redis.NewClient(opts)
+	db.client, db.slow = c, c.WithTimeout(seedTimeout)
 	return nil
+}
+
+func (db *DB) setReplyTTL(d ...time.Duration) {
+	var attempt time.Duration
+	for _, x := range d {
+		attempt += max(x, 0)
+	}
+	db.replyTTL = max(minReplyTTL, 4*attempt)
+}
+
+// clusterURL turns a redis-cluster:// or rediss-cluster:// URL into the
+// form of redis.ParseClusterURL (the first seed in the host, the others as
+// addr options), and reports whether url named a cluster.
+func clusterURL(url string) (string, bool, error) {
+	scheme, rest, ok := strings.Cut(url, "://")
+	if !ok || (scheme != "redis-cluster" && scheme != "rediss-cluster") {
+		return "", false, nil
+	}
+	scheme = strings.TrimSuffix(scheme, "-cluster")
+	auth, hostPath := "", rest
+	if i := strings.LastIndex(rest, "@"); i >= 0 {
+		auth, hostPath = rest[:i+1], rest[i+1:]
+	}
+	hosts, tail := hostPath, ""
+	if i := strings.IndexAny(hostPath, "/?"); i >= 0 {
+		hosts, tail = hostPath[:i], hostPath[i:]
+	}
+	seeds := strings.Split(hosts, ",")
+	for _, s := range seeds {
+		if s == "" {
+			return "", true, fmt.Errorf("cluster URL %q: empty seed address", redactURL(url))
+		}
+	}
+	path, query, _ := strings.Cut(tail, "?")
+	if path != "" && path != "/" && path != "/0" {
+		return "", true, fmt.Errorf("cluster URL %q: a Redis Cluster has only database 0", redactURL(url))
+	}
+	var extra []string
+	for _, s := range seeds[1:] {
+		extra = append(extra, "addr="+s)
+	}
+	if query != "" {
+		extra = append(extra, query)
+	}
+	out := scheme + "://" + auth + seeds[0]
+	if len(extra) > 0 {
+		out += "?" + strings.Join(extra, "&")
+	}
+	return out, true, nil
+}
+
+// redactURL drops the user information from a URL for an error message.
+func redactURL(url string) string {
+	scheme, rest, ok := strings.Cut(url, "://")
+	if !ok {
+		return url
+	}
+	if i := strings.LastIndex(rest, "@"); i >= 0 {
+		rest = "***@" + rest[i+1:]
+	}
+	return scheme + "://" + rest
+}
+
+// openCluster opens a cluster client with the standalone client's
+// timeouts and retry rules (see Open), and puts the prefix under one hash
+// tag (clusterPrefix).
+func (db *DB) openCluster(url string) error {
+	opts, err := redis.ParseClusterURL(url)
+	if err != nil {
+		return fmt.Errorf("open redis cluster: %w", err)
+	}
+	timeout := db.Timeout
+	if timeout == 0 {
+		timeout = DefaultTimeout
+	}
+	if opts.DialTimeout == 0 {
+		opts.DialTimeout = timeout
+	}
+	if opts.ReadTimeout == 0 {
+		opts.ReadTimeout = timeout
+	}
+	if opts.WriteTimeout == 0 {
+		opts.WriteTimeout = timeout
+	}
+	if opts.PoolTimeout == 0 {
+		opts.PoolTimeout = 2 * timeout
+	}
+	if opts.MaxRetries == 0 {
+		opts.MaxRetries = 1
+	}
+	// A MOVED or ASK redirection re-sends a command as a retry does: the
+	// reply keys answer a re-sent script (see Open).
+	db.setReplyTTL(opts.DialTimeout, opts.WriteTimeout, opts.ReadTimeout, opts.MaxRetryBackoff)
+	opts.DialerRetries = 1
+	opts.ContextTimeoutEnabled = true
+	opts.DisableIdentity = true
+	opts.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+	slow := *opts
+	slow.ReadTimeout, slow.WriteTimeout = seedTimeout, seedTimeout
+	db.Prefix = clusterPrefix(db.Prefix)
+	db.cluster = true
+	db.client, db.slow = redis.NewClusterClient(opts), redis.NewClusterClient(&slow)
+	return nil
+}
+
+// clusterPrefix returns prefix under one hash tag: the prefix itself
+// when it holds one already ("{team-a}:"), else "{" + prefix + "}". Every
+// key begins with the prefix, so every key hashes to the prefix's slot,
+// and every script (some of which derive key names from the prefix)
+// touches that one slot: the whole state of one prefix lives on one
+// master. A Redis Cluster thus holds several simulators' states apart
+// (one prefix each, spread over the masters), not one state spread over
+// them (issue 21).
+func clusterPrefix(prefix string) string {
+	if i := strings.IndexByte(prefix, '{'); i >= 0 {
+		if j := strings.IndexByte(prefix[i+1:], '}'); j > 0 {
+			return prefix
+		}
+	}
+	return "{" + prefix + "}"
 }
 
 // Close closes the connection pool.
@@ -163,7 +299,12 @@ func (db *DB) Close() error {
 	if db.client == nil {
 		return nil
 	}
-	if err := db.client.Close(); err != nil {
+	err := db.client.Close()
+	if db.cluster {
+		// The slow client of a standalone Redis shares the pool.
+		err = errors.Join(err, db.slow.Close())
+	}
+	if err != nil {
 		return fmt.Errorf("close redis: %w", err)
 	}
 	return nil
@@ -171,7 +312,15 @@ func (db *DB) Close() error {
 
 // Ping checks that Redis answers, for the simulator's health check.
 func (db *DB) Ping(ctx context.Context) error {
-	if err := db.client.Ping(ctx).Err(); err != nil {
+	var err error
+	if db.cluster {
+		// The master that serves the prefix's slot, the one every
+		// operation needs; a ping would go to any node.
+		err = db.client.Exists(ctx, db.key("campaign-version")).Err()
+	} else {
+		err = db.client.Ping(ctx).Err()
+	}
+	if err != nil {
 		return fmt.Errorf("ping redis: %w", err)
 	}
 	return nil

@@ -49,7 +49,7 @@ return 0
 // (seed.Contacts makes them so): none is looked up.
 func (s *ContactStore) SeedContacts(ctx context.Context, version string, contacts iter.Seq[*simulator.Contact]) (bool, error) {
 	db := s.db
-	client := db.client.WithTimeout(seedTimeout)
+	client := db.slow
 	verKey, lockKey := db.key("contact-version"), db.key("contact-seed-lock")
 	token := db.uniqueMember()
 	deadline := time.Now().Add(seedWait)
@@ -113,7 +113,7 @@ func (s *ContactStore) SeedContacts(ctx context.Context, version string, contact
 
 // writeBatch stores new contacts and their indexes in one pipeline, with
 // the next sequence numbers, and extends the seed lock.
-func (s *ContactStore) writeBatch(ctx context.Context, client *redis.Client, batch []*simulator.Contact, lockKey string) error {
+func (s *ContactStore) writeBatch(ctx context.Context, client redis.UniversalClient, batch []*simulator.Contact, lockKey string) error {
 	if len(batch) == 0 {
 		return nil
 	}

@@ -1,0 +1,435 @@
+package redisstore_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/partner-v3/conformance-kit/fixtures"
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
+	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/redisstore"
+	"github.com/partner-v3/conformance-kit/simulator/storetest"
+)
+
+// redisCluster is a Redis Cluster of three masters (no replicas, nothing
+// on disk) on loopback, started by a test (issue 21; the recipe of
+// ../shared/notes/redis-cluster.md).
+type redisCluster struct {
+	tb    testing.TB // the test that started it, which stops it
+	bin   string
+	dir   string
+	ports []int
+	buses []int
+	nodes []*redisServer
+	// URL is the cluster's redis-cluster:// URL, every master a seed.
+	URL string
+}
+
+// startRedisCluster starts three cluster-enabled redis-servers on free
+// ports (their bus ports free too), joins them with redis-cli --cluster
+// create and waits for cluster_state:ok on every node. It skips without
+// redis-server or redis-cli on PATH, and fails instead with
+// REQUIRE_REDIS=1. The nodes are killed in cleanup.
+func startRedisCluster(tb testing.TB) *redisCluster {
+	tb.Helper()
+	if testing.Short() {
+		tb.Skip("starts a three-node Redis Cluster")
+	}
+	c := &redisCluster{tb: tb, bin: redisServerBinary(tb), dir: tb.TempDir()}
+	cli := redisCLIBinary(tb)
+	var addrs []string
+	for range 3 {
+		c.ports = append(c.ports, freePort(tb))
+		c.buses = append(c.buses, freePort(tb))
+	}
+	for i, p := range c.ports {
+		c.nodes = append(c.nodes, c.startNode(tb, i))
+		addrs = append(addrs, "127.0.0.1:"+strconv.Itoa(p))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	args := append([]string{"--cluster", "create"}, addrs...)
+	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
+	if out, err := exec.CommandContext(ctx, cli, args...).CombinedOutput(); err != nil {
+		tb.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
+	}
+	c.waitOK(tb)
+	c.URL = "redis-cluster://" + strings.Join(addrs, ",")
+	return c
+}
+
+// redisCLIBinary finds redis-cli on PATH, as redisServerBinary does
+// redis-server.
+func redisCLIBinary(tb testing.TB) string {
+	tb.Helper()
+	bin, err := exec.LookPath("redis-cli")
+	if err != nil {
+		if requireRedis() {
+			tb.Fatalf("%s=1 but redis-cli is not on PATH (apt-get install redis-tools): %v", envRequireRedis, err)
+		}
+		tb.Skipf("redis-cli is not on PATH (apt-get install redis-tools): %v", err)
+	}
+	return bin
+}
+
+// startNode starts node i with its node file: a node started again after
+// stopNode rejoins the cluster, empty (no persistence).
+func (c *redisCluster) startNode(tb testing.TB, i int) *redisServer {
+	tb.Helper()
+	port := strconv.Itoa(c.ports[i])
+	logFile, err := os.OpenFile(filepath.Join(c.dir, "redis-"+port+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cmd := exec.Command(c.bin,
+		"--bind", "127.0.0.1", "--port", port,
+		"--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(c.buses[i]),
+		"--cluster-config-file", filepath.Join(c.dir, "nodes-"+port+".conf"),
+		"--cluster-require-full-coverage", "no", "--cluster-node-timeout", "2000",
+		"--save", "", "--appendonly", "no", "--dir", c.dir)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		tb.Fatalf("start redis-server: %v", err)
+	}
+	s := &redisServer{cmd: cmd, done: make(chan struct{})}
+	go func() {
+		_ = cmd.Wait()
+		logFile.Close()
+		close(s.done)
+	}()
+	tb.Cleanup(func() { s.stop(tb) })
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + port, MaxRetries: -1, DialTimeout: 500 * time.Millisecond})
+	defer rdb.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		err := rdb.Ping(context.Background()).Err()
+		if err == nil {
+			return s
+		}
+		select {
+		case <-s.done:
+			log, _ := os.ReadFile(filepath.Join(c.dir, "redis-"+port+".log"))
+			tb.Fatalf("redis-server exited: %s", log)
+		default:
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("redis-server on port %s does not answer: %v", port, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// stopNode kills node i and starts it again when t ends.
+func (c *redisCluster) stopNode(t testing.TB, i int) {
+	c.nodes[i].stop(t)
+	t.Cleanup(func() {
+		c.nodes[i] = c.startNode(c.tb, i)
+		c.waitOK(c.tb)
+	})
+}
+
+// waitOK waits until every running node reports cluster_state:ok.
+func (c *redisCluster) waitOK(tb testing.TB) {
+	tb.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for i, p := range c.ports {
+		select {
+		case <-c.nodes[i].done:
+			continue
+		default:
+		}
+		rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(p), MaxRetries: -1})
+		for {
+			info, err := rdb.ClusterInfo(context.Background()).Result()
+			if err == nil && strings.Contains(info, "cluster_state:ok") {
+				break
+			}
+			if time.Now().After(deadline) {
+				rdb.Close()
+				tb.Fatalf("node %d: no cluster_state:ok after 20 s: %v %s", p, err, info)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		rdb.Close()
+	}
+}
+
+// nodeOf returns the index of the master serving key's slot.
+func (c *redisCluster) nodeOf(tb testing.TB, key string) int {
+	tb.Helper()
+	for _, p := range c.ports {
+		rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(p), MaxRetries: -1})
+		slot, err := rdb.ClusterKeySlot(context.Background(), key).Result()
+		if err != nil {
+			rdb.Close()
+			continue
+		}
+		slots, err := rdb.ClusterSlots(context.Background()).Result()
+		rdb.Close()
+		if err != nil {
+			continue
+		}
+		for _, s := range slots {
+			if int64(s.Start) <= slot && slot <= int64(s.End) {
+				for j, q := range c.ports {
+					if s.Nodes[0].Addr == "127.0.0.1:"+strconv.Itoa(q) {
+						return j
+					}
+				}
+			}
+		}
+	}
+	tb.Fatalf("no master serves the slot of %q", key)
+	return -1
+}
+
+// deleteClusterKeys removes the keys under prefix from every master.
+func deleteClusterKeys(tb testing.TB, url, prefix string) {
+	tb.Helper()
+	addrs := strings.Split(strings.TrimPrefix(url, "redis-cluster://"), ",")
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRetries: -1})
+	defer rdb.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	pattern := globEscaper.Replace(prefix) + "*"
+	err := rdb.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+		iter := node.Scan(ctx, 0, pattern, 1000).Iterator()
+		for iter.Next(ctx) {
+			if err := node.Del(ctx, iter.Val()).Err(); err != nil {
+				return err
+			}
+		}
+		return iter.Err()
+	})
+	if err != nil {
+		// A node of a shard-down test may be gone.
+		tb.Logf("delete test keys under %q: %v", prefix, err)
+	}
+}
+
+// The contract, on a real three-master cluster (issue 21).
+func TestStore_RedisCluster(t *testing.T) {
+	c := startRedisCluster(t)
+	storetest.Run(t, func(t *testing.T) storetest.Backend {
+		db := MustOpenDB(t, c.URL)
+		b := backend(db)
+		b.Outage = func(t *testing.T) {
+			// Every key of the DB lives on the master of its prefix's
+			// slot: stopping it takes the store's Redis down. It comes
+			// back (empty) for the tests that follow.
+			c.stopNode(t, c.nodeOf(t, db.Prefix+"x"))
+		}
+		return b
+	})
+}
+
+func TestClusterURL(t *testing.T) {
+	tests := []struct {
+		name, url string
+		ok        bool
+	}{
+		{"seed addresses", "redis-cluster://127.0.0.1:1,127.0.0.1:2", true},
+		{"with a password and options", "redis-cluster://u:p@127.0.0.1:1,127.0.0.1:2/?dial_timeout=1s", true},
+		{"TLS", "rediss-cluster://127.0.0.1:1", true},
+		{"an empty seed", "redis-cluster://127.0.0.1:1,,127.0.0.1:2", false},
+		{"a database other than 0", "redis-cluster://127.0.0.1:1/2", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db := redisstore.NewDB(tt.url)
+			err := db.Open()
+			if got := err == nil; got != tt.ok {
+				t.Fatalf("Open(%q) = %v, want ok=%v", tt.url, err, tt.ok)
+			}
+			if err != nil {
+				if strings.Contains(err.Error(), "u:p@") {
+					t.Errorf("error %q shows the password", err)
+				}
+				return
+			}
+			defer db.Close()
+			if got, want := db.Prefix, "{"+redisstore.DefaultPrefix+"}"; got != want {
+				t.Errorf("Prefix = %q, want %q: every key under one hash tag", got, want)
+			}
+		})
+	}
+}
+
+// clusterPrefixOn returns a key prefix (as --redis-prefix takes it) whose
+// hash tag lands on master node of c.
+func clusterPrefixOn(t *testing.T, c *redisCluster, node int) string {
+	t.Helper()
+	for i := range 1000 {
+		p := "simtest-" + strconv.Itoa(i) + ":"
+		if c.nodeOf(t, "{"+p+"}x") == node {
+			return p
+		}
+	}
+	t.Fatalf("no prefix lands on node %d", node)
+	return ""
+}
+
+// TestReplicas_Cluster runs two simulator processes on a three-master
+// Redis Cluster (issue 21): spec §8's one counter per account across
+// them (100 admitted, the 101st refused on either), a throwaway account
+// made through one served by the other, and a reset through one seen by
+// the other.
+func TestReplicas_Cluster(t *testing.T) {
+	c := startRedisCluster(t)
+	accounts, err := simulator.ReadAccounts(bytes.NewReader(fixtures.Accounts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	alpha := accounts[0]
+	bin := buildSimulator(t)
+	dataDir := t.TempDir()
+	one := startReplica(t, bin, "replica one", c.URL, dataDir)
+	two := startReplica(t, bin, "replica two", c.URL, dataDir)
+	list := map[string]int{"limit": 1, "page": 1}
+
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		statuses = map[int]int{}
+	)
+	for i := range 100 {
+		r := one
+		if i%5 < 2 {
+			r = two
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			status, _, _ := r.call(t, alpha, spec.PathCampaignList, list)
+			mu.Lock()
+			statuses[status]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if got, want := statuses, map[int]int{http.StatusOK: 100}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("statuses of 60+40 requests = %v, want %v", got, want)
+	}
+	for _, r := range []*replica{two, one} {
+		if status, _, body := r.call(t, alpha, spec.PathCampaignList, list); status != http.StatusTooManyRequests {
+			t.Errorf("%s: 101st status = %d %s, want 429", r.name, status, body)
+		}
+	}
+
+	var a simulator.CreatedAccount
+	if code := one.admin(t, http.MethodPost, "/accounts", map[string]any{"name": "clustered"}, &a); code != http.StatusCreated {
+		t.Fatalf("POST /accounts on one: status %d", code)
+	}
+	if status, _, body := two.call(t, &a.Account, spec.PathContactAdd, map[string]string{"email": "c@example.com"}); status != http.StatusOK {
+		t.Fatalf("two: contact/add with the account made on one: %d %s", status, body)
+	}
+	var contacts struct {
+		Total int `json:"total"`
+	}
+	if code := one.admin(t, http.MethodGet, "/contacts?accountId="+a.AccountID, nil, &contacts); code != http.StatusOK || contacts.Total != 1 {
+		t.Errorf("one: the contact added on two: status %d, total %d, want 1", code, contacts.Total)
+	}
+
+	if code := two.admin(t, http.MethodPost, "/reset", nil, nil); code != http.StatusOK {
+		t.Fatalf("POST /reset on two: status %d", code)
+	}
+	if status, _, body := one.call(t, alpha, spec.PathCampaignList, list); status != http.StatusOK {
+		t.Errorf("one: after the reset on two: %d %s, want 200 (the counter reset)", status, body)
+	}
+	if code := one.admin(t, http.MethodGet, "/contacts?accountId="+a.AccountID, nil, &contacts); code != http.StatusOK || contacts.Total != 0 {
+		t.Errorf("one: contacts after the reset: status %d, total %d, want 0", code, contacts.Total)
+	}
+}
+
+// TestClusterShardDown: two simulators on one cluster, their prefixes on
+// two masters. The master of the first goes down: its requests answer 500
+// Internal server error fast (spec §7) while the other simulator goes on;
+// the master comes back empty (no persistence) and the first serves again
+// without a restart, its campaigns the same (they are in its memory).
+func TestClusterShardDown(t *testing.T) {
+	c := startRedisCluster(t)
+	accounts, err := simulator.ReadAccounts(bytes.NewReader(fixtures.Accounts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	alpha := accounts[0]
+	bin := buildSimulator(t)
+	dataDir := t.TempDir()
+	down, up := 0, 1
+	a := startReplica(t, bin, "simulator on the master that goes down", c.URL, dataDir, "--redis-prefix", clusterPrefixOn(t, c, down))
+	b := startReplica(t, bin, "simulator on another master", c.URL, dataDir, "--redis-prefix", clusterPrefixOn(t, c, up))
+	list := map[string]int{"limit": 10, "page": 1}
+	status, _, before := a.call(t, alpha, spec.PathCampaignList, list)
+	if status != http.StatusOK {
+		t.Fatalf("campaign/list before the outage: %d %s", status, before)
+	}
+
+	c.nodes[down].stop(t)
+	for _, op := range []struct {
+		name string
+		body any
+	}{
+		{spec.PathContactAdd, map[string]string{"email": "shard@example.com"}},
+		{spec.PathCampaignList, list},
+	} {
+		start := time.Now()
+		status, _, body := a.call(t, alpha, op.name, op.body)
+		elapsed := time.Since(start)
+		t.Logf("%s with its master down: %d %s after %v", op.name, status, bytes.TrimSpace(body), elapsed.Round(time.Millisecond))
+		if got, want := strings.TrimSpace(string(body)), `{"error":"`+spec.MsgInternal+`"}`; status != http.StatusInternalServerError || got != want {
+			t.Errorf("%s: %d %s, want 500 %s", op.name, status, got, want)
+		}
+		if elapsed >= hangBound {
+			t.Errorf("%s took %v, want an answer before %v", op.name, elapsed, hangBound)
+		}
+		if status, _, body := b.call(t, alpha, op.name, op.body); status != http.StatusOK {
+			t.Errorf("%s on the other master's simulator: %d %s, want 200", op.name, status, body)
+		}
+	}
+	var health struct {
+		Status string `json:"status"`
+	}
+	if code := a.admin(t, http.MethodGet, "/healthz", nil, &health); code != http.StatusServiceUnavailable {
+		t.Errorf("/healthz with its master down = %d, want 503", code)
+	}
+	if code := b.admin(t, http.MethodGet, "/healthz", nil, &health); code != http.StatusOK {
+		t.Errorf("/healthz of the other = %d, want 200", code)
+	}
+
+	c.nodes[down] = c.startNode(t, down)
+	c.waitOK(t)
+	start := time.Now()
+	var after []byte
+	for {
+		status, _, after = a.call(t, alpha, spec.PathCampaignList, list)
+		if status == http.StatusOK {
+			break
+		}
+		if time.Since(start) > recoverBound {
+			t.Fatalf("campaign/list still %d %s %v after the master came back", status, after, recoverBound)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("serving again %v after the master came back", time.Since(start).Round(time.Millisecond))
+	if !bytes.Equal(after, before) {
+		t.Errorf("campaign/list after the master came back differs:\nbefore: %.300s\nafter:  %.300s", before, after)
+	}
+	if status, _, body := a.call(t, alpha, spec.PathContactAdd, map[string]string{"email": "shard@example.com"}); status != http.StatusOK {
+		t.Errorf("contact/add after the master came back: %d %s", status, body)
+	}
+	if code := a.admin(t, http.MethodGet, "/healthz", nil, &health); code != http.StatusOK {
+		t.Errorf("/healthz after the master came back = %d, want 200", code)
+	}
+}
