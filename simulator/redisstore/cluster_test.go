@@ -433,3 +433,45 @@ func TestClusterShardDown(t *testing.T) {
 		t.Errorf("/healthz after the master came back = %d, want 200", code)
 	}
 }
+
+// TestRoundTrips_Cluster: on a cluster a request costs the round trips it
+// costs on one Redis (the scripts' keys share one slot, so none is split):
+// the Gate one, a new contact one, once the scripts are loaded on the
+// master.
+func TestRoundTrips_Cluster(t *testing.T) {
+	c := startRedisCluster(t)
+	db := MustOpenDB(t, c.URL)
+	gate := redisstore.NewGate(db, spec.RateLimit, spec.RateWindow)
+	contacts := redisstore.NewContactStore(db)
+	ctx := context.Background()
+	n := 0
+	admit := func() error {
+		_, err := gate.Admit(ctx, simulator.Arrival{Operation: spec.PathContactAdd, AccountID: "acc", Real: time.Now()})
+		return err
+	}
+	add := func() error {
+		n++
+		_, _, err := contacts.UpsertContact(ctx, &simulator.Contact{AccountID: "acc", ID: "c" + strconv.Itoa(n), Email: "c" + strconv.Itoa(n) + "@example.com"})
+		return err
+	}
+	// The first call of each script loads it (EVALSHA, then EVAL).
+	for _, call := range []func() error{admit, add} {
+		if err := call(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hook := &redisstore.RoundTrips{}
+	db.AddHook(hook)
+	for _, tt := range []struct {
+		name string
+		call func() error
+	}{{"Gate.Admit", admit}, {"UpsertContact of a new contact", add}} {
+		before := hook.Count()
+		if err := tt.call(); err != nil {
+			t.Fatal(err)
+		}
+		if got := hook.Count() - before; got != 1 {
+			t.Errorf("%s: %d round trips, want 1", tt.name, got)
+		}
+	}
+}

@@ -10,9 +10,15 @@
 // is atomic across processes; the exceptions: merging an upsert into an
 // existing contact is an optimistic compare-and-set that retries, and
 // seeding contacts (ContactStore.SeedContacts) writes pipelined batches
-// under a lock key instead. Scripts
-// derive some key names from the prefix, so the store needs a standalone
-// Redis (or a single-shard setup), not Redis Cluster.
+// under a lock key instead.
+//
+// On a Redis Cluster (a redis-cluster:// URL, issue 21) the prefix is put
+// under one hash tag ("{partnersim:}"), so every key of one prefix lives
+// in one slot and every script, including those that derive key names
+// from the prefix, touches that one slot: the guarantees and the round
+// trips are those of a standalone Redis. One prefix's state is thus on one
+// master; the masters share the load of several prefixes (several
+// simulators or teams), not of one.
 //
 // Key layout, under DB.Prefix (P):
 //
@@ -68,12 +74,14 @@ const DefaultTimeout = 500 * time.Millisecond
 // package. Set the fields, then call Open.
 type DB struct {
 	// URL is the Redis URL, e.g. redis://127.0.0.1:6379/0 (the forms of
-	// redis.ParseURL, including rediss:// and query options).
+	// redis.ParseURL, including rediss:// and query options), or a Redis
+	// Cluster's, redis-cluster://host:port,host:port (see Open).
 	URL string
 
 	// Prefix is prepended to every key, so that several simulators (or
 	// tests) can share one Redis database apart. Replicas that must share
-	// state use the same prefix. Empty means DefaultPrefix.
+	// state use the same prefix. Empty means DefaultPrefix. On a cluster,
+	// Open puts it under a hash tag unless it holds one (clusterPrefix).
 	Prefix string
 
 	// Timeout bounds dialing and each socket read and write. Zero means
