@@ -12,15 +12,22 @@
 // seeding contacts (ContactStore.SeedContacts) writes pipelined batches
 // under a lock key instead.
 //
-// On a Redis Cluster (a redis-cluster:// URL, issue 21) the prefix is put
-// under one hash tag ("{partnersim:}"), so every key of one prefix lives
-// in one slot and every script, including those that derive key names
-// from the prefix, touches that one slot: the guarantees and the round
-// trips are those of a standalone Redis. One prefix's state is thus on one
-// master; the masters share the load of several prefixes (several
-// simulators or teams), not of one.
+// On a Redis Cluster (a redis-cluster:// URL, issue 21) no script may
+// touch keys of two slots. Each account's keys (rate, contact-*, its
+// clock offset, the reply keys of its scripts) carry the hash tag
+// {a:<account>}, P{a:<account>}name, so they share one slot and the
+// accounts spread over the masters; the global keys (the rest below)
+// carry the prefix's own tag, P{P}name, one slot for them all. Where one
+// script used to mix both (the Gate, a new contact, the resets, listing
+// every contact) the cluster composes per-slot steps instead, keeping the
+// guarantees each names (Gate.admitSteps, ContactStore.AddContact,
+// findAllSharded and deleteSharded, DB.deleteAccountKeys for the resets
+// of the counters and account clocks). A sharded cluster keeps no
+// contact-order, rate-keys or clock-keys: it merges the accounts' orders
+// and finds their keys by name (SCAN of every master). A prefix that holds a hash tag of its own puts
+// every key in that one slot: the store then runs as on one Redis.
 //
-// Key layout, under DB.Prefix (P):
+// Key layout, under DB.Prefix (P) (on a sharded cluster, as said above):
 //
 //	P contact-seq                 string  insertion counter, the "oldest first" order
 //	P contact-order               zset    every contact, "<account>\n<id>" by sequence
@@ -91,8 +98,12 @@ type DB struct {
 	client redis.UniversalClient
 	// slow is client with seedTimeout for reads and writes, for seeding.
 	slow redis.UniversalClient
-	// cluster is set when URL names a Redis Cluster.
-	cluster bool
+	// cluster is set when URL names a Redis Cluster; sharded when, on
+	// it, each account's keys carry a hash tag of their own (see
+	// acctKey), the global ones another (global).
+	cluster, sharded bool
+	// global begins the name of every key that is not an account's.
+	global string
 	// unique makes rate counter members of this process distinct from
 	// every other process's, even for requests at the same nanosecond.
 	unique string
@@ -131,6 +142,7 @@ func (db *DB) Open() error {
 	if db.Prefix == "" {
 		db.Prefix = DefaultPrefix
 	}
+	db.global = db.Prefix
 	if url, ok, err := clusterURL(db.URL); err != nil {
 		return fmt.Errorf("open redis: %w", err)
 	} else if ok {
@@ -279,27 +291,24 @@ func (db *DB) openCluster(url string) error {
 	opts.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 	slow := *opts
 	slow.ReadTimeout, slow.WriteTimeout = seedTimeout, seedTimeout
-	db.Prefix = clusterPrefix(db.Prefix)
 	db.cluster = true
+	if !hasHashTag(db.Prefix) {
+		db.sharded = true
+		db.global = db.Prefix + "{" + db.Prefix + "}"
+	}
 	db.client, db.slow = redis.NewClusterClient(opts), redis.NewClusterClient(&slow)
 	return nil
 }
 
-// clusterPrefix returns prefix under one hash tag: the prefix itself
-// when it holds one already ("{team-a}:"), else "{" + prefix + "}". Every
-// key begins with the prefix, so every key hashes to the prefix's slot,
-// and every script (some of which derive key names from the prefix)
-// touches that one slot: the whole state of one prefix lives on one
-// master. A Redis Cluster thus holds several simulators' states apart
-// (one prefix each, spread over the masters), not one state spread over
-// them (issue 21).
-func clusterPrefix(prefix string) string {
+// hasHashTag reports whether prefix holds a hash tag: a "{" followed
+// later by a "}" with something between. Every key then hashes to that
+// tag, so the whole state of the prefix lives in one slot, as on one Redis
+// (a cluster is then not sharded).
+func hasHashTag(prefix string) bool {
 	if i := strings.IndexByte(prefix, '{'); i >= 0 {
-		if j := strings.IndexByte(prefix[i+1:], '}'); j > 0 {
-			return prefix
-		}
+		return strings.IndexByte(prefix[i+1:], '}') > 0
 	}
-	return "{" + prefix + "}"
+	return false
 }
 
 // Close closes the connection pool.
@@ -334,9 +343,52 @@ func (db *DB) Ping(ctx context.Context) error {
 	return nil
 }
 
-// key returns the prefixed key name.
+// acctKey returns the name of the account's key called name: on a
+// sharded cluster P{a:<account>}name, every key of one account in one
+// slot; else as key(name, account), P<name>:<account>.
+func (db *DB) acctKey(name, account string) string {
+	if !db.sharded {
+		return db.key(name, account)
+	}
+	return db.Prefix + "{a:" + account + "}" + name
+}
+
+// acctReplyKey is replyKey in the account's slot, for a script on the
+// account's keys.
+func (db *DB) acctReplyKey(account, id string) string {
+	if !db.sharded {
+		return db.replyKey(id)
+	}
+	return db.acctKey("reply:"+id, account)
+}
+
+// deleteAccountKeys deletes the key called name of every account, on a
+// sharded cluster: it scans every master for P{a:*}name and deletes the
+// keys one at a time (each in its own slot).
+func (db *DB) deleteAccountKeys(ctx context.Context, name string) error {
+	cc, ok := db.client.(*redis.ClusterClient)
+	if !ok {
+		return fmt.Errorf("delete account keys: not a cluster")
+	}
+	pattern := globEscaper.Replace(db.Prefix) + "{a:*}" + globEscaper.Replace(name)
+	return cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+		iter := node.Scan(ctx, 0, pattern, 1000).Iterator()
+		for iter.Next(ctx) {
+			if err := node.Del(ctx, iter.Val()).Err(); err != nil {
+				return err
+			}
+		}
+		return iter.Err()
+	})
+}
+
+// globEscaper escapes the characters SCAN's MATCH reads as a pattern.
+var globEscaper = strings.NewReplacer(`\`, `\\`, "*", `\*`, "?", `\?`, "[", `\[`, "]", `\]`)
+
+// key returns the prefixed name of a global key: on a sharded cluster
+// P{P}name, every global key in one slot.
 func (db *DB) key(parts ...string) string {
-	k := db.Prefix
+	k := db.global
 	for i, p := range parts {
 		if i > 0 {
 			k += ":"

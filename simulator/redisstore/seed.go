@@ -156,17 +156,19 @@ func (s *ContactStore) writeBatch(ctx context.Context, client redis.UniversalCli
 	pipe := client.Pipeline()
 	for _, acct := range accounts {
 		a := by[acct]
-		pipe.HSet(ctx, db.key("contact-data", acct), a.data...)
-		pipe.ZAdd(ctx, db.key("contact-order", acct), a.order...)
+		pipe.HSet(ctx, db.acctKey("contact-data", acct), a.data...)
+		pipe.ZAdd(ctx, db.acctKey("contact-order", acct), a.order...)
 		if len(a.email) > 0 {
-			pipe.HSet(ctx, db.key("contact-email", acct), a.email...)
+			pipe.HSet(ctx, db.acctKey("contact-email", acct), a.email...)
 		}
 		if len(a.phone) > 0 {
-			pipe.ZAdd(ctx, db.key("contact-phone", acct), a.phone...)
+			pipe.ZAdd(ctx, db.acctKey("contact-phone", acct), a.phone...)
 		}
 		pipe.SAdd(ctx, db.key("contact-accounts"), acct)
 	}
-	pipe.ZAdd(ctx, db.key("contact-order"), global...)
+	if !db.sharded {
+		pipe.ZAdd(ctx, db.key("contact-order"), global...)
+	}
 	pipe.PExpire(ctx, lockKey, seedLockTTL)
 	_, err = pipe.Exec(ctx)
 	return err
