@@ -166,29 +166,16 @@ func (c *redisCluster) waitOK(tb testing.TB) {
 	}
 }
 
-// nodeOf returns the index of the master serving key's slot.
+// nodeOf returns the index of the running master serving key's slot: the
+// one that answers a read of it instead of redirecting (MOVED).
 func (c *redisCluster) nodeOf(tb testing.TB, key string) int {
 	tb.Helper()
-	for _, p := range c.ports {
+	for i, p := range c.ports {
 		rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(p), MaxRetries: -1})
-		slot, err := rdb.ClusterKeySlot(context.Background(), key).Result()
-		if err != nil {
-			rdb.Close()
-			continue
-		}
-		slots, err := rdb.ClusterSlots(context.Background()).Result()
+		err := rdb.Exists(context.Background(), key).Err()
 		rdb.Close()
-		if err != nil {
-			continue
-		}
-		for _, s := range slots {
-			if int64(s.Start) <= slot && slot <= int64(s.End) {
-				for j, q := range c.ports {
-					if s.Nodes[0].Addr == "127.0.0.1:"+strconv.Itoa(q) {
-						return j
-					}
-				}
-			}
+		if err == nil {
+			return i
 		}
 	}
 	tb.Fatalf("no master serves the slot of %q", key)
@@ -226,10 +213,11 @@ func TestStore_RedisCluster(t *testing.T) {
 		db := MustOpenDB(t, c.URL)
 		b := backend(db)
 		b.Outage = func(t *testing.T) {
-			// Every key of the DB lives on the master of its prefix's
-			// slot: stopping it takes the store's Redis down. It comes
-			// back (empty) for the tests that follow.
-			c.stopNode(t, c.nodeOf(t, db.Prefix+"x"))
+			// The global keys (the account registry among them) live on
+			// the master of the prefix's own tag, P{P}: stopping it takes
+			// the store's registry down. It comes back (empty) for the
+			// tests that follow.
+			c.stopNode(t, c.nodeOf(t, db.Prefix+"{"+db.Prefix+"}x"))
 		}
 		return b
 	})
@@ -260,25 +248,11 @@ func TestClusterURL(t *testing.T) {
 				return
 			}
 			defer db.Close()
-			if got, want := db.Prefix, "{"+redisstore.DefaultPrefix+"}"; got != want {
-				t.Errorf("Prefix = %q, want %q: every key under one hash tag", got, want)
+			if got, want := db.Prefix, redisstore.DefaultPrefix; got != want {
+				t.Errorf("Prefix = %q, want %q", got, want)
 			}
 		})
 	}
-}
-
-// clusterPrefixOn returns a key prefix (as --redis-prefix takes it) whose
-// hash tag lands on master node of c.
-func clusterPrefixOn(t *testing.T, c *redisCluster, node int) string {
-	t.Helper()
-	for i := range 1000 {
-		p := "simtest-" + strconv.Itoa(i) + ":"
-		if c.nodeOf(t, "{"+p+"}x") == node {
-			return p
-		}
-	}
-	t.Fatalf("no prefix lands on node %d", node)
-	return ""
 }
 
 // TestReplicas_Cluster runs two simulator processes on a three-master
@@ -353,30 +327,45 @@ func TestReplicas_Cluster(t *testing.T) {
 	}
 }
 
-// TestClusterShardDown: two simulators on one cluster, their prefixes on
-// two masters. The master of the first goes down: its requests answer 500
-// Internal server error fast (spec §7) while the other simulator goes on;
-// the master comes back empty (no persistence) and the first serves again
-// without a restart, its campaigns the same (they are in its memory).
+// TestClusterShardDown: a simulator on a cluster whose accounts live on
+// several masters. The master of one account (not the one of the global
+// keys) goes down: that account's requests answer 500 Internal server
+// error fast (spec §7) while an account on another master goes on; the
+// master comes back empty (no persistence) and the account serves again
+// without a restart, its campaigns the same (they are in the simulator's
+// memory; the throwaway account itself is a global key, kept).
 func TestClusterShardDown(t *testing.T) {
 	c := startRedisCluster(t)
-	accounts, err := simulator.ReadAccounts(bytes.NewReader(fixtures.Accounts))
-	if err != nil {
-		t.Fatal(err)
+	prefix := "simtest-shard:"
+	global := c.nodeOf(t, prefix+"{"+prefix+"}x")
+	r := startReplica(t, buildSimulator(t), "simulator", c.URL, t.TempDir(), "--redis-prefix", prefix)
+
+	// Throwaway accounts until one lives on a master other than the
+	// global keys' (it goes down) and one on a third or the global one.
+	var down, up *simulator.CreatedAccount
+	downNode := -1
+	for i := 0; i < 50 && (down == nil || up == nil); i++ {
+		var a simulator.CreatedAccount
+		if code := r.admin(t, http.MethodPost, "/accounts", map[string]any{"name": "shard"}, &a); code != http.StatusCreated {
+			t.Fatalf("POST /accounts: status %d", code)
+		}
+		switch n := c.nodeOf(t, prefix+"{a:"+a.AccountID+"}x"); {
+		case down == nil && n != global:
+			down, downNode = &a, n
+		case up == nil && down != nil && n != downNode:
+			up = &a
+		}
 	}
-	alpha := accounts[0]
-	bin := buildSimulator(t)
-	dataDir := t.TempDir()
-	down, up := 0, 1
-	a := startReplica(t, bin, "simulator on the master that goes down", c.URL, dataDir, "--redis-prefix", clusterPrefixOn(t, c, down))
-	b := startReplica(t, bin, "simulator on another master", c.URL, dataDir, "--redis-prefix", clusterPrefixOn(t, c, up))
+	if down == nil || up == nil {
+		t.Fatal("50 throwaway accounts, none on two masters as needed")
+	}
 	list := map[string]int{"limit": 10, "page": 1}
-	status, _, before := a.call(t, alpha, spec.PathCampaignList, list)
+	status, _, before := r.call(t, &down.Account, spec.PathCampaignList, list)
 	if status != http.StatusOK {
 		t.Fatalf("campaign/list before the outage: %d %s", status, before)
 	}
 
-	c.nodes[down].stop(t)
+	c.nodes[downNode].stop(t)
 	for _, op := range []struct {
 		name string
 		body any
@@ -385,7 +374,7 @@ func TestClusterShardDown(t *testing.T) {
 		{spec.PathCampaignList, list},
 	} {
 		start := time.Now()
-		status, _, body := a.call(t, alpha, op.name, op.body)
+		status, _, body := r.call(t, &down.Account, op.name, op.body)
 		elapsed := time.Since(start)
 		t.Logf("%s with its master down: %d %s after %v", op.name, status, bytes.TrimSpace(body), elapsed.Round(time.Millisecond))
 		if got, want := strings.TrimSpace(string(body)), `{"error":"`+spec.MsgInternal+`"}`; status != http.StatusInternalServerError || got != want {
@@ -394,26 +383,27 @@ func TestClusterShardDown(t *testing.T) {
 		if elapsed >= hangBound {
 			t.Errorf("%s took %v, want an answer before %v", op.name, elapsed, hangBound)
 		}
-		if status, _, body := b.call(t, alpha, op.name, op.body); status != http.StatusOK {
-			t.Errorf("%s on the other master's simulator: %d %s, want 200", op.name, status, body)
+		start = time.Now()
+		if status, _, body := r.call(t, &up.Account, op.name, op.body); status != http.StatusOK {
+			t.Errorf("%s of an account on another master: %d %s, want 200", op.name, status, body)
 		}
+		t.Logf("%s of an account on another master: %v", op.name, time.Since(start).Round(time.Millisecond))
 	}
+
+	// The health check reads the global slot, which is up.
 	var health struct {
 		Status string `json:"status"`
 	}
-	if code := a.admin(t, http.MethodGet, "/healthz", nil, &health); code != http.StatusServiceUnavailable {
-		t.Errorf("/healthz with its master down = %d, want 503", code)
-	}
-	if code := b.admin(t, http.MethodGet, "/healthz", nil, &health); code != http.StatusOK {
-		t.Errorf("/healthz of the other = %d, want 200", code)
+	if code := r.admin(t, http.MethodGet, "/healthz", nil, &health); code != http.StatusOK {
+		t.Errorf("/healthz with an accounts' master down = %d, want 200 (the global keys' master is up)", code)
 	}
 
-	c.nodes[down] = c.startNode(t, down)
+	c.nodes[downNode] = c.startNode(t, downNode)
 	c.waitOK(t)
 	start := time.Now()
 	var after []byte
 	for {
-		status, _, after = a.call(t, alpha, spec.PathCampaignList, list)
+		status, _, after = r.call(t, &down.Account, spec.PathCampaignList, list)
 		if status == http.StatusOK {
 			break
 		}
@@ -426,38 +416,50 @@ func TestClusterShardDown(t *testing.T) {
 	if !bytes.Equal(after, before) {
 		t.Errorf("campaign/list after the master came back differs:\nbefore: %.300s\nafter:  %.300s", before, after)
 	}
-	if status, _, body := a.call(t, alpha, spec.PathContactAdd, map[string]string{"email": "shard@example.com"}); status != http.StatusOK {
+	if status, _, body := r.call(t, &down.Account, spec.PathContactAdd, map[string]string{"email": "shard@example.com"}); status != http.StatusOK {
 		t.Errorf("contact/add after the master came back: %d %s", status, body)
 	}
-	if code := a.admin(t, http.MethodGet, "/healthz", nil, &health); code != http.StatusOK {
+	if code := r.admin(t, http.MethodGet, "/healthz", nil, &health); code != http.StatusOK {
 		t.Errorf("/healthz after the master came back = %d, want 200", code)
 	}
 }
 
-// TestRoundTrips_Cluster: on a cluster a request costs the round trips it
-// costs on one Redis (the scripts' keys share one slot, so none is split):
-// the Gate one, a new contact one, once the scripts are loaded on the
-// master.
+// TestRoundTrips_Cluster: on a cluster each account's keys have a slot of
+// their own and the global keys (clock, faults, registry, sequence)
+// another, so the Gate is three per-slot steps (two for a refused
+// request) and a new contact two (the sequence, then the account's
+// script); the keys of many accounts spread over the masters.
 func TestRoundTrips_Cluster(t *testing.T) {
 	c := startRedisCluster(t)
 	db := MustOpenDB(t, c.URL)
-	gate := redisstore.NewGate(db, spec.RateLimit, spec.RateWindow)
+	gate := redisstore.NewGate(db, 1, spec.RateWindow)
 	contacts := redisstore.NewContactStore(db)
 	ctx := context.Background()
 	n := 0
 	admit := func() error {
-		_, err := gate.Admit(ctx, simulator.Arrival{Operation: spec.PathContactAdd, AccountID: "acc", Real: time.Now()})
+		n++
+		_, err := gate.Admit(ctx, simulator.Arrival{Operation: spec.PathContactAdd, AccountID: "acc" + strconv.Itoa(n), Real: time.Now()})
+		return err
+	}
+	refused := func() error {
+		d, err := gate.Admit(ctx, simulator.Arrival{Operation: spec.PathContactAdd, AccountID: "acc" + strconv.Itoa(n), Real: time.Now()})
+		if err == nil && d.Rate.Allowed {
+			return fmt.Errorf("the second request of a limit of 1 allowed")
+		}
 		return err
 	}
 	add := func() error {
 		n++
-		_, _, err := contacts.UpsertContact(ctx, &simulator.Contact{AccountID: "acc", ID: "c" + strconv.Itoa(n), Email: "c" + strconv.Itoa(n) + "@example.com"})
+		_, _, err := contacts.UpsertContact(ctx, &simulator.Contact{AccountID: "acc" + strconv.Itoa(n), ID: "c" + strconv.Itoa(n), Email: "c" + strconv.Itoa(n) + "@example.com"})
 		return err
 	}
-	// The first call of each script loads it (EVALSHA, then EVAL).
-	for _, call := range []func() error{admit, add} {
-		if err := call(); err != nil {
-			t.Fatal(err)
+	// Load every script on every master first (EVALSHA, then EVAL): the
+	// accounts of 30 calls land on all three.
+	for range 30 {
+		for _, call := range []func() error{admit, refused, add} {
+			if err := call(); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	hook := &redisstore.RoundTrips{}
@@ -465,13 +467,23 @@ func TestRoundTrips_Cluster(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		call func() error
-	}{{"Gate.Admit", admit}, {"UpsertContact of a new contact", add}} {
+		want int64
+	}{{"Gate.Admit of an allowed request", admit, 3}, {"Gate.Admit of a refused one", refused, 2}, {"UpsertContact of a new contact", add, 2}} {
 		before := hook.Count()
 		if err := tt.call(); err != nil {
 			t.Fatal(err)
 		}
-		if got := hook.Count() - before; got != 1 {
-			t.Errorf("%s: %d round trips, want 1", tt.name, got)
+		if got := hook.Count() - before; got != tt.want {
+			t.Errorf("%s: %d round trips, want %d", tt.name, got, tt.want)
+		}
+	}
+	// Every master holds keys of the prefix: the accounts are spread.
+	for i, p := range c.ports {
+		rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(p)})
+		keys, _, err := rdb.Scan(ctx, 0, globEscaper.Replace(db.Prefix)+"*", 1000).Result()
+		rdb.Close()
+		if err != nil || len(keys) == 0 {
+			t.Errorf("master %d holds no key of the prefix (%v): the accounts are not spread", i, err)
 		}
 	}
 }
