@@ -416,9 +416,10 @@ func TestClusterShardDown(t *testing.T) {
 
 // TestRoundTrips_Cluster: on a cluster each account's keys have a slot of
 // their own and the global keys (clock, faults, registry, sequence)
-// another, so the Gate is three per-slot steps (two for a refused
-// request) and a new contact two (the sequence, then the account's
-// script); the keys of many accounts spread over the masters.
+// another, so the Gate is per-slot steps (two round trips, three for an
+// allowed request while a fault is pending) and a new contact two (the
+// sequence, then the account's script); the keys of many accounts spread
+// over the masters.
 func TestRoundTrips_Cluster(t *testing.T) {
 	c := startRedisCluster(t)
 	db := MustOpenDB(t, c.URL)
@@ -452,13 +453,37 @@ func TestRoundTrips_Cluster(t *testing.T) {
 			}
 		}
 	}
+	// And the fault scripts on the global keys' master.
+	control := redisstore.NewControlStore(db)
+	if err := control.AddFault(ctx, simulator.Fault{ID: "f0", Operation: "*", Kind: simulator.FaultError, Remaining: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := control.TakeFault(ctx, simulator.FaultQuery{Operation: spec.PathCampaignList}); err != nil || f == nil {
+		t.Fatalf("TakeFault = %v, %v, want the fault added", f, err)
+	}
 	hook := &redisstore.RoundTrips{}
 	db.AddHook(hook)
 	for _, tt := range []struct {
 		name string
 		call func() error
 		want int64
-	}{{"Gate.Admit of an allowed request", admit, 3}, {"Gate.Admit of a refused one", refused, 2}, {"UpsertContact of a new contact", add, 2}} {
+	}{
+		{"Gate.Admit of an allowed request", admit, 2},
+		{"Gate.Admit of a refused one", refused, 2},
+		{"UpsertContact of a new contact", add, 2},
+		{"Gate.Admit of an allowed request while a fault is pending", func() error {
+			f := simulator.Fault{ID: "f1", Operation: spec.PathCampaignList, Kind: simulator.FaultError, Status: 503, Remaining: 1}
+			if err := control.AddFault(ctx, f); err != nil {
+				return err
+			}
+			before := hook.Count()
+			err := admit()
+			if got := hook.Count() - before; err == nil && got != 3 {
+				return fmt.Errorf("%d round trips, want 3", got)
+			}
+			return err
+		}, 4}, // the AddFault's one and the Admit's three
+	} {
 		before := hook.Count()
 		if err := tt.call(); err != nil {
 			t.Fatal(err)
