@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -49,13 +51,24 @@ func startRedisCluster(tb testing.TB) *redisCluster {
 	c := &redisCluster{tb: tb, bin: redisServerBinary(tb), dir: tb.TempDir()}
 	cli := redisCLIBinary(tb)
 	var addrs []string
-	for range 3 {
-		c.ports = append(c.ports, freePort(tb))
-		c.buses = append(c.buses, freePort(tb))
-	}
-	for i, p := range c.ports {
-		c.nodes = append(c.nodes, c.startNode(tb, i))
-		addrs = append(addrs, "127.0.0.1:"+strconv.Itoa(p))
+	used := map[int]bool{}
+	for i := range 3 {
+		// A port found free may be taken before redis-server binds it
+		// (an outgoing connection of a test running beside): try others.
+		var err error
+		for range 5 {
+			c.ports = append(c.ports[:i], clusterPort(tb, used))
+			c.buses = append(c.buses[:i], clusterPort(tb, used))
+			var n *redisServer
+			if n, err = c.tryStartNode(tb, i); err == nil {
+				c.nodes = append(c.nodes, n)
+				break
+			}
+		}
+		if err != nil {
+			tb.Fatal(err)
+		}
+		addrs = append(addrs, "127.0.0.1:"+strconv.Itoa(c.ports[i]))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -87,10 +100,41 @@ func redisCLIBinary(tb testing.TB) string {
 // stopNode rejoins the cluster, empty (no persistence).
 func (c *redisCluster) startNode(tb testing.TB, i int) *redisServer {
 	tb.Helper()
+	n, err := c.tryStartNode(tb, i)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return n
+}
+
+// clusterPort returns a free loopback port below Linux's ephemeral range
+// (32768 on), where outgoing connections take theirs, and not in used.
+func clusterPort(tb testing.TB, used map[int]bool) int {
+	tb.Helper()
+	for range 100 {
+		p := 20000 + rand.IntN(12000)
+		if used[p] {
+			continue
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+		if err != nil {
+			continue
+		}
+		ln.Close()
+		used[p] = true
+		return p
+	}
+	tb.Fatal("no free port between 20000 and 32000")
+	return 0
+}
+
+// tryStartNode is startNode, with an error when the node does not start.
+func (c *redisCluster) tryStartNode(tb testing.TB, i int) (*redisServer, error) {
+	tb.Helper()
 	port := strconv.Itoa(c.ports[i])
 	logFile, err := os.OpenFile(filepath.Join(c.dir, "redis-"+port+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
-		tb.Fatal(err)
+		return nil, err
 	}
 	cmd := exec.Command(c.bin,
 		"--bind", "127.0.0.1", "--port", port,
@@ -100,7 +144,7 @@ func (c *redisCluster) startNode(tb testing.TB, i int) *redisServer {
 		"--save", "", "--appendonly", "no", "--dir", c.dir)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
-		tb.Fatalf("start redis-server: %v", err)
+		return nil, fmt.Errorf("start redis-server: %w", err)
 	}
 	s := &redisServer{cmd: cmd, done: make(chan struct{})}
 	go func() {
@@ -115,16 +159,16 @@ func (c *redisCluster) startNode(tb testing.TB, i int) *redisServer {
 	for {
 		err := rdb.Ping(context.Background()).Err()
 		if err == nil {
-			return s
+			return s, nil
 		}
 		select {
 		case <-s.done:
 			log, _ := os.ReadFile(filepath.Join(c.dir, "redis-"+port+".log"))
-			tb.Fatalf("redis-server exited: %s", log)
+			return nil, fmt.Errorf("redis-server exited: %s", log)
 		default:
 		}
 		if time.Now().After(deadline) {
-			tb.Fatalf("redis-server on port %s does not answer: %v", port, err)
+			return nil, fmt.Errorf("redis-server on port %s does not answer: %w", port, err)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
