@@ -135,7 +135,7 @@ func (m *Main) ParseFlags(_ context.Context, args []string) error {
 	fs.IntVar(&c.ContactsPerAccount, "contacts", 0, "fake contacts seeded per account at start and by every reset")
 	fs.IntVar(&c.RateLimit, "rate-limit", def.RateLimit, fmt.Sprintf("requests allowed per account per window (spec §8: %d)", spec.RateLimit))
 	fs.DurationVar(&c.RateWindow, "rate-window", def.RateWindow, fmt.Sprintf("rate-limit window (spec §8: %s)", flagenv.Duration(spec.RateWindow)))
-	fs.StringVar(&c.RedisURL, "redis-url", "", "keep state in this Redis (redis://127.0.0.1:6379/0), shared by replicas (default: in memory)")
+	fs.StringVar(&c.RedisURL, "redis-url", "", "keep state in this Redis (redis://127.0.0.1:6379/0, or a Redis Cluster: redis-cluster://host:port,host:port), shared by replicas (default: in memory)")
 	fs.StringVar(&c.RedisPrefix, "redis-prefix", "", "key prefix in Redis; replicas that share state use the same (default partnersim:)")
 	fs.StringVar(&c.AdminToken, "admin-token", "", "control API bearer token (default: random, printed at start)")
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", def.MaxBodyBytes, "largest accepted request body")

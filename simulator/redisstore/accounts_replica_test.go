@@ -15,6 +15,12 @@ import (
 // deleted through the other replica, the first refuses it at once (401).
 func TestReplicaAccounts(t *testing.T) {
 	redisURL, accounts := replicaSetup(t)
+	testReplicaAccounts(t, redisURL, accounts)
+}
+
+// testReplicaAccounts is TestReplicaAccounts on the Redis (or Redis
+// Cluster) at redisURL.
+func testReplicaAccounts(t *testing.T, redisURL string, accounts []*simulator.Account) {
 	bin := buildSimulator(t)
 	dataDir := t.TempDir()
 	one := startReplica(t, bin, "replica one", redisURL, dataDir)

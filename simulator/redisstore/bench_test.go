@@ -51,7 +51,17 @@ func BenchmarkTake_RedisServer(b *testing.B) {
 // one account each, all allowed, no fault pending: what each served
 // partner request costs before its operation.
 func BenchmarkAdmit_RedisServer(b *testing.B) {
-	url := realRedisURL(b)
+	benchmarkAdmit(b, realRedisURL(b))
+}
+
+// BenchmarkAdmit_RedisCluster is BenchmarkAdmit_RedisServer on a
+// three-master cluster of its own (issue 21), where the one-script gate
+// runs as per-slot steps.
+func BenchmarkAdmit_RedisCluster(b *testing.B) {
+	benchmarkAdmit(b, startRedisCluster(b).URL)
+}
+
+func benchmarkAdmit(b *testing.B, url string) {
 	gates := []struct {
 		name string
 		gate func(db *redisstore.DB) simulator.Gate

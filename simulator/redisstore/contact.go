@@ -1,11 +1,13 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -45,9 +47,11 @@ const maxUpsertAttempts = 100
 // own JSON (ids are random per call) and answers "created" again, instead
 // of "matched".
 //
-// KEYS: data hash, account order, global order, email index, phone index,
-// sequence, accounts set. ARGV: match kind ("email", "phone" or ""),
-// lower-cased email, hex phoneNo, id, contact JSON, account.
+// KEYS: data hash, account order, email index, phone index and, but on a
+// sharded cluster, global order, sequence, accounts set. ARGV: match kind
+// ("email", "phone" or ""), lower-cased email, hex phoneNo, id, contact
+// JSON, account, and on a sharded cluster the sequence number taken
+// before (the global keys are in another slot: see AddContact).
 // Returns {1, id, json} when it created, {0, id, json} when it matched.
 var createContactScript = redis.NewScript(`
 if redis.call('HGET', KEYS[1], ARGV[4]) == ARGV[5] then
@@ -55,9 +59,9 @@ if redis.call('HGET', KEYS[1], ARGV[4]) == ARGV[5] then
 end
 local existing
 if ARGV[1] == 'email' then
-  existing = redis.call('HGET', KEYS[4], ARGV[2])
+  existing = redis.call('HGET', KEYS[3], ARGV[2])
 elseif ARGV[1] == 'phone' then
-  local m = redis.call('ZRANGEBYLEX', KEYS[5], '[' .. ARGV[3] .. ':', '(' .. ARGV[3] .. ';', 'LIMIT', 0, 1)[1]
+  local m = redis.call('ZRANGEBYLEX', KEYS[4], '[' .. ARGV[3] .. ':', '(' .. ARGV[3] .. ';', 'LIMIT', 0, 1)[1]
   if m then existing = string.sub(m, #ARGV[3] + 23) end
 end
 if existing then
@@ -69,18 +73,23 @@ end
 if redis.call('HEXISTS', KEYS[1], ARGV[4]) == 1 then
   return redis.error_reply('contact id ' .. ARGV[4] .. ' is already stored')
 end
-local seq = redis.call('INCR', KEYS[6])
+local seq
+if KEYS[5] then
+  seq = redis.call('INCR', KEYS[6])
+  redis.call('ZADD', KEYS[5], seq, ARGV[6] .. '\n' .. ARGV[4])
+  redis.call('SADD', KEYS[7], ARGV[6])
+else
+  seq = tonumber(ARGV[7])
+end
 redis.call('HSET', KEYS[1], ARGV[4], ARGV[5])
 redis.call('ZADD', KEYS[2], seq, ARGV[4])
-redis.call('ZADD', KEYS[3], seq, ARGV[6] .. '\n' .. ARGV[4])
 if ARGV[2] ~= '' then
-  redis.call('HSET', KEYS[4], ARGV[2], ARGV[4])
+  redis.call('HSET', KEYS[3], ARGV[2], ARGV[4])
 end
 if ARGV[3] ~= '' then
   local s = tostring(seq)
-  redis.call('ZADD', KEYS[5], 0, ARGV[3] .. ':' .. string.rep('0', 20 - #s) .. s .. ':' .. ARGV[4])
+  redis.call('ZADD', KEYS[4], 0, ARGV[3] .. ':' .. string.rep('0', 20 - #s) .. s .. ':' .. ARGV[4])
 end
-redis.call('SADD', KEYS[7], ARGV[6])
 return {1, ARGV[4], ARGV[5]}
 `)
 
@@ -207,12 +216,31 @@ func (s *ContactStore) AddContact(ctx context.Context, c *simulator.Contact, rul
 		return nil, false, fmt.Errorf("upsert contact: %w", err)
 	}
 	keys := []string{
-		db.key("contact-data", acct), db.key("contact-order", acct), db.key("contact-order"),
-		db.key("contact-email", acct), db.key("contact-phone", acct), db.key("contact-seq"),
-		db.key("contact-accounts"),
+		db.acctKey("contact-data", acct), db.acctKey("contact-order", acct),
+		db.acctKey("contact-email", acct), db.acctKey("contact-phone", acct),
+	}
+	args := []any{kind, email, hexPhone(c.PhoneNo), c.ID, newJSON, acct}
+	if db.sharded {
+		// The sequence and the set of accounts are global keys, in
+		// another slot: take the number and name the account first (a
+		// number a match then leaves unused is a harmless gap; an account
+		// named with no contact holds none), then store in the account's
+		// slot. The order of every contact is the accounts' orders merged
+		// by sequence (findAllSharded).
+		var seq *redis.IntCmd
+		if _, err := db.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+			seq = p.Incr(ctx, db.key("contact-seq"))
+			p.SAdd(ctx, db.key("contact-accounts"), acct)
+			return nil
+		}); err != nil {
+			return nil, false, fmt.Errorf("upsert contact: %w", err)
+		}
+		args = append(args, seq.Val())
+	} else {
+		keys = append(keys, db.key("contact-order"), db.key("contact-seq"), db.key("contact-accounts"))
 	}
 	for range maxUpsertAttempts {
-		res, err := createContactScript.Run(ctx, db.client, keys, kind, email, hexPhone(c.PhoneNo), c.ID, newJSON, acct).Slice()
+		res, err := createContactScript.Run(ctx, db.client, keys, args...).Slice()
 		if err != nil {
 			return nil, false, fmt.Errorf("upsert contact: %w", err)
 		}
@@ -237,7 +265,7 @@ func (s *ContactStore) AddContact(ctx context.Context, c *simulator.Contact, rul
 		if err != nil {
 			return nil, false, fmt.Errorf("upsert contact: %w", err)
 		}
-		ok, err := updateContactScript.Run(ctx, db.client, []string{keys[0], keys[4], keys[1]},
+		ok, err := updateContactScript.Run(ctx, db.client, []string{keys[0], keys[3], keys[1]},
 			id, oldJSON, merged, hexPhone(phoneBefore), hexPhone(stored.PhoneNo)).Int()
 		if err != nil {
 			return nil, false, fmt.Errorf("upsert contact: %w", err)
@@ -254,16 +282,27 @@ func (s *ContactStore) FindContacts(ctx context.Context, filter simulator.Contac
 	db := s.db
 	offset, limit := max(filter.Offset, 0), max(filter.Limit, 0)
 	var cmd *redis.Cmd
+	if filter.AccountID == "" && db.sharded {
+		total, records, err := s.findAllSharded(ctx, offset, limit)
+		if err != nil {
+			return nil, 0, fmt.Errorf("find contacts: %w", err)
+		}
+		return decodeContacts(total, records)
+	}
 	if filter.AccountID == "" {
 		cmd = allContactsScript.Run(ctx, db.client, []string{db.key("contact-order")}, offset, limit, db.Prefix)
 	} else {
-		keys := []string{db.key("contact-order", filter.AccountID), db.key("contact-data", filter.AccountID)}
+		keys := []string{db.acctKey("contact-order", filter.AccountID), db.acctKey("contact-data", filter.AccountID)}
 		cmd = pageScript.Run(ctx, db.client, keys, offset, limit)
 	}
 	total, records, err := page(cmd)
 	if err != nil {
 		return nil, 0, fmt.Errorf("find contacts: %w", err)
 	}
+	return decodeContacts(total, records)
+}
+
+func decodeContacts(total int, records []string) ([]*simulator.Contact, int, error) {
 	contacts := make([]*simulator.Contact, 0, len(records))
 	for _, r := range records {
 		c, err := decodeContact(r)
@@ -273,6 +312,74 @@ func (s *ContactStore) FindContacts(ctx context.Context, filter simulator.Contac
 		contacts = append(contacts, c)
 	}
 	return contacts, total, nil
+}
+
+// findAllSharded is the page of every account's contacts on a sharded
+// cluster, where no global order is kept: the accounts' orders (each in
+// its account's slot) merged by sequence. Three round trips: the accounts,
+// the first offset+limit of each order with the totals, the page's
+// records. Not one snapshot, as the page of one account is: a contact
+// added meanwhile may show or not (a report of the control API, never a
+// decision).
+func (s *ContactStore) findAllSharded(ctx context.Context, offset, limit int) (int, []string, error) {
+	db := s.db
+	accounts, err := db.client.SMembers(ctx, db.key("contact-accounts")).Result()
+	if err != nil {
+		return 0, nil, err
+	}
+	stop := int64(-1)
+	if limit > 0 {
+		stop = int64(offset + limit - 1)
+	}
+	totals := make([]*redis.IntCmd, len(accounts))
+	orders := make([]*redis.ZSliceCmd, len(accounts))
+	if _, err := db.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, acct := range accounts {
+			totals[i] = p.ZCard(ctx, db.acctKey("contact-order", acct))
+			orders[i] = p.ZRangeWithScores(ctx, db.acctKey("contact-order", acct), 0, stop)
+		}
+		return nil
+	}); err != nil {
+		return 0, nil, err
+	}
+	type entry struct {
+		seq     float64
+		account string
+		id      string
+	}
+	var all []entry
+	total := 0
+	for i, acct := range accounts {
+		total += int(totals[i].Val())
+		for _, z := range orders[i].Val() {
+			id, _ := z.Member.(string)
+			all = append(all, entry{z.Score, acct, id})
+		}
+	}
+	slices.SortFunc(all, func(a, b entry) int { return cmp.Compare(a.seq, b.seq) })
+	if offset >= len(all) {
+		return total, nil, nil
+	}
+	all = all[offset:]
+	if limit > 0 && len(all) > limit {
+		all = all[:limit]
+	}
+	data := make([]*redis.StringCmd, len(all))
+	if _, err := db.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, e := range all {
+			data[i] = p.HGet(ctx, db.acctKey("contact-data", e.account), e.id)
+		}
+		return nil
+	}); err != nil && !errors.Is(err, redis.Nil) {
+		return 0, nil, err
+	}
+	records := make([]string, 0, len(all))
+	for _, d := range data {
+		if v, err := d.Result(); err == nil {
+			records = append(records, v)
+		}
+	}
+	return total, records, nil
 }
 
 // DeleteContacts implements simulator.ContactStore. Deleting every
@@ -287,10 +394,13 @@ func (s *ContactStore) DeleteContacts(ctx context.Context, accountID string) err
 
 func (s *ContactStore) deleteContacts(ctx context.Context, accountID, token string) error {
 	db := s.db
+	if db.sharded {
+		return s.deleteSharded(ctx, accountID, token)
+	}
 	keys := []string{db.key("contact-order"), db.key("contact-accounts"), db.key("contact-version"), db.key("contact-seed-lock")}
 	deadline := time.Now().Add(seedWait)
 	for {
-		done, err := deleteContactsScript.Run(ctx, db.client.WithTimeout(seedTimeout), keys, db.Prefix, accountID, token).Int()
+		done, err := deleteContactsScript.Run(ctx, db.slow, keys, db.Prefix, accountID, token).Int()
 		if err != nil {
 			return err
 		}
@@ -304,6 +414,58 @@ func (s *ContactStore) deleteContacts(ctx context.Context, accountID, token stri
 			return err
 		}
 	}
+}
+
+// deleteSharded is deleteContacts on a sharded cluster: the accounts'
+// keys are in their own slots, so no one script deletes them all. A
+// caller that does not hold the seed lock takes it for the time of the
+// delete (waiting, up to seedWait, while a replica seeds), so a reset
+// never cuts a seeding in half and no seeding starts in the middle of a
+// reset. Each account's keys go in one command (one slot); the global
+// ones last.
+func (s *ContactStore) deleteSharded(ctx context.Context, accountID, token string) error {
+	db := s.db
+	lockKey := db.key("contact-seed-lock")
+	if token == "" {
+		token = db.uniqueMember()
+		deadline := time.Now().Add(seedWait)
+		for {
+			ok, err := db.slow.SetNX(ctx, lockKey, token, seedLockTTL).Result()
+			if err != nil {
+				return err
+			}
+			if ok {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("another replica has been seeding contacts for %v", seedWait)
+			}
+			if err := sleep(ctx, 100*time.Millisecond); err != nil {
+				return err
+			}
+		}
+		defer releaseLockScript.Run(context.WithoutCancel(ctx), db.slow, []string{lockKey}, token)
+	}
+	accounts := []string{accountID}
+	if accountID == "" {
+		var err error
+		if accounts, err = db.slow.SMembers(ctx, db.key("contact-accounts")).Result(); err != nil {
+			return err
+		}
+	}
+	for _, acct := range accounts {
+		if err := db.slow.Unlink(ctx, db.acctKey("contact-order", acct), db.acctKey("contact-data", acct),
+			db.acctKey("contact-email", acct), db.acctKey("contact-phone", acct)).Err(); err != nil {
+			return err
+		}
+		if err := db.slow.SRem(ctx, db.key("contact-accounts"), acct).Err(); err != nil {
+			return err
+		}
+	}
+	if accountID == "" {
+		return db.slow.Unlink(ctx, db.key("contact-accounts"), db.key("contact-version")).Err()
+	}
+	return nil
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

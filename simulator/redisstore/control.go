@@ -326,6 +326,12 @@ func (s *ControlStore) ResetControl(ctx context.Context) error {
 		return fmt.Errorf("reset control: %w", err)
 	}
 	// The account clocks, as ResetAll forgets the rate keys.
+	if s.db.sharded {
+		if err := s.db.deleteAccountKeys(ctx, "clock:account"); err != nil {
+			return fmt.Errorf("reset account clocks: %w", err)
+		}
+		return nil
+	}
 	if err := resetAllScript.Run(ctx, s.db.client, []string{s.db.key("clock-keys")}).Err(); err != nil {
 		return fmt.Errorf("reset account clocks: %w", err)
 	}
@@ -335,7 +341,7 @@ func (s *ControlStore) ResetControl(ctx context.Context) error {
 // accountClockKey holds one account's offset as offsetSec and offsetNsec
 // (the clock hash's first two fields), which the gate's script adds to the
 // clock it read.
-func (db *DB) accountClockKey(accountID string) string { return db.key("clock", "account", accountID) }
+func (db *DB) accountClockKey(accountID string) string { return db.acctKey("clock:account", accountID) }
 
 // AccountOffset implements simulator.ControlStore.
 func (s *ControlStore) AccountOffset(ctx context.Context, accountID string) (time.Duration, error) {
@@ -361,6 +367,19 @@ func (s *ControlStore) SetAccountOffset(ctx context.Context, accountID string, d
 	db := s.db
 	k := db.accountClockKey(accountID)
 	sec, nsec := splitDuration(d)
+	if db.sharded {
+		// ResetControl finds the account clocks by their names.
+		var err error
+		if d == 0 {
+			err = db.client.Del(ctx, k).Err()
+		} else {
+			err = db.client.HSet(ctx, k, "offsetSec", sec, "offsetNsec", nsec).Err()
+		}
+		if err != nil {
+			return fmt.Errorf("set account clock: %w", err)
+		}
+		return nil
+	}
 	if _, err := db.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		if d == 0 {
 			p.Del(ctx, k)

@@ -142,13 +142,15 @@ end
 // DB.Open), so a request is counted once. A call that added nothing
 // changes nothing but the trim, so its retry just decides again.
 //
-// KEYS: the key's zset, the set of rate keys, the call's reply key. ARGV:
+// KEYS: the key's zset, the call's reply key and, but on a sharded
+// cluster (where ResetAll finds the rate keys by their names), the set of
+// rate keys. ARGV:
 // now (sec, nsec), minus the window plus 1ns (sec, nsec), the window (sec,
 // nsec), limit, the call's unique id, the reply key's lifetime in
 // milliseconds, the window mode, "1" when refusals count.
 // Returns {allowed, count, free-at or ""}.
 var takeScript = redis.NewScript(luaDecide + `
-local done = redis.call('GET', KEYS[3])
+local done = redis.call('GET', KEYS[2])
 if done then
   return cjson.decode(done)
 end
@@ -156,8 +158,10 @@ local allowed, count, free, added = decide(KEYS[1], tonumber(ARGV[1]), tonumber(
   tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[10], tonumber(ARGV[7]), ARGV[11], ARGV[8])
 local reply = {allowed, count, free}
 if added then
-  redis.call('SADD', KEYS[2], KEYS[1])
-  redis.call('SET', KEYS[3], cjson.encode(reply), 'PX', ARGV[9])
+  if KEYS[3] then
+    redis.call('SADD', KEYS[3], KEYS[1])
+  end
+  redis.call('SET', KEYS[2], cjson.encode(reply), 'PX', ARGV[9])
 end
 return reply
 `)
@@ -227,7 +231,10 @@ func (r *RateCounter) take(ctx context.Context, key string, now time.Time, p sim
 		return simulator.RateDecision{}, fmt.Errorf("take rate: %w", err)
 	}
 	db := r.db
-	keys := []string{db.key("rate", key), db.key("rate-keys"), db.replyKey(id)}
+	keys := []string{db.acctKey("rate", key), db.acctReplyKey(key, id)}
+	if !db.sharded {
+		keys = append(keys, db.key("rate-keys"))
+	}
 	cutSec, cutNsec := splitDuration(-r.window + time.Nanosecond)
 	winSec, winNsec := splitDuration(r.window)
 	mode, refused := policyArgs(p)
@@ -289,7 +296,13 @@ func asInt(v any) (int64, bool) {
 // Reset implements simulator.RateCounter.
 func (r *RateCounter) Reset(ctx context.Context, key string) error {
 	db := r.db
-	k := db.key("rate", key)
+	k := db.acctKey("rate", key)
+	if db.sharded {
+		if err := db.client.Del(ctx, k).Err(); err != nil {
+			return fmt.Errorf("reset rate: %w", err)
+		}
+		return nil
+	}
 	if _, err := db.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.Del(ctx, k)
 		p.SRem(ctx, db.key("rate-keys"), k)
@@ -303,6 +316,12 @@ func (r *RateCounter) Reset(ctx context.Context, key string) error {
 // ResetAll implements simulator.RateCounter.
 func (r *RateCounter) ResetAll(ctx context.Context) error {
 	db := r.db
+	if db.sharded {
+		if err := db.deleteAccountKeys(ctx, "rate"); err != nil {
+			return fmt.Errorf("reset rates: %w", err)
+		}
+		return nil
+	}
 	if err := resetAllScript.Run(ctx, db.client, []string{db.key("rate-keys")}).Err(); err != nil {
 		return fmt.Errorf("reset rates: %w", err)
 	}
@@ -321,7 +340,7 @@ func (r *RateCounter) Count(ctx context.Context, key string, now time.Time) (int
 // fixed-first window costs a second round trip, to read the oldest member
 // (not atomic: a report, not a decision).
 func (r *RateCounter) CountPolicy(ctx context.Context, key string, now time.Time, p simulator.RatePolicy) (int, error) {
-	k := r.db.key("rate", key)
+	k := r.db.acctKey("rate", key)
 	from := "[" + encodeTime(now.UnixNano()-int64(r.window)+1)
 	switch p.Window {
 	case simulator.WindowFixedClock:

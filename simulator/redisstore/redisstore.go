@@ -10,11 +10,24 @@
 // is atomic across processes; the exceptions: merging an upsert into an
 // existing contact is an optimistic compare-and-set that retries, and
 // seeding contacts (ContactStore.SeedContacts) writes pipelined batches
-// under a lock key instead. Scripts
-// derive some key names from the prefix, so the store needs a standalone
-// Redis (or a single-shard setup), not Redis Cluster.
+// under a lock key instead.
 //
-// Key layout, under DB.Prefix (P):
+// On a Redis Cluster (a redis-cluster:// URL, issue 21) no script may
+// touch keys of two slots. Each account's keys (rate, contact-*, its
+// clock offset, the reply keys of its scripts) carry the hash tag
+// {a:<account>}, P{a:<account>}name, so they share one slot and the
+// accounts spread over the masters; the global keys (the rest below)
+// carry the prefix's own tag, P{P}name, one slot for them all. Where one
+// script used to mix both (the Gate, a new contact, the resets, listing
+// every contact) the cluster composes per-slot steps instead, keeping the
+// guarantees each names (Gate.admitSteps, ContactStore.AddContact,
+// findAllSharded and deleteSharded, DB.deleteAccountKeys for the resets
+// of the counters and account clocks). A sharded cluster keeps no
+// contact-order, rate-keys or clock-keys: it merges the accounts' orders
+// and finds their keys by name (SCAN of every master). A prefix that holds a hash tag of its own puts
+// every key in that one slot: the store then runs as on one Redis.
+//
+// Key layout, under DB.Prefix (P) (on a sharded cluster, as said above):
 //
 //	P contact-seq                 string  insertion counter, the "oldest first" order
 //	P contact-order               zset    every contact, "<account>\n<id>" by sequence
@@ -46,7 +59,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -66,19 +81,29 @@ const DefaultTimeout = 500 * time.Millisecond
 // package. Set the fields, then call Open.
 type DB struct {
 	// URL is the Redis URL, e.g. redis://127.0.0.1:6379/0 (the forms of
-	// redis.ParseURL, including rediss:// and query options).
+	// redis.ParseURL, including rediss:// and query options), or a Redis
+	// Cluster's, redis-cluster://host:port,host:port (see Open).
 	URL string
 
 	// Prefix is prepended to every key, so that several simulators (or
 	// tests) can share one Redis database apart. Replicas that must share
-	// state use the same prefix. Empty means DefaultPrefix.
+	// state use the same prefix. Empty means DefaultPrefix. On a cluster,
+	// Open puts it under a hash tag unless it holds one (clusterPrefix).
 	Prefix string
 
 	// Timeout bounds dialing and each socket read and write. Zero means
 	// DefaultTimeout. Timeouts given in the URL take precedence.
 	Timeout time.Duration
 
-	client *redis.Client
+	client redis.UniversalClient
+	// slow is client with seedTimeout for reads and writes, for seeding.
+	slow redis.UniversalClient
+	// cluster is set when URL names a Redis Cluster; sharded when, on
+	// it, each account's keys carry a hash tag of their own (see
+	// acctKey), the global ones another (global).
+	cluster, sharded bool
+	// global begins the name of every key that is not an account's.
+	global string
 	// unique makes rate counter members of this process distinct from
 	// every other process's, even for requests at the same nanosecond.
 	unique string
@@ -99,9 +124,29 @@ func NewDB(url string) *DB {
 // Open parses the URL and creates the connection pool. It does not wait for
 // Redis: use Ping to check that it answers. The pool reconnects by itself
 // after Redis restarts.
+//
+// A URL whose scheme is redis-cluster:// or rediss-cluster:// (TLS) names
+// a Redis Cluster by its seed addresses, comma-separated:
+// redis-cluster://user:password@host:port,host:port/?options (the options
+// of redis.ParseClusterURL). Every key then carries one hash tag, so that
+// every script touches one slot (see clusterPrefix).
 func (db *DB) Open() error {
 	if db.URL == "" {
 		return fmt.Errorf("open redis: URL is required")
+	}
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return fmt.Errorf("open redis: %w", err)
+	}
+	db.unique = hex.EncodeToString(b[:])
+	if db.Prefix == "" {
+		db.Prefix = DefaultPrefix
+	}
+	db.global = db.Prefix
+	if url, ok, err := clusterURL(db.URL); err != nil {
+		return fmt.Errorf("open redis: %w", err)
+	} else if ok {
+		return db.openCluster(url)
 	}
 	opts, err := redis.ParseURL(db.URL)
 	if err != nil {
@@ -137,25 +182,133 @@ func (db *DB) Open() error {
 	// call and its retry: an attempt is bounded by the dial, write and read
 	// timeouts plus the backoff, and both copies wait in Redis's queue
 	// together when Redis is slow.
-	attempt := max(opts.DialTimeout, 0) + max(opts.WriteTimeout, 0) + max(opts.ReadTimeout, 0) + max(opts.MaxRetryBackoff, 0)
-	db.replyTTL = max(minReplyTTL, 4*attempt)
+	db.setReplyTTL(opts.DialTimeout, opts.WriteTimeout, opts.ReadTimeout, opts.MaxRetryBackoff)
 	// One dial attempt per command: go-redis's default of five, 100 ms
 	// apart, would hold a request well past the timeout when Redis is down.
 	opts.DialerRetries = 1
 	opts.ContextTimeoutEnabled = true
 	opts.DisableIdentity = true
 	opts.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
-
-	var b [6]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return fmt.Errorf("open redis: %w", err)
-	}
-	db.unique = hex.EncodeToString(b[:])
-	if db.Prefix == "" {
-		db.Prefix = DefaultPrefix
-	}
-	db.client = redis.NewClient(opts)
+	c := redis.NewClient(opts)
+	db.client, db.slow = c, c.WithTimeout(seedTimeout)
 	return nil
+}
+
+func (db *DB) setReplyTTL(d ...time.Duration) {
+	var attempt time.Duration
+	for _, x := range d {
+		attempt += max(x, 0)
+	}
+	db.replyTTL = max(minReplyTTL, 4*attempt)
+}
+
+// clusterURL turns a redis-cluster:// or rediss-cluster:// URL into the
+// form of redis.ParseClusterURL (the first seed in the host, the others as
+// addr options), and reports whether url named a cluster.
+func clusterURL(url string) (string, bool, error) {
+	scheme, rest, ok := strings.Cut(url, "://")
+	if !ok || (scheme != "redis-cluster" && scheme != "rediss-cluster") {
+		return "", false, nil
+	}
+	scheme = strings.TrimSuffix(scheme, "-cluster")
+	auth, hostPath := "", rest
+	if i := strings.LastIndex(rest, "@"); i >= 0 {
+		auth, hostPath = rest[:i+1], rest[i+1:]
+	}
+	hosts, tail := hostPath, ""
+	if i := strings.IndexAny(hostPath, "/?"); i >= 0 {
+		hosts, tail = hostPath[:i], hostPath[i:]
+	}
+	seeds := strings.Split(hosts, ",")
+	for _, s := range seeds {
+		if s == "" {
+			return "", true, fmt.Errorf("cluster URL %q: empty seed address", redactURL(url))
+		}
+	}
+	path, query, _ := strings.Cut(tail, "?")
+	if path != "" && path != "/" && path != "/0" {
+		return "", true, fmt.Errorf("cluster URL %q: a Redis Cluster has only database 0", redactURL(url))
+	}
+	var extra []string
+	for _, s := range seeds[1:] {
+		extra = append(extra, "addr="+s)
+	}
+	if query != "" {
+		extra = append(extra, query)
+	}
+	out := scheme + "://" + auth + seeds[0]
+	if len(extra) > 0 {
+		out += "?" + strings.Join(extra, "&")
+	}
+	return out, true, nil
+}
+
+// redactURL drops the user information from a URL for an error message.
+func redactURL(url string) string {
+	scheme, rest, ok := strings.Cut(url, "://")
+	if !ok {
+		return url
+	}
+	if i := strings.LastIndex(rest, "@"); i >= 0 {
+		rest = "***@" + rest[i+1:]
+	}
+	return scheme + "://" + rest
+}
+
+// openCluster opens a cluster client with the standalone client's
+// timeouts and retry rules (see Open), and puts the prefix under one hash
+// tag (clusterPrefix).
+func (db *DB) openCluster(url string) error {
+	opts, err := redis.ParseClusterURL(url)
+	if err != nil {
+		return fmt.Errorf("open redis cluster: %w", err)
+	}
+	timeout := db.Timeout
+	if timeout == 0 {
+		timeout = DefaultTimeout
+	}
+	if opts.DialTimeout == 0 {
+		opts.DialTimeout = timeout
+	}
+	if opts.ReadTimeout == 0 {
+		opts.ReadTimeout = timeout
+	}
+	if opts.WriteTimeout == 0 {
+		opts.WriteTimeout = timeout
+	}
+	if opts.PoolTimeout == 0 {
+		opts.PoolTimeout = 2 * timeout
+	}
+	if opts.MaxRetries == 0 {
+		opts.MaxRetries = 1
+	}
+	// A MOVED or ASK redirection re-sends a command as a retry does: the
+	// reply keys answer a re-sent script (see Open).
+	db.setReplyTTL(opts.DialTimeout, opts.WriteTimeout, opts.ReadTimeout, opts.MaxRetryBackoff)
+	opts.DialerRetries = 1
+	opts.ContextTimeoutEnabled = true
+	opts.DisableIdentity = true
+	opts.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+	slow := *opts
+	slow.ReadTimeout, slow.WriteTimeout = seedTimeout, seedTimeout
+	db.cluster = true
+	if !hasHashTag(db.Prefix) {
+		db.sharded = true
+		db.global = db.Prefix + "{" + db.Prefix + "}"
+	}
+	db.client, db.slow = redis.NewClusterClient(opts), redis.NewClusterClient(&slow)
+	return nil
+}
+
+// hasHashTag reports whether prefix holds a hash tag: a "{" followed
+// later by a "}" with something between. Every key then hashes to that
+// tag, so the whole state of the prefix lives in one slot, as on one Redis
+// (a cluster is then not sharded).
+func hasHashTag(prefix string) bool {
+	if i := strings.IndexByte(prefix, '{'); i >= 0 {
+		return strings.IndexByte(prefix[i+1:], '}') > 0
+	}
+	return false
 }
 
 // Close closes the connection pool.
@@ -163,7 +316,12 @@ func (db *DB) Close() error {
 	if db.client == nil {
 		return nil
 	}
-	if err := db.client.Close(); err != nil {
+	err := db.client.Close()
+	if db.cluster {
+		// The slow client of a standalone Redis shares the pool.
+		err = errors.Join(err, db.slow.Close())
+	}
+	if err != nil {
 		return fmt.Errorf("close redis: %w", err)
 	}
 	return nil
@@ -171,15 +329,66 @@ func (db *DB) Close() error {
 
 // Ping checks that Redis answers, for the simulator's health check.
 func (db *DB) Ping(ctx context.Context) error {
-	if err := db.client.Ping(ctx).Err(); err != nil {
+	var err error
+	if db.cluster {
+		// The master that serves the prefix's slot, the one every
+		// operation needs; a ping would go to any node.
+		err = db.client.Exists(ctx, db.key("campaign-version")).Err()
+	} else {
+		err = db.client.Ping(ctx).Err()
+	}
+	if err != nil {
 		return fmt.Errorf("ping redis: %w", err)
 	}
 	return nil
 }
 
-// key returns the prefixed key name.
+// acctKey returns the name of the account's key called name: on a
+// sharded cluster P{a:<account>}name, every key of one account in one
+// slot; else as key(name, account), P<name>:<account>.
+func (db *DB) acctKey(name, account string) string {
+	if !db.sharded {
+		return db.key(name, account)
+	}
+	return db.Prefix + "{a:" + account + "}" + name
+}
+
+// acctReplyKey is replyKey in the account's slot, for a script on the
+// account's keys.
+func (db *DB) acctReplyKey(account, id string) string {
+	if !db.sharded {
+		return db.replyKey(id)
+	}
+	return db.acctKey("reply:"+id, account)
+}
+
+// deleteAccountKeys deletes the key called name of every account, on a
+// sharded cluster: it scans every master for P{a:*}name and deletes the
+// keys one at a time (each in its own slot).
+func (db *DB) deleteAccountKeys(ctx context.Context, name string) error {
+	cc, ok := db.client.(*redis.ClusterClient)
+	if !ok {
+		return fmt.Errorf("delete account keys: not a cluster")
+	}
+	pattern := globEscaper.Replace(db.Prefix) + "{a:*}" + globEscaper.Replace(name)
+	return cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+		iter := node.Scan(ctx, 0, pattern, 1000).Iterator()
+		for iter.Next(ctx) {
+			if err := node.Del(ctx, iter.Val()).Err(); err != nil {
+				return err
+			}
+		}
+		return iter.Err()
+	})
+}
+
+// globEscaper escapes the characters SCAN's MATCH reads as a pattern.
+var globEscaper = strings.NewReplacer(`\`, `\\`, "*", `\*`, "?", `\?`, "[", `\[`, "]", `\]`)
+
+// key returns the prefixed name of a global key: on a sharded cluster
+// P{P}name, every global key in one slot.
 func (db *DB) key(parts ...string) string {
-	k := db.Prefix
+	k := db.global
 	for i, p := range parts {
 		if i > 0 {
 			k += ":"

@@ -93,6 +93,10 @@ func realRedisURL(tb testing.TB) string {
 // as they found it.
 func deleteKeys(tb testing.TB, url, prefix string) {
 	tb.Helper()
+	if strings.HasPrefix(url, "redis-cluster://") {
+		deleteClusterKeys(tb, url, prefix)
+		return
+	}
 	opts, err := redis.ParseURL(url)
 	if err != nil {
 		tb.Error(err)

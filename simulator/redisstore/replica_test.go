@@ -235,6 +235,11 @@ func replicaSetup(t *testing.T) (string, []*simulator.Account) {
 // campaigns, the same faults.
 func TestReplicas(t *testing.T) {
 	redisURL, accounts := replicaSetup(t)
+	testReplicas(t, redisURL, accounts)
+}
+
+// testReplicas is TestReplicas on the Redis (or Redis Cluster) at redisURL.
+func testReplicas(t *testing.T, redisURL string, accounts []*simulator.Account) {
 	if len(accounts) < 2 {
 		t.Fatalf("fixtures/accounts.json holds %d accounts, want 2", len(accounts))
 	}
@@ -516,6 +521,12 @@ func TestReplicaOutage(t *testing.T) {
 // reset through either brings the seeded contacts back.
 func TestReplicaSeeds(t *testing.T) {
 	redisURL, accounts := replicaSetup(t)
+	testReplicaSeeds(t, redisURL, accounts)
+}
+
+// testReplicaSeeds is TestReplicaSeeds on the Redis (or Redis Cluster)
+// at redisURL.
+func testReplicaSeeds(t *testing.T, redisURL string, accounts []*simulator.Account) {
 	bin := buildSimulator(t)
 	dataDir := t.TempDir()
 	const n = 40

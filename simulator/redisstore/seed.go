@@ -49,7 +49,7 @@ return 0
 // (seed.Contacts makes them so): none is looked up.
 func (s *ContactStore) SeedContacts(ctx context.Context, version string, contacts iter.Seq[*simulator.Contact]) (bool, error) {
 	db := s.db
-	client := db.client.WithTimeout(seedTimeout)
+	client := db.slow
 	verKey, lockKey := db.key("contact-version"), db.key("contact-seed-lock")
 	token := db.uniqueMember()
 	deadline := time.Now().Add(seedWait)
@@ -113,7 +113,7 @@ func (s *ContactStore) SeedContacts(ctx context.Context, version string, contact
 
 // writeBatch stores new contacts and their indexes in one pipeline, with
 // the next sequence numbers, and extends the seed lock.
-func (s *ContactStore) writeBatch(ctx context.Context, client *redis.Client, batch []*simulator.Contact, lockKey string) error {
+func (s *ContactStore) writeBatch(ctx context.Context, client redis.UniversalClient, batch []*simulator.Contact, lockKey string) error {
 	if len(batch) == 0 {
 		return nil
 	}
@@ -156,17 +156,19 @@ func (s *ContactStore) writeBatch(ctx context.Context, client *redis.Client, bat
 	pipe := client.Pipeline()
 	for _, acct := range accounts {
 		a := by[acct]
-		pipe.HSet(ctx, db.key("contact-data", acct), a.data...)
-		pipe.ZAdd(ctx, db.key("contact-order", acct), a.order...)
+		pipe.HSet(ctx, db.acctKey("contact-data", acct), a.data...)
+		pipe.ZAdd(ctx, db.acctKey("contact-order", acct), a.order...)
 		if len(a.email) > 0 {
-			pipe.HSet(ctx, db.key("contact-email", acct), a.email...)
+			pipe.HSet(ctx, db.acctKey("contact-email", acct), a.email...)
 		}
 		if len(a.phone) > 0 {
-			pipe.ZAdd(ctx, db.key("contact-phone", acct), a.phone...)
+			pipe.ZAdd(ctx, db.acctKey("contact-phone", acct), a.phone...)
 		}
 		pipe.SAdd(ctx, db.key("contact-accounts"), acct)
 	}
-	pipe.ZAdd(ctx, db.key("contact-order"), global...)
+	if !db.sharded {
+		pipe.ZAdd(ctx, db.key("contact-order"), global...)
+	}
 	pipe.PExpire(ctx, lockKey, seedLockTTL)
 	_, err = pipe.Exec(ctx)
 	return err

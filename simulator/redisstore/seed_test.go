@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/redisstore"
@@ -50,9 +51,28 @@ func replicaOf(t *testing.T, url string, db *redisstore.DB) *redisstore.DB {
 // number, in order and indexed: an upsert merges into a seeded contact by
 // email or phoneNo. A reset seeds again; another version is refused.
 func TestContactStore_SeedContacts(t *testing.T) {
-	ctx := context.Background()
 	m := miniredis.RunT(t)
-	url := "redis://" + m.Addr() + "/0"
+	testSeedContacts(t, "redis://"+m.Addr()+"/0", m.FlushAll)
+}
+
+// The same on a Redis Cluster, where every account's contacts are in a
+// slot of their own and the order of every contact is theirs merged.
+func TestContactStore_SeedContacts_Cluster(t *testing.T) {
+	c := startRedisCluster(t)
+	testSeedContacts(t, c.URL, func() {
+		addrs := strings.Split(strings.TrimPrefix(c.URL, "redis-cluster://"), ",")
+		rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
+		defer rdb.Close()
+		if err := rdb.ForEachMaster(context.Background(), func(ctx context.Context, node *redis.Client) error {
+			return node.FlushAll(ctx).Err()
+		}); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func testSeedContacts(t *testing.T, url string, flushAll func()) {
+	ctx := context.Background()
 	db := MustOpenDB(t, url)
 	accounts := []string{"acc_a", "acc_b"}
 	const n = 2500 // several pipelined batches
@@ -91,6 +111,11 @@ func TestContactStore_SeedContacts(t *testing.T) {
 	if _, total, err := s.FindContacts(ctx, simulator.ContactFilter{Limit: 1}); err != nil || total != 2*n {
 		t.Errorf("total over every account = %d, %v, want %d", total, err, 2*n)
 	}
+	// Oldest first across the accounts: the last of acc_a, then acc_b's first.
+	if cs, _, err := s.FindContacts(ctx, simulator.ContactFilter{Offset: n - 1, Limit: 2}); err != nil || len(cs) != 2 ||
+		cs[0].ID != fmt.Sprintf("acc_a-%d", n-1) || cs[1].ID != "acc_b-0" {
+		t.Errorf("every account's contacts from %d: %v, %v; want acc_a-%d, acc_b-0", n-1, contactIDs(cs), err, n-1)
+	}
 	at := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
 	byEmail := &simulator.Contact{ID: "new1", AccountID: "acc_a", Email: "USER7@example.com", City: "Oslo", CreatedAt: at, UpdatedAt: at}
 	if got, created, err := s.UpsertContact(ctx, byEmail); err != nil || created || got.ID != "acc_a-7" || got.City != "Oslo" {
@@ -125,7 +150,7 @@ func TestContactStore_SeedContacts(t *testing.T) {
 
 	// A flushed Redis (restarted without persistence) is seeded by the next
 	// replica that starts.
-	m.FlushAll()
+	flushAll()
 	if ok, err := redisstore.NewContactStore(replicaOf(t, url, db)).SeedContacts(ctx, "v1", fakeContacts(accounts, 3)); err != nil || !ok {
 		t.Errorf("SeedContacts on a flushed Redis = %v, %v; want stored", ok, err)
 	}
@@ -172,4 +197,12 @@ func TestDB_AgreeCampaigns(t *testing.T) {
 		!strings.Contains(err.Error(), "aaaa") || !strings.Contains(err.Error(), "bbbb") || !strings.Contains(err.Error(), "--redis-prefix") {
 		t.Errorf("another version = %v; want a VersionError naming both and the fix", err)
 	}
+}
+
+func contactIDs(cs []*simulator.Contact) []string {
+	ids := make([]string, len(cs))
+	for i, c := range cs {
+		ids[i] = c.ID
+	}
+	return ids
 }

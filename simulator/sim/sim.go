@@ -78,7 +78,8 @@ type Config struct {
 	// that Redis, so that replicas pointed at it share them (spec §8: one
 	// shared counter per account), and checks there that every replica
 	// serves the same campaigns; each keeps its campaigns in memory. Empty
-	// means all in memory.
+	// means all in memory. A redis-cluster:// URL names a Redis Cluster
+	// (redisstore.DB.Open).
 	RedisURL string
 	// RedisPrefix namespaces the keys; replicas that share state use the
 	// same one. Empty means redisstore.DefaultPrefix.
