@@ -56,6 +56,7 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -152,27 +153,7 @@ func (db *DB) Open() error {
 	if err != nil {
 		return fmt.Errorf("open redis: %w", err)
 	}
-	timeout := db.Timeout
-	if timeout == 0 {
-		timeout = DefaultTimeout
-	}
-	if opts.DialTimeout == 0 {
-		opts.DialTimeout = timeout
-	}
-	if opts.ReadTimeout == 0 {
-		opts.ReadTimeout = timeout
-	}
-	if opts.WriteTimeout == 0 {
-		opts.WriteTimeout = timeout
-	}
-	if opts.PoolTimeout == 0 {
-		opts.PoolTimeout = 2 * timeout
-	}
-	if opts.MaxRetries == 0 {
-		// One retry replaces a pooled connection that Redis closed (a
-		// restart) without making a caller wait through several timeouts.
-		opts.MaxRetries = 1
-	}
+	db.clientDefaults(&opts.DialTimeout, &opts.ReadTimeout, &opts.WriteTimeout, &opts.PoolTimeout, &opts.MaxRetries)
 	// A retry re-sends a script whose reply was lost (a read timeout, a
 	// dropped connection) although Redis may have run it. So every script
 	// that changes state takes a unique call id (uniqueMember), stores its
@@ -255,6 +236,26 @@ func redactURL(url string) string {
 	return scheme + "://" + rest
 }
 
+// clientDefaults fills in what the URL left unset, for either kind of
+// client: each timeout db.Timeout (else DefaultTimeout), the pool's twice
+// that, and one retry, which replaces a pooled connection that Redis
+// closed (a restart) without making a caller wait through several
+// timeouts.
+func (db *DB) clientDefaults(dial, read, write, pool *time.Duration, retries *int) {
+	timeout := cmp.Or(db.Timeout, DefaultTimeout)
+	for _, d := range []*time.Duration{dial, read, write} {
+		if *d == 0 {
+			*d = timeout
+		}
+	}
+	if *pool == 0 {
+		*pool = 2 * timeout
+	}
+	if *retries == 0 {
+		*retries = 1
+	}
+}
+
 // openCluster opens a cluster client with the standalone client's
 // timeouts and retry rules (see Open), and puts the prefix under one hash
 // tag (clusterPrefix).
@@ -263,25 +264,7 @@ func (db *DB) openCluster(url string) error {
 	if err != nil {
 		return fmt.Errorf("open redis cluster: %w", err)
 	}
-	timeout := db.Timeout
-	if timeout == 0 {
-		timeout = DefaultTimeout
-	}
-	if opts.DialTimeout == 0 {
-		opts.DialTimeout = timeout
-	}
-	if opts.ReadTimeout == 0 {
-		opts.ReadTimeout = timeout
-	}
-	if opts.WriteTimeout == 0 {
-		opts.WriteTimeout = timeout
-	}
-	if opts.PoolTimeout == 0 {
-		opts.PoolTimeout = 2 * timeout
-	}
-	if opts.MaxRetries == 0 {
-		opts.MaxRetries = 1
-	}
+	db.clientDefaults(&opts.DialTimeout, &opts.ReadTimeout, &opts.WriteTimeout, &opts.PoolTimeout, &opts.MaxRetries)
 	// A MOVED or ASK redirection re-sends a command as a retry does: the
 	// reply keys answer a re-sent script (see Open).
 	db.setReplyTTL(opts.DialTimeout, opts.WriteTimeout, opts.ReadTimeout, opts.MaxRetryBackoff)
