@@ -1,16 +1,11 @@
 package server_test
 
 import (
-	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/partner-v3/conformance-kit/fixtures/profile"
 	"github.com/partner-v3/conformance-kit/fixtures/spec"
@@ -18,35 +13,15 @@ import (
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 )
 
-// mustOpenProfile is MustOpenServer with the server's Profile set before it
-// opens (the body limit is read when the handler is built).
+// mustOpenProfile is MustOpenServer playing p (sim.Config.Profile), with
+// a client that never asks for gzip itself, so that the gzip choice is
+// seen as sent.
 func mustOpenProfile(tb testing.TB, p *profile.Profile, cfg sim.Config) *harness {
 	tb.Helper()
-	clock := &fakeClock{now: time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)}
-	cfg.Addr, cfg.AdminAddr, cfg.AdminToken = "127.0.0.1:0", "127.0.0.1:0", "test-token"
-	cfg.DataDir, cfg.Now = tb.TempDir(), clock.Now
-	if cfg.CampaignsPerAccount == 0 {
-		cfg.CampaignsPerAccount = 73
-	}
-	s, err := sim.New(context.Background(), cfg)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	s.Server.Profile = p
-	if err := s.Open(); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { MustCloseServer(tb, s) })
-	pool := x509.NewCertPool()
-	pem, err := os.ReadFile(s.Cert.CertFile)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	pool.AppendCertsFromPEM(pem)
-	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true, DisableCompression: true}
-	tb.Cleanup(tr.CloseIdleConnections)
-	return &harness{t: tb, sim: s, clock: clock, client: &http.Client{Transport: tr, Timeout: 10 * time.Second},
-		alpha: s.Accounts[0], bravo: s.Accounts[1]}
+	cfg.Profile = p
+	h := MustOpenServer(tb, cfg)
+	h.client.Transport.(*http.Transport).DisableCompression = true
+	return h
 }
 
 // probe is one request of a profile test.
