@@ -86,14 +86,7 @@ func startRedisCluster(tb testing.TB) *redisCluster {
 // redis-server.
 func redisCLIBinary(tb testing.TB) string {
 	tb.Helper()
-	bin, err := exec.LookPath("redis-cli")
-	if err != nil {
-		if requireRedis() {
-			tb.Fatalf("%s=1 but redis-cli is not on PATH (apt-get install redis-tools): %v", envRequireRedis, err)
-		}
-		tb.Skipf("redis-cli is not on PATH (apt-get install redis-tools): %v", err)
-	}
-	return bin
+	return redisBinary(tb, "redis-cli", "redis-tools")
 }
 
 // startNode starts node i with its node file: a node started again after
@@ -434,25 +427,7 @@ func TestClusterShardDown(t *testing.T) {
 
 	c.nodes[downNode] = c.startNode(t, downNode)
 	c.waitOK(t)
-	start := time.Now()
-	var after []byte
-	for {
-		status, _, after = r.call(t, &down.Account, spec.PathCampaignList, list)
-		if status == http.StatusOK {
-			break
-		}
-		if time.Since(start) > recoverBound {
-			t.Fatalf("campaign/list still %d %s %v after the master came back", status, after, recoverBound)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Logf("serving again %v after the master came back", time.Since(start).Round(time.Millisecond))
-	if !bytes.Equal(after, before) {
-		t.Errorf("campaign/list after the master came back differs:\nbefore: %.300s\nafter:  %.300s", before, after)
-	}
-	if status, _, body := r.call(t, &down.Account, spec.PathContactAdd, map[string]string{"email": "shard@example.com"}); status != http.StatusOK {
-		t.Errorf("contact/add after the master came back: %d %s", status, body)
-	}
+	r.servesAgain(t, &down.Account, list, before, "the master", "shard@example.com")
 	if code := r.admin(t, http.MethodGet, "/healthz", nil, &health); code != http.StatusOK {
 		t.Errorf("/healthz after the master came back = %d, want 200", code)
 	}

@@ -246,12 +246,19 @@ func TestOutage_RedisServer(t *testing.T) {
 // with REQUIRE_REDIS=1.
 func redisServerBinary(tb testing.TB) string {
 	tb.Helper()
-	bin, err := exec.LookPath("redis-server")
+	return redisBinary(tb, "redis-server", "redis-server")
+}
+
+// redisBinary finds name on PATH: a skip locally, a failure with
+// REQUIRE_REDIS=1; pkg is the Debian package that brings it.
+func redisBinary(tb testing.TB, name, pkg string) string {
+	tb.Helper()
+	bin, err := exec.LookPath(name)
 	if err != nil {
 		if requireRedis() {
-			tb.Fatalf("%s=1 but redis-server is not on PATH (apt-get install redis-server): %v", envRequireRedis, err)
+			tb.Fatalf("%s=1 but %s is not on PATH (apt-get install %s): %v", envRequireRedis, name, pkg, err)
 		}
-		tb.Skipf("redis-server is not on PATH (apt-get install redis-server): %v", err)
+		tb.Skipf("%s is not on PATH (apt-get install %s): %v", name, pkg, err)
 	}
 	return bin
 }

@@ -89,7 +89,8 @@ type DB struct {
 	// Prefix is prepended to every key, so that several simulators (or
 	// tests) can share one Redis database apart. Replicas that must share
 	// state use the same prefix. Empty means DefaultPrefix. On a cluster,
-	// Open puts it under a hash tag unless it holds one (clusterPrefix).
+	// the global keys go under its own hash tag unless it holds one
+	// (openCluster).
 	Prefix string
 
 	// Timeout bounds dialing and each socket read and write. Zero means
@@ -129,8 +130,9 @@ func NewDB(url string) *DB {
 // A URL whose scheme is redis-cluster:// or rediss-cluster:// (TLS) names
 // a Redis Cluster by its seed addresses, comma-separated:
 // redis-cluster://user:password@host:port,host:port/?options (the options
-// of redis.ParseClusterURL). Every key then carries one hash tag, so that
-// every script touches one slot (see clusterPrefix).
+// of redis.ParseClusterURL). Each account's keys then carry the tag
+// {a:<accountId>} and the global keys the prefix's own, so that no script
+// touches two slots (the package comment's cluster layout).
 func (db *DB) Open() error {
 	if db.URL == "" {
 		return fmt.Errorf("open redis: URL is required")
@@ -257,8 +259,10 @@ func (db *DB) clientDefaults(dial, read, write, pool *time.Duration, retries *in
 }
 
 // openCluster opens a cluster client with the standalone client's
-// timeouts and retry rules (see Open), and puts the prefix under one hash
-// tag (clusterPrefix).
+// timeouts and retry rules (see Open). Unless the prefix holds a hash tag
+// of its own (then everything lives in that one slot), the cluster is
+// sharded: the global keys go under the prefix's tag, each account's
+// under its own.
 func (db *DB) openCluster(url string) error {
 	opts, err := redis.ParseClusterURL(url)
 	if err != nil {

@@ -155,6 +155,33 @@ func (r *replica) output() string {
 }
 
 // call sends one partner request and returns the status, headers and body.
+// servesAgain waits, up to recoverBound, until account a's Campaign List
+// (body list) is served again after its store (what) came back, and
+// checks that it answers as before and that Add Contact (email) works.
+func (r *replica) servesAgain(t *testing.T, a *simulator.Account, list any, before []byte, what, email string) {
+	t.Helper()
+	start := time.Now()
+	var after []byte
+	for {
+		var status int
+		status, _, after = r.call(t, a, spec.PathCampaignList, list)
+		if status == http.StatusOK {
+			break
+		}
+		if time.Since(start) > recoverBound {
+			t.Fatalf("campaign/list still %d %s %v after %s came back", status, after, recoverBound, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("serving again %v after %s came back", time.Since(start).Round(time.Millisecond), what)
+	if !bytes.Equal(after, before) {
+		t.Errorf("campaign/list after %s came back differs:\nbefore: %.300s\nafter:  %.300s", what, before, after)
+	}
+	if status, _, body := r.call(t, a, spec.PathContactAdd, map[string]string{"email": email}); status != http.StatusOK {
+		t.Errorf("contact/add after %s came back: %d %s", what, status, body)
+	}
+}
+
 func (r *replica) call(t *testing.T, a *simulator.Account, op string, body any) (int, http.Header, []byte) {
 	t.Helper()
 	b, err := json.Marshal(body)
@@ -491,25 +518,7 @@ func TestReplicaOutage(t *testing.T) {
 	// The new redis-server starts empty; the campaigns are in the
 	// simulator's memory, so they are served as before.
 	startRedisServer(t, redisBin, port)
-	start := time.Now()
-	var after []byte
-	for {
-		status, _, after = r.call(t, alpha, spec.PathCampaignList, list)
-		if status == http.StatusOK {
-			break
-		}
-		if time.Since(start) > recoverBound {
-			t.Fatalf("campaign/list still %d %s %v after Redis came back", status, after, recoverBound)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Logf("serving again %v after Redis came back", time.Since(start).Round(time.Millisecond))
-	if !bytes.Equal(after, before) {
-		t.Errorf("campaign/list after the restart differs:\nbefore: %.300s\nafter:  %.300s", before, after)
-	}
-	if status, _, body := r.call(t, alpha, spec.PathContactAdd, map[string]string{"email": "outage@example.com"}); status != http.StatusOK {
-		t.Errorf("contact/add after the restart: %d %s", status, body)
-	}
+	r.servesAgain(t, alpha, list, before, "Redis", "outage@example.com")
 	if code := r.admin(t, http.MethodGet, "/healthz", nil, &health); code != http.StatusOK || health.Status != "ok" {
 		t.Errorf("/healthz after the restart = %d %+v, want 200 ok", code, health)
 	}
