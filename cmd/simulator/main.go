@@ -20,6 +20,7 @@ import (
 
 	"github.com/partner-v3/conformance-kit/cmd/internal/buildinfo"
 	"github.com/partner-v3/conformance-kit/cmd/internal/flagenv"
+	"github.com/partner-v3/conformance-kit/cmd/internal/memlimit"
 	"github.com/partner-v3/conformance-kit/fixtures/profile"
 	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator/server"
@@ -63,6 +64,11 @@ func main() {
 		m.printViolations()
 		return
 	}
+	// The whole process's memory limit: set here, not in Run, which
+	// tests call in their own process.
+	applied, stopTuning := memlimit.Apply(m.memoryLimit)
+	defer stopTuning()
+	m.memoryApplied = &applied
 	if err := m.Run(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "simulator:", err)
 		os.Exit(1)
@@ -92,7 +98,11 @@ type Main struct {
 	showVersion    bool
 	// profileFile is --profile's path, read by ParseFlags into
 	// Config.Profile.
-	profileFile    string
+	profileFile string
+	// memoryLimit is --memory-limit; memoryApplied what main made of it
+	// (nil when Run is called without main, as in tests).
+	memoryLimit    memlimit.Limit
+	memoryApplied  *memlimit.Applied
 	stdout, stderr io.Writer
 }
 
@@ -142,6 +152,7 @@ func (m *Main) ParseFlags(_ context.Context, args []string) error {
 	fs.StringVar(&m.LogFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&m.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.StringVar(&m.profileFile, "profile", "", "deployment profile JSON file to play where the spec is silent (default: the simulator's own choices)")
+	fs.Var(&m.memoryLimit, "memory-limit", "the Go runtime's soft memory `limit`: auto (the live heap plus a quarter, at least 128MiB, under 90% of a cgroup's limit), off, or a size such as 300MiB; GOMEMLIMIT, when set, wins over auto")
 	fs.BoolVar(&c.ProfileLatency, "profile-latency", false, "delay each answer by a draw of the --profile's learned latency (default: answer at once)")
 	var violations stringList
 	fs.Var(&violations, "violate", "break one normative rule on purpose, to test a test suite (repeatable; see --list-violations)")
@@ -261,6 +272,9 @@ func (m *Main) printBanner() {
 	fmt.Fprintf(w, "  State:        %s\n", state)
 	limit, window := m.Config.RateLimit, m.Config.RateWindow
 	fmt.Fprintf(w, "  Rate limit:   %d requests per %s per account\n", limit, window)
+	if m.memoryApplied != nil {
+		fmt.Fprintf(w, "  Memory limit: %s\n", m.memoryApplied)
+	}
 	pi := server.ProfileInfo(s.Server.Profile)
 	latency := ""
 	if m.Config.ProfileLatency {
