@@ -435,28 +435,53 @@ func TestClusterShardDown(t *testing.T) {
 
 // TestRoundTrips_Cluster: on a cluster each account's keys have a slot of
 // their own and the global keys (clock, faults, registry, sequence)
-// another, so the Gate is per-slot steps (two round trips, three for an
-// allowed request while a fault is pending) and a new contact two (the
-// sequence, then the account's script); the keys of many accounts spread
-// over the masters.
+// another. The Gate decides from the account's mirror of the global state
+// in one round trip, as on one Redis; an account's first request fills
+// the mirror (three), a request while a fault is pending takes it in the
+// global slot (two, three when it takes the last and clears the flag); a
+// change of the clock or faults pushes to the mirrors before it returns
+// (three). A new contact is two (the sequence, then the account's
+// script). The keys of many accounts spread over the masters.
 func TestRoundTrips_Cluster(t *testing.T) {
 	c := startRedisCluster(t)
 	db := MustOpenDB(t, c.URL)
 	gate := redisstore.NewGate(db, 1, spec.RateWindow)
+	// many lets an account's second and later requests through.
+	many := redisstore.NewGate(db, spec.RateLimit, spec.RateWindow)
 	contacts := redisstore.NewContactStore(db)
 	ctx := context.Background()
 	n := 0
+	arrival := func() simulator.Arrival {
+		return simulator.Arrival{Operation: spec.PathContactAdd, AccountID: "acc" + strconv.Itoa(n), Real: time.Now()}
+	}
 	admit := func() error {
 		n++
-		_, err := gate.Admit(ctx, simulator.Arrival{Operation: spec.PathContactAdd, AccountID: "acc" + strconv.Itoa(n), Real: time.Now()})
+		_, err := gate.Admit(ctx, arrival())
 		return err
 	}
 	refused := func() error {
-		d, err := gate.Admit(ctx, simulator.Arrival{Operation: spec.PathContactAdd, AccountID: "acc" + strconv.Itoa(n), Real: time.Now()})
+		d, err := gate.Admit(ctx, arrival())
 		if err == nil && d.Rate.Allowed {
 			return fmt.Errorf("the second request of a limit of 1 allowed")
 		}
 		return err
+	}
+	// again is an allowed request of the last account; fault says whether
+	// it must take a fault.
+	again := func(fault bool) func() error {
+		return func() error {
+			d, err := many.Admit(ctx, arrival())
+			if err != nil {
+				return err
+			}
+			if !d.Rate.Allowed {
+				return fmt.Errorf("refused: %+v", d.Rate)
+			}
+			if got := d.Fault != nil; got != fault {
+				return fmt.Errorf("took a fault: %v, want %v", got, fault)
+			}
+			return nil
+		}
 	}
 	add := func() error {
 		n++
@@ -472,7 +497,8 @@ func TestRoundTrips_Cluster(t *testing.T) {
 			}
 		}
 	}
-	// And the fault scripts on the global keys' master.
+	// And the fault scripts: the push to every mirror, a take that finds
+	// none pending and clears the account's flag, on every master.
 	control := redisstore.NewControlStore(db)
 	if err := control.AddFault(ctx, simulator.Fault{ID: "f0", Operation: "*", Kind: simulator.FaultError, Remaining: 1}); err != nil {
 		t.Fatal(err)
@@ -480,6 +506,14 @@ func TestRoundTrips_Cluster(t *testing.T) {
 	if f, err := control.TakeFault(ctx, simulator.FaultQuery{Operation: spec.PathCampaignList}); err != nil || f == nil {
 		t.Fatalf("TakeFault = %v, %v, want the fault added", f, err)
 	}
+	last := n
+	for n = 1; n <= last; n++ {
+		// The accounts of the adds have no mirror: fill it too.
+		if err := again(false)(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n = last
 	hook := &redisstore.RoundTrips{}
 	db.AddHook(hook)
 	for _, tt := range []struct {
@@ -487,25 +521,22 @@ func TestRoundTrips_Cluster(t *testing.T) {
 		call func() error
 		want int64
 	}{
-		{"Gate.Admit of an allowed request", admit, 2},
-		{"Gate.Admit of a refused one", refused, 2},
+		{"Gate.Admit, an account's first request (no mirror: fill it, decide)", admit, 3},
+		{"Gate.Admit of an allowed request, the mirror there", again(false), 1},
+		{"Gate.Admit of a refused one", refused, 1},
 		{"UpsertContact of a new contact", add, 2},
-		{"Gate.Admit of an allowed request while a fault is pending", func() error {
-			f := simulator.Fault{ID: "f1", Operation: spec.PathCampaignList, Kind: simulator.FaultError, Status: 503, Remaining: 1}
-			if err := control.AddFault(ctx, f); err != nil {
-				return err
-			}
-			before := hook.Count()
-			err := admit()
-			if got := hook.Count() - before; err == nil && got != 3 {
-				return fmt.Errorf("%d round trips, want 3", got)
-			}
-			return err
-		}, 4}, // the AddFault's one and the Admit's three
+		{"Gate.Admit, the next account's first request", admit, 3},
+		{"ControlStore.AddFault (the fault, publish, the mirrors' pipeline)", func() error {
+			return control.AddFault(ctx, simulator.Fault{ID: "f1", Operation: spec.PathContactAdd, Kind: simulator.FaultError, Status: 503, Remaining: 2})
+		}, 3},
+		{"Gate.Admit of an allowed request while a fault is pending", again(true), 2},
+		{"Gate.Admit that takes the last occurrence (and clears the flag)", again(true), 3},
+		{"Gate.Admit once none is pending", again(false), 1},
+		{"Gate.Admit of a refused one while none is pending", refused, 1},
 	} {
 		before := hook.Count()
 		if err := tt.call(); err != nil {
-			t.Fatal(err)
+			t.Fatalf("%s: %v", tt.name, err)
 		}
 		if got := hook.Count() - before; got != tt.want {
 			t.Errorf("%s: %d round trips, want %d", tt.name, got, tt.want)
@@ -521,3 +552,4 @@ func TestRoundTrips_Cluster(t *testing.T) {
 		}
 	}
 }
+
