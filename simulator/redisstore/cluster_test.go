@@ -553,3 +553,191 @@ func TestRoundTrips_Cluster(t *testing.T) {
 	}
 }
 
+// openReplicaDB opens a second DB on the cluster with db's prefix: another
+// replica's view of the same state.
+func openReplicaDB(t *testing.T, url string, db *redisstore.DB) *redisstore.DB {
+	t.Helper()
+	other := redisstore.NewDB(url)
+	other.Prefix = db.Prefix
+	if err := other.Open(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	return other
+}
+
+// TestGateMirror_Cluster: two replicas (two DBs) on a cluster, the Gate
+// of B reading each account's mirror of the global state (issue 21). A
+// change made through A has reached B's next request when it returns: a
+// clock set, a fault added (it fires), faults cleared (they stop), a
+// reset. And a mirror fill that read the state before a change and lands
+// after it loses to the change's push.
+func TestGateMirror_Cluster(t *testing.T) {
+	c := startRedisCluster(t)
+	dbA := MustOpenDB(t, c.URL)
+	dbB := openReplicaDB(t, c.URL, dbA)
+	controlA := redisstore.NewControlStore(dbA)
+	gateB := redisstore.NewGate(dbB, 1<<20, spec.RateWindow)
+	ctx := context.Background()
+	frozenAt := time.Date(2030, 1, 2, 3, 4, 5, 6, time.UTC)
+
+	// Several accounts, so that the pushes reach several masters.
+	accounts := []string{"m1", "m2", "m3", "m4", "m5", "m6"}
+	admit := func(t *testing.T, acct string) simulator.Admission {
+		t.Helper()
+		ad, err := gateB.Admit(ctx, simulator.Arrival{AccountID: acct, Operation: spec.PathCampaignList, Real: time.Now()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ad.Rate.Allowed {
+			t.Fatalf("%s refused: %+v", acct, ad.Rate)
+		}
+		return ad
+	}
+	for _, acct := range accounts {
+		if ad := admit(t, acct); !near(ad.Now, time.Now()) || ad.Fault != nil {
+			t.Fatalf("%s before any change: now %v, fault %v, want real time and none", acct, ad.Now, ad.Fault)
+		}
+	}
+
+	tests := []struct {
+		name   string
+		change func() error
+		frozen bool // the clock B's next request sees: frozenAt, else real time
+		fault  bool // whether B's next request takes a fault
+	}{
+		{"a clock set through A", func() error {
+			return controlA.SetClock(ctx, simulator.Clock{Frozen: true, FrozenAt: frozenAt})
+		}, true, false},
+		{"a fault added through A", func() error {
+			return controlA.AddFault(ctx, simulator.Fault{ID: "f", Operation: "*", Kind: simulator.FaultError, Status: 503, Remaining: 100})
+		}, true, true},
+		{"faults cleared through A", func() error { return controlA.ClearFaults(ctx) }, true, false},
+		{"a fault added, then deleted through A", func() error {
+			if err := controlA.AddFault(ctx, simulator.Fault{ID: "g", Operation: "*", Kind: simulator.FaultError, Status: 503, Remaining: 100}); err != nil {
+				return err
+			}
+			_, err := controlA.DeleteFault(ctx, "g")
+			return err
+		}, true, false},
+		{"a fault added, then a reset through A", func() error {
+			if err := controlA.AddFault(ctx, simulator.Fault{ID: "h", Operation: "*", Kind: simulator.FaultError, Status: 503, Remaining: 100}); err != nil {
+				return err
+			}
+			return controlA.ResetControl(ctx)
+		}, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.change(); err != nil {
+				t.Fatal(err)
+			}
+			for _, acct := range accounts {
+				ad := admit(t, acct)
+				if tt.frozen && !ad.Now.Equal(frozenAt) {
+					t.Errorf("%s: now %v, want the frozen %v", acct, ad.Now, frozenAt)
+				}
+				if !tt.frozen && !near(ad.Now, time.Now()) {
+					t.Errorf("%s: now %v, want real time", acct, ad.Now)
+				}
+				if got := ad.Fault != nil; got != tt.fault {
+					t.Errorf("%s: took a fault: %v, want %v", acct, got, tt.fault)
+				}
+			}
+		})
+	}
+
+	t.Run("a fill that read the state before a change loses to its push", func(t *testing.T) {
+		const acct = "late"
+		stale, err := gateB.FillMirror(ctx, acct)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := controlA.SetClock(ctx, simulator.Clock{Frozen: true, FrozenAt: frozenAt}); err != nil {
+			t.Fatal(err)
+		}
+		res, err := gateB.AdmitFilled(ctx, simulator.Arrival{AccountID: acct, Operation: spec.PathCampaignList, Real: time.Now()}, "late-call", stale)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := fmt.Sprint(res[3], ".", res[4]), fmt.Sprint(frozenAt.Unix(), ".", frozenAt.Nanosecond()); got != want {
+			t.Errorf("decided at %s, want the clock set after the fill, %s", got, want)
+		}
+	})
+
+	t.Run("a clear of the faults flag for a version before a fault was added hides nothing", func(t *testing.T) {
+		const acct = "cleared"
+		admit(t, acct)
+		// The version a take saw with no fault pending, before the add.
+		seen, err := gateB.FillMirror(ctx, acct)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := controlA.AddFault(ctx, simulator.Fault{ID: "k", Operation: "*", Kind: simulator.FaultError, Status: 503, Remaining: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if err := gateB.ClearFaultsFlag(ctx, acct, seen[0]); err != nil {
+			t.Fatal(err)
+		}
+		if ad := admit(t, acct); ad.Fault == nil {
+			t.Error("the fault added after the take's version did not fire")
+		}
+	})
+}
+
+// near reports whether a and b are within a second: real time read twice.
+func near(a, b time.Time) bool { return a.Sub(b).Abs() < time.Second }
+
+// TestClusterGlobalDown: the master of the global slot stops. The Gate of
+// an account whose slot lives on another master and whose mirror exists
+// goes on admitting (one script on the account's slot) while no fault is
+// pending; an account without a mirror, and a change of the clock, need
+// the global slot and fail.
+func TestClusterGlobalDown(t *testing.T) {
+	c := startRedisCluster(t)
+	db := MustOpenDB(t, c.URL)
+	gate := redisstore.NewGate(db, spec.RateLimit, spec.RateWindow)
+	ctx := context.Background()
+	global := c.nodeOf(t, db.Prefix+"{"+db.Prefix+"}x")
+	var acct, fresh string
+	for i := 0; i < 100 && (acct == "" || fresh == ""); i++ {
+		a := "g" + strconv.Itoa(i)
+		if c.nodeOf(t, db.Prefix+"{a:"+a+"}x") == global {
+			continue
+		}
+		if acct == "" {
+			acct = a
+		} else {
+			fresh = a
+		}
+	}
+	if fresh == "" {
+		t.Fatal("100 accounts, not two on a master other than the global slot's")
+	}
+	arrival := func(a string) simulator.Arrival {
+		return simulator.Arrival{AccountID: a, Operation: spec.PathCampaignList, Real: time.Now()}
+	}
+	if _, err := gate.Admit(ctx, arrival(acct)); err != nil {
+		t.Fatal(err)
+	}
+
+	c.stopNode(t, global)
+	for i := range 3 {
+		ad, err := gate.Admit(ctx, arrival(acct))
+		if err != nil {
+			t.Fatalf("request %d of an account with a mirror, the global master down: %v", i, err)
+		}
+		if !ad.Rate.Allowed || ad.Rate.Count != i+2 {
+			t.Errorf("request %d: %+v, want allowed, count %d", i, ad.Rate, i+2)
+		}
+	}
+	start := time.Now()
+	_, err := gate.Admit(ctx, arrival(fresh))
+	t.Logf("an account's first request, the global master down: %v after %v", err, time.Since(start).Round(time.Millisecond))
+	if err == nil {
+		t.Error("an account without a mirror admitted with the global master down")
+	}
+	if err := redisstore.NewControlStore(db).SetClock(ctx, simulator.Clock{Offset: time.Hour}); err == nil {
+		t.Error("SetClock succeeded with the global master down")
+	}
+}
