@@ -223,6 +223,10 @@ func (s *ControlStore) SetClock(ctx context.Context, c simulator.Clock) error {
 		"offsetSec", osec, "offsetNsec", onsec, "frozen", frozen, "frozenSec", fsec, "frozenNsec", fnsec).Err(); err != nil {
 		return fmt.Errorf("set clock: %w", err)
 	}
+	// On a sharded cluster every Gate reads the clock from its mirror.
+	if err := s.db.publishGate(ctx); err != nil {
+		return fmt.Errorf("set clock: %w", err)
+	}
 	return nil
 }
 
@@ -241,6 +245,10 @@ func (s *ControlStore) addFault(ctx context.Context, f simulator.Fault, id strin
 	}
 	if err := addFaultScript.Run(ctx, s.db.client, s.callKeys(id), f.ID, b, f.Operation, f.Remaining,
 		f.AccountID, formatFloat(f.Probability), s.db.replyTTL.Milliseconds()).Err(); err != nil {
+		return fmt.Errorf("add fault: %w", err)
+	}
+	// The mirrors' flag, so that the next request takes it.
+	if err := s.db.publishGate(ctx); err != nil {
 		return fmt.Errorf("add fault: %w", err)
 	}
 	return nil
@@ -291,6 +299,9 @@ func (s *ControlStore) deleteFault(ctx context.Context, id, call string) (*simul
 	if err != nil {
 		return nil, fmt.Errorf("delete fault: %w", err)
 	}
+	if err := s.db.publishGate(ctx); err != nil {
+		return nil, fmt.Errorf("delete fault: %w", err)
+	}
 	return &f, nil
 }
 
@@ -316,6 +327,9 @@ func (s *ControlStore) ClearFaults(ctx context.Context) error {
 	if err := s.db.client.Del(ctx, s.faultKeys()...).Err(); err != nil {
 		return fmt.Errorf("clear faults: %w", err)
 	}
+	if err := s.db.publishGate(ctx); err != nil {
+		return fmt.Errorf("clear faults: %w", err)
+	}
 	return nil
 }
 
@@ -323,6 +337,9 @@ func (s *ControlStore) ClearFaults(ctx context.Context) error {
 func (s *ControlStore) ResetControl(ctx context.Context) error {
 	keys := append(s.faultKeys(), s.db.key("clock"))
 	if err := s.db.client.Del(ctx, keys...).Err(); err != nil {
+		return fmt.Errorf("reset control: %w", err)
+	}
+	if err := s.db.publishGate(ctx); err != nil {
 		return fmt.Errorf("reset control: %w", err)
 	}
 	// The account clocks, as ResetAll forgets the rate keys.

@@ -124,62 +124,6 @@ func (g *Gate) admit(ctx context.Context, a simulator.Arrival, id string) (simul
 	return ad, nil
 }
 
-// admitSteps is Admit on a sharded cluster, where the clock and faults
-// (global keys) and the account's counter live in two slots, so no one
-// script may touch them all. Three steps, each atomic in its slot:
-//
-//  1. read the clock, the account's offset and the number of faults
-//     pending (one pipeline, two slots);
-//  2. decide the request on the account's counter at that instant
-//     (takeScript, as RateCounter.TakePolicy), which counts an allowed
-//     request for good, whatever happens next;
-//  3. only if it was allowed and a fault was pending, take the fault
-//     (takeFaultScript, as ControlStore.TakeFault): a refused request
-//     takes none.
-//
-// Steps 2 and 3 keep their replies under reply keys of their own slots
-// (the call's id plus a suffix), so a re-sent step applies once. What the
-// one script gave and this does not: a clock set or a fault added between
-// the steps by another replica is seen by one step and not the other (a
-// fault added after step 1 applies from the next request on).
-// Round trips: two, three for an allowed request while a fault is pending.
-func (g *Gate) admitSteps(ctx context.Context, a simulator.Arrival, id string) (simulator.Admission, error) {
-	db := g.db
-	var clock, offset *redis.SliceCmd
-	var faults *redis.IntCmd
-	if _, err := db.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-		clock = p.HMGet(ctx, db.key("clock"), clockFields...)
-		faults = p.LLen(ctx, db.key("faults"))
-		offset = p.HMGet(ctx, db.accountClockKey(a.AccountID), clockFields[:2]...)
-		return nil
-	}); err != nil {
-		return simulator.Admission{}, fmt.Errorf("admit: %w", err)
-	}
-	c, err := decodeClock(clock.Val())
-	if err != nil {
-		return simulator.Admission{}, fmt.Errorf("admit: %w", err)
-	}
-	// The account's offset: the clock hash's first two fields.
-	o, err := decodeClock(append(offset.Val(), nil, nil, nil))
-	if err != nil {
-		return simulator.Admission{}, fmt.Errorf("admit: %w", err)
-	}
-	var ad simulator.Admission
-	ad.Now = c.Now(a.Real).Add(o.Offset).In(a.Real.Location())
-	counter := RateCounter{db: db, limit: g.limit, window: g.window}
-	if ad.Rate, err = counter.take(ctx, a.AccountID, ad.Now, a.Policy, id+"r"); err != nil {
-		return simulator.Admission{}, fmt.Errorf("admit: %w", err)
-	}
-	if !ad.Rate.Allowed || faults.Val() == 0 {
-		return ad, nil
-	}
-	control := ControlStore{db: db}
-	if ad.Fault, err = control.takeFault(ctx, simulator.FaultQuery{Operation: a.Operation, AccountID: a.AccountID, Draw: a.Draw}, id+"f"); err != nil {
-		return simulator.Admission{}, fmt.Errorf("admit: %w", err)
-	}
-	return ad, nil
-}
-
 func (g *Gate) decode(a simulator.Arrival, res []any) (simulator.Admission, error) {
 	var ad simulator.Admission
 	if len(res) != 7 {

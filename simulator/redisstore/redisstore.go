@@ -14,13 +14,17 @@
 //
 // On a Redis Cluster (a redis-cluster:// URL, issue 21) no script may
 // touch keys of two slots. Each account's keys (rate, contact-*, its
-// clock offset, the reply keys of its scripts) carry the hash tag
+// clock offset, its Gate mirror, the reply keys of its scripts) carry the hash tag
 // {a:<account>}, P{a:<account>}name, so they share one slot and the
 // accounts spread over the masters; the global keys (the rest below)
-// carry the prefix's own tag, P{P}name, one slot for them all. Where one
-// script used to mix both (the Gate, a new contact, the resets, listing
-// every contact) the cluster composes per-slot steps instead, keeping the
-// guarantees each names (Gate.admitSteps, ContactStore.AddContact,
+// carry the prefix's own tag, P{P}name, one slot for them all. The Gate
+// decides from the account's mirror of the global clock and faults flag,
+// P{a:<account>}global, in one script on the account's slot, and every
+// change of the clock or faults writes through to the mirrors before it
+// returns (gate_cluster.go). Where one script used to mix both (a fault
+// taken by the Gate, a new contact, the resets, listing every contact)
+// the cluster composes per-slot steps instead, keeping the guarantees each
+// names (Gate.admitSteps, ContactStore.AddContact,
 // findAllSharded and deleteSharded, DB.deleteAccountKeys for the resets
 // of the counters and account clocks). A sharded cluster keeps no
 // contact-order, rate-keys or clock-keys: it merges the accounts' orders
@@ -53,6 +57,12 @@
 //	P fault-remaining             hash    fault id -> occurrences left
 //	P fault-account               hash    fault id -> account, "" for every account
 //	P fault-probability           hash    fault id -> probability
+//
+// On a sharded cluster only (gate_cluster.go):
+//
+//	P{a:<account>}global          hash    the account's mirror: v, the clock's fields, faults flag (expires)
+//	P gate-version                string  V, the version of the state the mirrors hold
+//	P mirrored                    set     the accounts that have a mirror
 package redisstore
 
 import (
