@@ -60,10 +60,13 @@ return 1
 // occurrence of the first that applies to op and acct and hits, carrying
 // the draw u from one fault to the next exactly as simulator.Fault.Hits
 // does (the same IEEE double arithmetic). k is the first fault key's index
-// in KEYS. Returns {JSON, remaining after this one}, or nil.
+// in KEYS; u may be the draw's string, read only when a fault is pending
+// (issue 21: a strtod a request saved). Returns {JSON, remaining after
+// this one}, or nil.
 const luaTakeFault = `
 local function take_fault(k, op, acct, u)
   for _, id in ipairs(redis.call('LRANGE', KEYS[k], '0', '-1')) do
+    u = tonumber(u)
     local fop = redis.call('HGET', KEYS[k+2], id)
     local facct = redis.call('HGET', KEYS[k+4], id) or ''
     if (fop == op or fop == '*') and (facct == '' or facct == acct) then

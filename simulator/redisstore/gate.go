@@ -95,8 +95,10 @@ local c = redis.call('HMGET', KEYS[1], 'offsetSec', 'offsetNsec', 'frozen', 'fro
 local s, n
 if c[3] == '1' then
   s, n = tonumber(c[4]), tonumber(c[5])
-else
+elseif c[1] or c[2] then
   s, n = add(tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(c[1] or '0'), tonumber(c[2] or '0'))
+else
+  s, n = tonumber(ARGV[1]), tonumber(ARGV[2])
 end
 local ao = redis.call('HMGET', KEYS[11], 'offsetSec', 'offsetNsec')
 if ao[1] then
@@ -109,7 +111,7 @@ if added and count == 1 then
   redis.call('SADD', KEYS[3], KEYS[2])
 end
 if allowed == 1 then
-  local f = take_fault(4, ARGV[7], ARGV[8], tonumber(ARGV[9]))
+  local f = take_fault(4, ARGV[7], ARGV[8], ARGV[9])
   if f ~= nil then
     reply[6], reply[7] = f[1] or '', f[2]
   end
