@@ -60,19 +60,22 @@ return 1
 // occurrence of the first that applies to op and acct and hits, carrying
 // the draw u from one fault to the next exactly as simulator.Fault.Hits
 // does (the same IEEE double arithmetic). k is the first fault key's index
-// in KEYS. Returns {JSON, remaining after this one}, or nil.
+// in KEYS; u may be the draw's string, read only when a fault is pending
+// (issue 21: a strtod a request saved). Returns {JSON, remaining after
+// this one}, or nil.
 const luaTakeFault = `
 local function take_fault(k, op, acct, u)
-  for _, id in ipairs(redis.call('LRANGE', KEYS[k], 0, -1)) do
+  for _, id in ipairs(redis.call('LRANGE', KEYS[k], '0', '-1')) do
+    u = tonumber(u)
     local fop = redis.call('HGET', KEYS[k+2], id)
     local facct = redis.call('HGET', KEYS[k+4], id) or ''
     if (fop == op or fop == '*') and (facct == '' or facct == acct) then
       local p = tonumber(redis.call('HGET', KEYS[k+5], id) or '') or 0
       if p <= 0 or p >= 1 or u < p then
-        local left = redis.call('HINCRBY', KEYS[k+3], id, -1)
+        local left = redis.call('HINCRBY', KEYS[k+3], id, '-1')
         local data = redis.call('HGET', KEYS[k+1], id)
         if left <= 0 then
-          redis.call('LREM', KEYS[k], 0, id)
+          redis.call('LREM', KEYS[k], '0', id)
           for i = 1, 5 do
             redis.call('HDEL', KEYS[k+i], id)
           end

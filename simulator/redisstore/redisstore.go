@@ -72,6 +72,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -397,7 +398,7 @@ func (db *DB) key(parts ...string) string {
 
 // uniqueMember returns a string no other call of any process returns.
 func (db *DB) uniqueMember() string {
-	return fmt.Sprintf("%s-%d", db.unique, db.seq.Add(1))
+	return db.unique + "-" + strconv.FormatUint(db.seq.Add(1), 10) // Sprintf's allocations, per request
 }
 
 // RoundTrips is a redis.Hook (DB.AddHook) that counts the round trips the

@@ -272,3 +272,41 @@ func TestRateCounter_TwoPools(t *testing.T) {
 		})
 	}
 }
+
+// The gate names an account's counter for ResetAll only when it creates
+// the counter (issue 21: one SADD saved per request), so ResetAll must
+// still clear every counter the gate made: the first, one made again
+// after Reset dropped it, and one another account's first request made.
+func TestGate_ResetAllClearsTheCountersItCreated(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, r := range redisURLs {
+		t.Run(r.name, func(t *testing.T) {
+			db := MustOpenDB(t, r.url(t))
+			g := redisstore.NewGate(db, 10, time.Minute)
+			counter := redisstore.NewRateCounter(db, 10, time.Minute)
+			admit := func(acct string) {
+				t.Helper()
+				if _, err := g.Admit(ctx, simulator.Arrival{AccountID: acct, Real: now}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			admit("a")
+			admit("a")
+			if err := counter.Reset(ctx, "a"); err != nil {
+				t.Fatal(err)
+			}
+			admit("a")
+			admit("a")
+			admit("b")
+			if err := counter.ResetAll(ctx); err != nil {
+				t.Fatal(err)
+			}
+			for _, acct := range []string{"a", "b"} {
+				if n, err := counter.Count(ctx, acct, now); err != nil || n != 0 {
+					t.Errorf("Count(%q) after ResetAll = %d, %v; want 0", acct, n, err)
+				}
+			}
+		})
+	}
+}

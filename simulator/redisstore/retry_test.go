@@ -103,6 +103,60 @@ func TestRetriedScripts_ApplyOnce(t *testing.T) {
 				t.Fatalf("the next Admit = %+v, %v; want allowed, count 2, the last occurrence of f1", next, err)
 			}
 		}},
+		{"a re-sent Admit answers the same fault when its id and account hold spaces (issue 21: the reply is a plain string)", func(t *testing.T, db *redisstore.DB) {
+			c := redisstore.NewControlStore(db)
+			g := redisstore.NewGate(db, 2, time.Minute)
+			spaced := simulator.Fault{ID: "f 1 two", Operation: "*", AccountID: "acc one", Kind: simulator.FaultError, Remaining: 1}
+			if err := c.AddFault(ctx, spaced); err != nil {
+				t.Fatal(err)
+			}
+			a := simulator.Arrival{AccountID: "acc one", Operation: "addContact", Real: now}
+			first, err := g.AdmitCall(ctx, a, "call-1")
+			if err != nil || !first.Rate.Allowed || first.Fault == nil || first.Fault.ID != spaced.ID || first.Fault.Remaining != 0 {
+				t.Fatalf("Admit = %+v, %v; want allowed, the last occurrence of %q", first, err, spaced.ID)
+			}
+			again, err := g.AdmitCall(ctx, a, "call-1")
+			if err != nil || !reflect.DeepEqual(again, first) {
+				t.Fatalf("Admit sent again = %+v, %v; want the first reply %+v", again, err, first)
+			}
+		}},
+		{"a re-sent refused Admit that counts refusals counts it once and answers the same (issue 21)", func(t *testing.T, db *redisstore.DB) {
+			g := redisstore.NewGate(db, 1, time.Minute)
+			p := simulator.RatePolicy{CountsRefused: true}
+			if _, err := g.Admit(ctx, simulator.Arrival{AccountID: "acc", Real: now, Policy: p}); err != nil {
+				t.Fatal(err)
+			}
+			a := simulator.Arrival{AccountID: "acc", Real: now.Add(time.Second), Policy: p}
+			first, err := g.AdmitCall(ctx, a, "call-1")
+			if err != nil || first.Rate.Allowed || first.Rate.Count != 2 || first.Rate.RetryAfter != time.Minute {
+				t.Fatalf("Admit = %+v, %v; want refused, count 2, retry after 1m (its own refusal counts)", first, err)
+			}
+			again, err := g.AdmitCall(ctx, a, "call-1")
+			if err != nil || !reflect.DeepEqual(again, first) {
+				t.Fatalf("Admit sent again = %+v, %v; want the first reply %+v", again, err, first)
+			}
+			r := redisstore.NewRateCounter(db, 1, time.Minute)
+			if n, err := r.CountPolicy(ctx, "acc", now.Add(time.Second), p); err != nil || n != 2 {
+				t.Fatalf("Count = %d, %v; want 2", n, err)
+			}
+		}},
+		{"a re-sent create answers created and stores the contact once; an id stored with other data is refused", func(t *testing.T, db *redisstore.DB) {
+			s := redisstore.NewContactStore(db)
+			c := &simulator.Contact{ID: "ct_1", AccountID: "acc", Email: "ann@example.com", PhoneNo: "+15550100", Tag: []string{"a"}, CreatedAt: now, UpdatedAt: now}
+			for range 2 {
+				got, created, err := s.AddContact(ctx, c, simulator.DuplicateRule{})
+				if err != nil || !created || !reflect.DeepEqual(got, c) {
+					t.Fatalf("AddContact sent again = %+v, %v, %v; want created %+v", got, created, err, c)
+				}
+			}
+			if all, n, err := s.FindContacts(ctx, simulator.ContactFilter{AccountID: "acc"}); err != nil || n != 1 || len(all) != 1 {
+				t.Fatalf("FindContacts = %d contacts, total %d, %v; want 1", len(all), n, err)
+			}
+			other := &simulator.Contact{ID: "ct_1", AccountID: "acc", Email: "bob@example.com", CreatedAt: now, UpdatedAt: now}
+			if _, _, err := s.AddContact(ctx, other, simulator.DuplicateRule{}); err == nil {
+				t.Fatal("AddContact of a stored id with other data = nil error, want refused")
+			}
+		}},
 		{"a re-sent TakeFault takes one occurrence", func(t *testing.T, db *redisstore.DB) {
 			c := redisstore.NewControlStore(db)
 			if err := c.AddFault(ctx, fault); err != nil {
