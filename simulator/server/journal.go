@@ -85,13 +85,14 @@ func (s *Server) record(next http.Handler) http.Handler {
 		if s.Now != nil {
 			start = s.Now()
 		}
-		record := &simulator.RequestRecord{Entry: simulator.JournalEntry{
+		st := &requestState{record: simulator.RequestRecord{Entry: simulator.JournalEntry{
 			Time:      start.UTC(),
 			RequestID: w.Header().Get(requestIDHeader),
 			Method:    r.Method,
 			Path:      r.URL.Path,
 			APIKey:    maskKey(r.Header.Get(spec.HeaderAPIKey)),
-		}}
+		}}}
+		record := &st.record
 		e := &record.Entry
 		done := false
 		commit := func(status int) {
@@ -141,7 +142,8 @@ func (s *Server) record(next http.Handler) http.Handler {
 				commit(rec.status)
 			}
 		}()
-		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), recordKey{}, record)))
+		// The request's one copy: the steps after fill st in place.
+		next.ServeHTTP(rec, r.WithContext(&stateContext{Context: r.Context(), st: st}))
 	})
 }
 

@@ -69,7 +69,11 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			s.Error(w, r, s.bodyFirst(r, withFinding(kind, detail, refusal)))
 			return
 		}
-		recordFrom(r).Entry.AccountID = a.AccountID
+		if st := stateFrom(r); st != nil {
+			st.record.Entry.AccountID, st.account = a.AccountID, a
+			next.ServeHTTP(w, r) // no copy of the request: st is in its context
+			return
+		}
 		next.ServeHTTP(w, r.WithContext(simulator.NewContextWithAccount(r.Context(), a)))
 	})
 }
@@ -155,9 +159,13 @@ func (s *Server) limitRate(next http.Handler) http.Handler {
 			s.Error(w, r, &simulator.Error{Code: simulator.ERATELIMIT, Message: spec.MsgRateLimit})
 			return
 		}
-		// The handler's "now" is the instant the request was counted at:
-		// one clock read per request.
-		r = r.WithContext(context.WithValue(r.Context(), nowKey{}, ad.Now))
+		// The handler's "now" is the instant the request was counted at
+		// (rec.Now): one clock read per request.
+		if st := stateFrom(r); st != nil {
+			st.admitted = true
+		} else {
+			r = r.WithContext(context.WithValue(r.Context(), nowKey{}, ad.Now))
+		}
 		if ad.Fault != nil && s.injectFault(w, r, ad.Fault) {
 			return
 		}
@@ -195,16 +203,22 @@ func (s *Server) draw() float64 {
 	return rand.Float64()
 }
 
-type nowKey struct{}
-
 // requestTime is the simulator time limitRate counted the request at, or,
-// for a request that did not pass through it, the clock read now.
+// for a request it has not admitted (yet), the clock read now.
 func (s *Server) requestTime(r *http.Request) (time.Time, error) {
-	if now, ok := r.Context().Value(nowKey{}).(time.Time); ok {
-		return now, nil
+	if st := stateFrom(r); st != nil {
+		if st.admitted {
+			return st.record.Now, nil
+		}
+	} else if now, ok := r.Context().Value(nowKey{}).(time.Time); ok {
+		return now, nil // a request served outside record (tests)
 	}
 	return s.clock(r.Context())
 }
+
+// nowKey holds the admission time of a request served outside record,
+// which has no requestState.
+type nowKey struct{}
 
 // retryAfterSeconds rounds up: a client that waits the whole seconds
 // Retry-After says is never refused again for the same reason.
