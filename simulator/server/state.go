@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"net/http"
+	"time"
 
 	"github.com/partner-v3/conformance-kit/simulator"
 )
@@ -19,6 +20,15 @@ type requestState struct {
 	record   simulator.RequestRecord
 	account  *simulator.Account
 	admitted bool
+
+	// record's own: the request's context and answer writer, and what
+	// commit needs.
+	ctx       stateContext
+	rw        statusRecorder
+	s         *Server
+	r         *http.Request
+	began     time.Time
+	committed bool
 }
 
 // stateContext is a request's context carrying its requestState: it
