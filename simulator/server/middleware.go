@@ -136,7 +136,7 @@ func (s *Server) limitRate(next http.Handler) http.Handler {
 				return
 			}
 		}
-		ad, err := s.gate().Admit(r.Context(), simulator.Arrival{
+		ad, err := s.admit(r.Context(), simulator.Arrival{
 			AccountID: a.AccountID, Operation: rec.Entry.Operation, Real: s.now()(), Draw: s.draw(), Policy: policy,
 		})
 		if err != nil {
@@ -188,12 +188,14 @@ func (s *Server) budgetSpent(r *http.Request, accountID string, policy simulator
 	return n >= limit, nil
 }
 
-// gate is the Gate, or the stores composed when none is set.
-func (s *Server) gate() simulator.Gate {
+// admit asks the Gate, or the stores composed when none is set, about an
+// arrival; the composed one is called as a value, never boxed into a
+// simulator.Gate (an allocation per request, issue 21).
+func (s *Server) admit(ctx context.Context, a simulator.Arrival) (simulator.Admission, error) {
 	if s.Gate != nil {
-		return s.Gate
+		return s.Gate.Admit(ctx, a)
 	}
-	return simulator.StoreGate{Control: s.Control, Counter: s.Counter}
+	return simulator.StoreGate{Control: s.Control, Counter: s.Counter}.Admit(ctx, a)
 }
 
 func (s *Server) draw() float64 {
