@@ -176,7 +176,8 @@ func withRequestID(next http.Handler) http.Handler {
 			_, _ = rand.Read(b[:])
 			id = hex.EncodeToString(b[:])
 		}
-		w.Header().Set(requestIDHeader, id)
+		// requestIDHeader is canonical already: no Header.Set (issue 21).
+		w.Header()[requestIDHeader] = []string{id}
 		next.ServeHTTP(w, r)
 	})
 }
