@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 )
 
@@ -92,7 +91,7 @@ func (s *Server) record(next http.Handler) http.Handler {
 			RequestID: w.Header().Get(requestIDHeader),
 			Method:    r.Method,
 			Path:      r.URL.Path,
-			APIKey:    maskKey(r.Header.Get(spec.HeaderAPIKey)),
+			APIKey:    maskKey(firstValue(r.Header[keyAPIKey])),
 		}}, s: s, began: began}
 		st.rw = statusRecorder{ResponseWriter: w, st: st}
 		st.ctx = stateContext{Context: r.Context(), st: st}
@@ -151,6 +150,14 @@ func (st *requestState) commit(status int) {
 	if l := s.logger(); l.Enabled(context.Background(), level) {
 		l.LogAttrs(context.Background(), level, "request", slogAttrs(e)...)
 	}
+}
+
+// firstValue is Header.Get's answer for a key already canonical.
+func firstValue(vv []string) string {
+	if len(vv) == 0 {
+		return ""
+	}
+	return vv[0]
 }
 
 // maskKey keeps enough of an API key to tell keys apart in a journal.

@@ -30,9 +30,9 @@ import (
 // one "a, a" value that is nobody's key.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key, okKey := singleHeader(r, spec.HeaderAPIKey)
-		secret, okSecret := singleHeader(r, spec.HeaderAPISecret)
-		account, okAccount := singleHeader(r, spec.HeaderAccountID)
+		key, okKey := singleHeader(r, keyAPIKey)
+		secret, okSecret := singleHeader(r, keyAPISecret)
+		account, okAccount := singleHeader(r, keyAccountID)
 		if !okKey || !okSecret || !okAccount {
 			s.Error(w, r, withFinding(simulator.FindingRepeatedHeader, firstOf(!okKey, spec.HeaderAPIKey, !okSecret, spec.HeaderAPISecret, spec.HeaderAccountID),
 				&simulator.Error{Code: simulator.EUNAUTHORIZED, Message: spec.MsgInvalidCredentials}))
@@ -247,10 +247,19 @@ func (s *Server) requireJSON(next http.Handler) http.Handler {
 	})
 }
 
+// The §5 headers' names as net/http keys them (canonical form), made once:
+// Header.Get and Values canonicalise the spec's lower-case names into a new
+// string on every call (issue 21).
+var (
+	keyAPIKey    = http.CanonicalHeaderKey(spec.HeaderAPIKey)
+	keyAPISecret = http.CanonicalHeaderKey(spec.HeaderAPISecret)
+	keyAccountID = http.CanonicalHeaderKey(spec.HeaderAccountID)
+)
+
 // singleHeader returns a header's value and false when it is sent more than
-// once.
-func singleHeader(r *http.Request, name string) (string, bool) {
-	vv := r.Header.Values(name)
+// once. key is the name in canonical form (keyAPIKey …).
+func singleHeader(r *http.Request, key string) (string, bool) {
+	vv := r.Header[key]
 	switch len(vv) {
 	case 0:
 		return "", true

@@ -220,7 +220,7 @@ func (s *Server) countUnauthenticated(next http.Handler) http.Handler {
 		if rec.Entry.Status != http.StatusUnauthorized || rec.Entry.AccountID != "" {
 			return
 		}
-		key, ok := singleHeader(r, spec.HeaderAPIKey)
+		key, ok := singleHeader(r, keyAPIKey)
 		if !ok || key == "" {
 			return
 		}
