@@ -18,3 +18,10 @@ func AccountFromContext(ctx context.Context) *Account {
 	a, _ := ctx.Value(accountContextKey).(*Account)
 	return a
 }
+
+// IsAccountKey reports whether key is the one AccountFromContext asks a
+// context's Value for. A context type that keeps the account in a state of
+// its own (the server's one state value per request, filled in place
+// rather than layered with NewContextWithAccount and a copy of the
+// request) answers that key with the *Account.
+func IsAccountKey(key any) bool { return key == accountContextKey }

@@ -14,12 +14,10 @@ import (
 // answer's finding, a stored contact) and handed, once answered, to
 // Server.Reports: the client report judges it there, in its own package.
 
-type recordKey struct{}
-
 // recordFrom returns the request's record, for the request path to fill.
 func recordFrom(r *http.Request) *simulator.RequestRecord {
-	if rec, ok := r.Context().Value(recordKey{}).(*simulator.RequestRecord); ok {
-		return rec
+	if st := stateFrom(r); st != nil {
+		return &st.record
 	}
 	return &simulator.RequestRecord{} // outside record: filled and dropped
 }

@@ -176,7 +176,8 @@ func withRequestID(next http.Handler) http.Handler {
 			_, _ = rand.Read(b[:])
 			id = hex.EncodeToString(b[:])
 		}
-		w.Header().Set(requestIDHeader, id)
+		// requestIDHeader is canonical already: no Header.Set (issue 21).
+		w.Header()[requestIDHeader] = []string{id}
 		next.ServeHTTP(w, r)
 	})
 }
@@ -202,17 +203,17 @@ func (s *Server) recoverer(next http.Handler) http.Handler {
 type statusRecorder struct {
 	http.ResponseWriter
 	status int
-	// before, if set, is called once with the status before the header
-	// goes out: what it records is in place before the client can read
-	// the answer.
-	before func(status int)
+	// st, if set, commits the request once with the status before the
+	// header goes out: what it records is in place before the client can
+	// read the answer.
+	st *requestState
 }
 
 func (r *statusRecorder) WriteHeader(code int) {
 	if r.status == 0 {
 		r.status = code
-		if r.before != nil {
-			r.before(code)
+		if r.st != nil {
+			r.st.commit(code)
 		}
 	}
 	r.ResponseWriter.WriteHeader(code)

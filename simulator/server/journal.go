@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 )
 
@@ -85,64 +84,80 @@ func (s *Server) record(next http.Handler) http.Handler {
 		if s.Now != nil {
 			start = s.Now()
 		}
-		record := &simulator.RequestRecord{Entry: simulator.JournalEntry{
+		// One allocation holds the record, the status recorder and the
+		// context (issue 21): the steps after fill st in place.
+		st := &requestState{record: simulator.RequestRecord{Entry: simulator.JournalEntry{
 			Time:      start.UTC(),
 			RequestID: w.Header().Get(requestIDHeader),
 			Method:    r.Method,
 			Path:      r.URL.Path,
-			APIKey:    maskKey(r.Header.Get(spec.HeaderAPIKey)),
-		}}
-		e := &record.Entry
-		done := false
-		commit := func(status int) {
-			done = true
-			e.LatencyMS = float64(time.Since(began).Microseconds()) / 1000
-			e.Status = status
-			// What the client was told to wait, limiter's or fault's.
-			if ra := w.Header()["Retry-After"]; len(ra) == 1 {
-				if sec, err := strconv.Atoi(ra[0]); err == nil && sec > 0 {
-					record.RetryAfter = time.Duration(sec) * time.Second
-				} else if at, err := http.ParseTime(ra[0]); err == nil && !record.Now.IsZero() {
-					// A profile that dates its Retry-After (issue 20):
-					// from the simulator time the limiter decided at.
-					record.RetryAfter = max(at.Sub(record.Now), 0)
-				}
-			}
-			// The refusal path only: the hot path has authenticated. A 403
-			// noted the account its key and secret proved.
-			if e.AccountID == "" && e.AttributedTo == "" {
-				e.AttributedTo = s.attribute(r)
-			}
-			if s.Reports != nil {
-				s.Reports.ObserveRequest(record)
-			}
-			if s.Observer != nil {
-				s.Observer.ObserveRequest(record)
-			}
-			s.journal.add(*e)
-			level := levelFor(e.Status)
-			if e.FaultID != "" {
-				level = slog.LevelInfo // the failure was asked for
-			}
-			// Attributes are built only for a logger that will write them.
-			if l := s.logger(); l.Enabled(context.Background(), level) {
-				l.LogAttrs(context.Background(), level, "request", slogAttrs(e)...)
-			}
-		}
-		rec := &statusRecorder{ResponseWriter: w, before: commit}
+			APIKey:    maskKey(firstValue(r.Header[keyAPIKey])),
+		}}, s: s, began: began}
+		st.rw = statusRecorder{ResponseWriter: w, st: st}
+		st.ctx = stateContext{Context: r.Context(), st: st}
+		r = r.WithContext(&st.ctx) // the request's one copy
+		st.r = r
 		defer func() {
 			if v := recover(); v != nil {
-				if !done {
-					commit(0) // the connection was cut on purpose
+				if !st.committed {
+					st.commit(0) // the connection was cut on purpose
 				}
 				panic(v)
 			}
-			if !done {
-				commit(rec.status)
+			if !st.committed {
+				st.commit(st.rw.status)
 			}
 		}()
-		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), recordKey{}, record)))
+		next.ServeHTTP(&st.rw, r)
 	})
+}
+
+// commit journals the request answered status, hands its record to
+// Reports and Observer and logs it: once, before the answer's header goes
+// out (statusRecorder), or when the handler ends without one.
+func (st *requestState) commit(status int) {
+	s, e, record := st.s, &st.record.Entry, &st.record
+	st.committed = true
+	e.LatencyMS = float64(time.Since(st.began).Microseconds()) / 1000
+	e.Status = status
+	// What the client was told to wait, limiter's or fault's.
+	if ra := st.rw.Header()["Retry-After"]; len(ra) == 1 {
+		if sec, err := strconv.Atoi(ra[0]); err == nil && sec > 0 {
+			record.RetryAfter = time.Duration(sec) * time.Second
+		} else if at, err := http.ParseTime(ra[0]); err == nil && !record.Now.IsZero() {
+			// A profile that dates its Retry-After (issue 20):
+			// from the simulator time the limiter decided at.
+			record.RetryAfter = max(at.Sub(record.Now), 0)
+		}
+	}
+	// The refusal path only: the hot path has authenticated. A 403
+	// noted the account its key and secret proved.
+	if e.AccountID == "" && e.AttributedTo == "" {
+		e.AttributedTo = s.attribute(st.r)
+	}
+	if s.Reports != nil {
+		s.Reports.ObserveRequest(record)
+	}
+	if s.Observer != nil {
+		s.Observer.ObserveRequest(record)
+	}
+	s.journal.add(*e)
+	level := levelFor(e.Status)
+	if e.FaultID != "" {
+		level = slog.LevelInfo // the failure was asked for
+	}
+	// Attributes are built only for a logger that will write them.
+	if l := s.logger(); l.Enabled(context.Background(), level) {
+		l.LogAttrs(context.Background(), level, "request", slogAttrs(e)...)
+	}
+}
+
+// firstValue is Header.Get's answer for a key already canonical.
+func firstValue(vv []string) string {
+	if len(vv) == 0 {
+		return ""
+	}
+	return vv[0]
 }
 
 // maskKey keeps enough of an API key to tell keys apart in a journal.

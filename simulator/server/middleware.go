@@ -30,9 +30,9 @@ import (
 // one "a, a" value that is nobody's key.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key, okKey := singleHeader(r, spec.HeaderAPIKey)
-		secret, okSecret := singleHeader(r, spec.HeaderAPISecret)
-		account, okAccount := singleHeader(r, spec.HeaderAccountID)
+		key, okKey := singleHeader(r, keyAPIKey)
+		secret, okSecret := singleHeader(r, keyAPISecret)
+		account, okAccount := singleHeader(r, keyAccountID)
 		if !okKey || !okSecret || !okAccount {
 			s.Error(w, r, withFinding(simulator.FindingRepeatedHeader, firstOf(!okKey, spec.HeaderAPIKey, !okSecret, spec.HeaderAPISecret, spec.HeaderAccountID),
 				&simulator.Error{Code: simulator.EUNAUTHORIZED, Message: spec.MsgInvalidCredentials}))
@@ -69,7 +69,11 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			s.Error(w, r, s.bodyFirst(r, withFinding(kind, detail, refusal)))
 			return
 		}
-		recordFrom(r).Entry.AccountID = a.AccountID
+		if st := stateFrom(r); st != nil {
+			st.record.Entry.AccountID, st.account = a.AccountID, a
+			next.ServeHTTP(w, r) // no copy of the request: st is in its context
+			return
+		}
 		next.ServeHTTP(w, r.WithContext(simulator.NewContextWithAccount(r.Context(), a)))
 	})
 }
@@ -132,7 +136,7 @@ func (s *Server) limitRate(next http.Handler) http.Handler {
 				return
 			}
 		}
-		ad, err := s.gate().Admit(r.Context(), simulator.Arrival{
+		ad, err := s.admit(r.Context(), simulator.Arrival{
 			AccountID: a.AccountID, Operation: rec.Entry.Operation, Real: s.now()(), Draw: s.draw(), Policy: policy,
 		})
 		if err != nil {
@@ -155,9 +159,13 @@ func (s *Server) limitRate(next http.Handler) http.Handler {
 			s.Error(w, r, &simulator.Error{Code: simulator.ERATELIMIT, Message: spec.MsgRateLimit})
 			return
 		}
-		// The handler's "now" is the instant the request was counted at:
-		// one clock read per request.
-		r = r.WithContext(context.WithValue(r.Context(), nowKey{}, ad.Now))
+		// The handler's "now" is the instant the request was counted at
+		// (rec.Now): one clock read per request.
+		if st := stateFrom(r); st != nil {
+			st.admitted = true
+		} else {
+			r = r.WithContext(context.WithValue(r.Context(), nowKey{}, ad.Now))
+		}
 		if ad.Fault != nil && s.injectFault(w, r, ad.Fault) {
 			return
 		}
@@ -180,12 +188,14 @@ func (s *Server) budgetSpent(r *http.Request, accountID string, policy simulator
 	return n >= limit, nil
 }
 
-// gate is the Gate, or the stores composed when none is set.
-func (s *Server) gate() simulator.Gate {
+// admit asks the Gate, or the stores composed when none is set, about an
+// arrival; the composed one is called as a value, never boxed into a
+// simulator.Gate (an allocation per request, issue 21).
+func (s *Server) admit(ctx context.Context, a simulator.Arrival) (simulator.Admission, error) {
 	if s.Gate != nil {
-		return s.Gate
+		return s.Gate.Admit(ctx, a)
 	}
-	return simulator.StoreGate{Control: s.Control, Counter: s.Counter}
+	return simulator.StoreGate{Control: s.Control, Counter: s.Counter}.Admit(ctx, a)
 }
 
 func (s *Server) draw() float64 {
@@ -195,16 +205,22 @@ func (s *Server) draw() float64 {
 	return rand.Float64()
 }
 
-type nowKey struct{}
-
 // requestTime is the simulator time limitRate counted the request at, or,
-// for a request that did not pass through it, the clock read now.
+// for a request it has not admitted (yet), the clock read now.
 func (s *Server) requestTime(r *http.Request) (time.Time, error) {
-	if now, ok := r.Context().Value(nowKey{}).(time.Time); ok {
-		return now, nil
+	if st := stateFrom(r); st != nil {
+		if st.admitted {
+			return st.record.Now, nil
+		}
+	} else if now, ok := r.Context().Value(nowKey{}).(time.Time); ok {
+		return now, nil // a request served outside record (tests)
 	}
 	return s.clock(r.Context())
 }
+
+// nowKey holds the admission time of a request served outside record,
+// which has no requestState.
+type nowKey struct{}
 
 // retryAfterSeconds rounds up: a client that waits the whole seconds
 // Retry-After says is never refused again for the same reason.
@@ -231,10 +247,19 @@ func (s *Server) requireJSON(next http.Handler) http.Handler {
 	})
 }
 
+// The §5 headers' names as net/http keys them (canonical form), made once:
+// Header.Get and Values canonicalise the spec's lower-case names into a new
+// string on every call (issue 21).
+var (
+	keyAPIKey    = http.CanonicalHeaderKey(spec.HeaderAPIKey)
+	keyAPISecret = http.CanonicalHeaderKey(spec.HeaderAPISecret)
+	keyAccountID = http.CanonicalHeaderKey(spec.HeaderAccountID)
+)
+
 // singleHeader returns a header's value and false when it is sent more than
-// once.
-func singleHeader(r *http.Request, name string) (string, bool) {
-	vv := r.Header.Values(name)
+// once. key is the name in canonical form (keyAPIKey …).
+func singleHeader(r *http.Request, key string) (string, bool) {
+	vv := r.Header[key]
 	switch len(vv) {
 	case 0:
 		return "", true

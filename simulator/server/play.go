@@ -386,8 +386,7 @@ func appendTree(dst []byte, leaves []bodyLeaf) []byte {
 // record is in the context): the control API's errors are not partner
 // answers and keep their shape.
 func partnerRequest(r *http.Request) bool {
-	_, ok := r.Context().Value(recordKey{}).(*simulator.RequestRecord)
-	return ok
+	return stateFrom(r) != nil
 }
 
 // newUUID is a random (version 4) UUID, RFC 9562 §5.4.

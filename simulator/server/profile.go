@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/partner-v3/conformance-kit/fixtures/profile"
@@ -144,18 +145,24 @@ func rateHeaders(h http.Header, p *profile.Profile, limit int, window time.Durat
 			}
 			return false
 		}
+		// The names in canonical form, assigned straight (Header.Set would
+		// canonicalise each per request), the two values in one array
+		// (issue 21). Nothing edits a header value in place.
+		vals := make([]string, 2)
 		if send("X-Ratelimit-Limit") {
-			h.Set("X-RateLimit-Limit", strconv.Itoa(limit))
+			vals[0] = limitText(limit)
+			h["X-Ratelimit-Limit"] = vals[0:1:1]
 		}
 		if send("X-Ratelimit-Remaining") {
-			h.Set("X-RateLimit-Remaining", strconv.Itoa(remaining))
+			vals[1] = strconv.Itoa(remaining)
+			h["X-Ratelimit-Remaining"] = vals[1:2:2]
 		}
 		if send("X-Ratelimit-Reset") {
 			secs := int64(retryAfterSeconds(reset))
 			if hs.Reset == profile.ResetEpoch {
 				secs += now.Unix()
 			}
-			h.Set("X-RateLimit-Reset", strconv.FormatInt(secs, 10))
+			h["X-Ratelimit-Reset"] = []string{strconv.FormatInt(secs, 10)}
 		}
 	case profile.SchemeRateLimit:
 		// draft-ietf-httpapi-ratelimit-headers: the quota policy and the
@@ -181,6 +188,26 @@ func rateHeaders(h http.Header, p *profile.Profile, limit int, window time.Durat
 	}
 }
 
+// lastLimit is the limit last written as text: the limit changes only
+// when the control API sets it, so nearly every request finds it here.
+var lastLimit atomic.Pointer[limitString]
+
+type limitString struct {
+	n    int
+	text string
+}
+
+// limitText is strconv.Itoa(limit), allocated once per limit rather than
+// per request.
+func limitText(limit int) string {
+	if l := lastLimit.Load(); l != nil && l.n == limit {
+		return l.text
+	}
+	l := &limitString{n: limit, text: strconv.Itoa(limit)}
+	lastLimit.Store(l)
+	return l.text
+}
+
 // countUnauthenticated plays rateLimit.countsUnauthenticated: a request
 // that authenticate refused 401 whose x-api-key names an account counts
 // against that account's budget (spec §8's counter), when the account's
@@ -193,7 +220,7 @@ func (s *Server) countUnauthenticated(next http.Handler) http.Handler {
 		if rec.Entry.Status != http.StatusUnauthorized || rec.Entry.AccountID != "" {
 			return
 		}
-		key, ok := singleHeader(r, spec.HeaderAPIKey)
+		key, ok := singleHeader(r, keyAPIKey)
 		if !ok || key == "" {
 			return
 		}
