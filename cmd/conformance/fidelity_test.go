@@ -204,6 +204,9 @@ type silentProbe struct {
 	// times sends it that many times and compares the last answer
 	// (duplicates, a spent budget).
 	times int
+	// until, when set, stops at the first answer with that status, which
+	// is the one compared (at most times sent).
+	until int
 }
 
 // silentProbes are the requests both sides answer, as account acct. A
@@ -242,8 +245,15 @@ func silentProbes(acct control.Credentials) []silentProbe {
 		ps = append(ps, silentProbe{name: "contact " + vc.Class, path: spec.PathContactAdd, body: body})
 	}
 	// Last: the budget spent, a 429's headers and body (§7 gives the body,
-	// §8 leaves the headers open).
-	ps = append(ps, silentProbe{name: "the budget spent", path: spec.PathCampaignList, body: `{"limit": 1, "page": 1}`, times: altLimit + 1})
+	// §8 leaves the headers open). Sent until the first 429: with windows
+	// that open at the first request or on the clock, the probes before
+	// it may have opened a window that ends during the burst (seen in CI
+	// under -race), and then its 101st request falls in a fresh window on
+	// one side and not the other. Whether 101 requests are refused is the
+	// rate probe's and the normative suite's to say; this compares the
+	// refusal's shape.
+	ps = append(ps, silentProbe{name: "the budget spent", path: spec.PathCampaignList, body: `{"limit": 1, "page": 1}`,
+		times: 3 * (altLimit + 1), until: http.StatusTooManyRequests})
 	for i := range ps {
 		ps[i].header = withCredentials(acct, ps[i].header)
 	}
@@ -310,6 +320,9 @@ func (p silentProbe) send(t *testing.T, c *http.Client, base string) answer {
 			t.Fatalf("%s: %v", p.name, err)
 		}
 		a = readAnswer(t, resp)
+		if p.until != 0 && a.status == p.until {
+			break
+		}
 	}
 	return a
 }
