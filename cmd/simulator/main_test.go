@@ -85,6 +85,8 @@ func TestParseFlags_Refused(t *testing.T) {
 		{"bad env value", nil, map[string]string{"SIM_RATE_LIMIT": "lots"}, "SIM_RATE_LIMIT"},
 		{"negative contacts", []string{"--contacts", "-1"}, nil, "--contacts"},
 		{"too many contacts", nil, map[string]string{"SIM_CONTACTS": "10000001"}, "--contacts"},
+		{"memory limit not a size", []string{"--memory-limit", "300M"}, nil, "memory-limit"},
+		{"memory limit too small", nil, map[string]string{"SIM_MEMORY_LIMIT": "1MiB"}, "SIM_MEMORY_LIMIT"},
 		{"stray argument", []string{"serve"}, nil, "unexpected argument"},
 		{"unknown flag", []string{"--colour"}, nil, "colour"},
 	}
