@@ -91,7 +91,7 @@ func (pl *play) listNumber(f fields, name string, check func(int64) (string, int
 		if pl.listDefault[key] {
 			return 0, false, nil
 		}
-		o := pl.listOutcome(key)
+		o := pl.listOutcomes[key]
 		if !o.Accepted() {
 			return 0, true, refuse(o, name)
 		}
@@ -139,24 +139,6 @@ func (pl *play) listInteger(f fields, name string) (int64, error) {
 	}
 	v, _, err := f.integer(name)
 	return v, err
-}
-
-func (pl *play) listOutcome(key string) profile.Outcome {
-	switch key {
-	case "limitAboveMax":
-		return pl.list.LimitAboveMax.Value
-	case "limitBelowOne":
-		return pl.list.LimitBelowOne.Value
-	case "pageBelowOne":
-		return pl.list.PageBelowOne.Value
-	case "limitMissing":
-		return pl.list.LimitMissing.Value
-	case "pageMissing":
-		return pl.list.PageMissing.Value
-	case "wrongType":
-		return pl.list.WrongType.Value
-	}
-	return pl.list.ExtraField.Value
 }
 
 // listPage is one page under the profile's pastLast, filtered and order:

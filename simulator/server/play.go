@@ -51,7 +51,10 @@ type play struct {
 
 	list        profile.List // resolved values
 	listDefault map[string]bool
-	listPlain   bool // every choice of List is the default's
+	// listOutcomes are list's outcome choices by their JSON names, the
+	// keys of listDefault (pastLast aside, which is no Outcome).
+	listOutcomes map[string]profile.Outcome
+	listPlain    bool // every choice of List is the default's
 
 	stats      profile.Stats
 	statsPlain map[string]bool
@@ -120,6 +123,7 @@ func newPlay(p *profile.Profile) *play {
 		}
 	}
 	pl.listDefault = map[string]bool{}
+	pl.listOutcomes = map[string]profile.Outcome{}
 	pl.listPlain = true
 	for name, c := range map[string]struct {
 		dst      *profile.Choice[profile.Outcome]
@@ -136,6 +140,7 @@ func newPlay(p *profile.Profile) *play {
 		v, def := pick(c.src, c.def)
 		*c.dst = profile.Choice[profile.Outcome]{Value: v}
 		pl.listDefault[name] = def
+		pl.listOutcomes[name] = v
 		pl.listPlain = pl.listPlain && def
 	}
 	var def bool
