@@ -358,35 +358,16 @@ func readAnswer(t *testing.T, resp *http.Response) answer {
 	if resp.Header.Get("Content-Encoding") == "gzip" {
 		return a // the shape is gzip's, compared through the header
 	}
-	var m map[string]any
+	var m map[string]json.RawMessage
 	if err := json.Unmarshal(b, &m); err != nil {
 		a.shape = []string{"not a JSON object"}
 		return a
 	}
 	for k, v := range m {
-		a.shape = append(a.shape, k+":"+kindOf(v))
+		a.shape = append(a.shape, k+":"+profile.JSONType(v))
 	}
 	slices.Sort(a.shape)
 	return a
-}
-
-func kindOf(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return "string"
-	case bool:
-		return "boolean"
-	case float64:
-		if x == float64(int64(x)) {
-			return "integer"
-		}
-		return "number"
-	case []any:
-		return "array"
-	}
-	return "object"
 }
 
 // TestDiffAFileAgainstTheSimulatorPlayingIt is the partner's CI recipe

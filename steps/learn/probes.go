@@ -548,7 +548,7 @@ func extraFields(keys []string, vals map[string]json.RawMessage, own []string, x
 
 // fieldOf reads one field's type and format.
 func fieldOf(name string, v json.RawMessage, x *exch) profile.Field {
-	f := profile.Field{Name: name, Type: jsonType(v)}
+	f := profile.Field{Name: name, Type: profile.JSONType(v)}
 	switch f.Type {
 	case "string":
 		var s string
@@ -572,28 +572,6 @@ func fieldOf(name string, v json.RawMessage, x *exch) profile.Field {
 		f.Example = append(json.RawMessage(nil), v...)
 	}
 	return f
-}
-
-func jsonType(v json.RawMessage) string {
-	s := strings.TrimSpace(string(v))
-	switch {
-	case s == "":
-		return "null"
-	case s[0] == '"':
-		return "string"
-	case s[0] == '{':
-		return "object"
-	case s[0] == '[':
-		return "array"
-	case s == "true" || s == "false":
-		return "boolean"
-	case s == "null":
-		return "null"
-	}
-	if f, err := strconv.ParseFloat(s, 64); err == nil && f == math.Trunc(f) && !strings.ContainsAny(s, ".eE") {
-		return "integer"
-	}
-	return "number"
 }
 
 // specMessages are the messages §4 and §7 give.
