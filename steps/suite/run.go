@@ -23,6 +23,7 @@ import (
 	"github.com/partner-v3/conformance-kit/steps/internal/mask"
 	"github.com/partner-v3/conformance-kit/steps/internal/pace"
 	"github.com/partner-v3/conformance-kit/steps/internal/record"
+	"github.com/partner-v3/conformance-kit/steps/internal/wire"
 )
 
 // Run runs the selected scenarios against the target and returns their
@@ -266,9 +267,9 @@ func newRun(ctx context.Context, cfg Config, base *url.URL, runID string) (*run,
 	if cfg.Handler != nil {
 		transport = httpexpect.Binder{Handler: cfg.Handler, TLS: &tls.ConnectionState{HandshakeComplete: true}}
 	} else {
-		t := http.DefaultTransport.(*http.Transport).Clone()
-		t.TLSClientConfig = cfg.TLSConfig
-		transport = t
+		// Steps choose per request how it travels (wire.WithRoute): the
+		// shared pool, a fresh connection, HTTP/1.1 or HTTP/2.
+		transport = wire.New(cfg.TLSConfig)
 	}
 	if cfg.hasAdmin() {
 		var at http.RoundTripper
