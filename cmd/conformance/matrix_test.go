@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"os"
 	"slices"
@@ -32,22 +33,35 @@ func runRule(t *testing.T, rule string, violations ...string) *suite.Result {
 // tryRule is runRule that returns the run's error.
 func tryRule(t *testing.T, rule string, violations ...string) (*suite.Result, error) {
 	t.Helper()
-	s, err := sim.New(context.Background(), sim.Config{Insecure: true, DataDir: t.TempDir(), AdminToken: "test-admin-token", Violations: violations})
+	network := matrix.RuleByID(rule).Network
+	cfg := sim.Config{Insecure: !network, DataDir: t.TempDir(), AdminToken: "test-admin-token", Violations: violations}
+	if network {
+		cfg.Addr, cfg.AdminAddr = "127.0.0.1:0", "127.0.0.1:0"
+	}
+	s, err := sim.New(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("new simulator: %v", err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	as := devAccounts(t)
-	r, err := suite.Run(context.Background(), suite.Config{
-		Handler:      s.Handler(),
-		AdminHandler: s.AdminHandler(),
-		AdminToken:   "test-admin-token",
-		Primary:      control.Credentials{APIKey: as[0].APIKey, APISecret: as[0].APISecret, AccountID: as[0].AccountID},
-		Second:       control.Credentials{APIKey: as[1].APIKey, APISecret: as[1].APISecret, AccountID: as[1].AccountID},
-		Tags:         "@normative && " + matrix.Tag(rule),
-		NoProfile:    true,
-	})
-	return r, err
+	run := suite.Config{
+		AdminToken: "test-admin-token",
+		Primary:    control.Credentials{APIKey: as[0].APIKey, APISecret: as[0].APISecret, AccountID: as[0].AccountID},
+		Second:     control.Credentials{APIKey: as[1].APIKey, APISecret: as[1].APISecret, AccountID: as[1].AccountID},
+		Tags:       "@normative && " + matrix.Tag(rule),
+		NoProfile:  true,
+	}
+	if network {
+		// The rule's cells live in connections: over HTTPS on loopback.
+		if err := s.Open(); err != nil {
+			t.Fatalf("open simulator: %v", err)
+		}
+		run.BaseURL, run.AdminURL = s.URL(), s.AdminURL()
+		run.TLSConfig = &tls.Config{RootCAs: certPool(t, s.Cert.CertFile)}
+	} else {
+		run.Handler, run.AdminHandler = s.Handler(), s.AdminHandler()
+	}
+	return suite.Run(context.Background(), run)
 }
 
 // TestMatrixCellsHaveSwitches: every cell of the matrix has a violation
