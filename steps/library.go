@@ -116,6 +116,7 @@ func (l *Library) InitializeScenario(sc *godog.ScenarioContext) {
 	s.registerErrors(sc)
 	s.registerRateLimit(sc)
 	s.registerRealData(sc)
+	s.registerState(sc)
 }
 
 // begin records the scenario's identity.
