@@ -195,7 +195,9 @@ func cellBreach(c matrix.Cell) (breach, bool) {
 		if !ok || !kok {
 			return breach{}, false
 		}
-		return breach{after: campaign(field, m, k, func(x *exchange, _ map[string]any) bool { return x.note.role == c.Account })}, true
+		// Only on the last page of a walk (pages after the first): a suite
+		// that checks the first pages only lets it through.
+		return breach{after: campaign(field, m, k, lastPage, func(x *exchange, _ map[string]any) bool { return x.note.role == c.Account })}, true
 	case "list-limit-max":
 		limit, err := strconv.Atoi(strings.TrimPrefix(c.Condition, "limit "))
 		if err != nil {
