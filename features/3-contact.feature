@@ -30,6 +30,25 @@ Feature: Add Contact
     When each account calls Add Contact with each value §2.1 lists for gender, emailOptStatus, smsOptStatus, country and dateOfBirth
     Then every answer should be 200 with status "success" and a contactId of its own
 
+  # Rule contact-realdata: a valid contact is created whatever valid data it
+  # carries, one request per condition for each account (22 each): every
+  # optional field at once; names as people write them (an apostrophe, a
+  # hyphen, spaces; diacritics within and beyond Latin-1; Cyrillic, Greek,
+  # Arabic, Hebrew, Devanagari, CJK and Hangul); a namesake of another
+  # contact; emails and phones as they really come; dates at the calendar's
+  # edges (2000-02-29, 1900-01-01, 1970-01-01, 1999-12-31, today at UTC-12);
+  # lists empty and long; long values. Every contact gets a contactId of its
+  # own. Tiers: a 5xx is a FAILURE for every condition (§7's 500 is for an
+  # unexpected server-side problem); a 4xx is a FAILURE for a value §2.1
+  # allows without doubt (names in any script, dates, empty lists, every
+  # field) and a WARNING where §2.1 leaves the shape or length open (email
+  # and phone formats, many tags, long values), so a strict deployment
+  # passes.
+  @normative @spec-2.1 @spec-4.1 @writes @rule-contact-realdata
+  Scenario: Each account creates contacts with real-world data, each with a contactId of its own
+    When each account calls Add Contact with a contact of every kind of real-world data
+    Then every contact should be created with a contactId of its own, a refusal judged by what §2.1 leaves open
+
   # Rule contact-required: an empty body, and every optional field without
   # email or phoneNo, for each account.
   @normative @spec-2.1 @spec-4.1 @spec-7 @rule-contact-required

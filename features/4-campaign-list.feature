@@ -56,6 +56,19 @@ Feature: Campaign List and pagination
       | account |
       | second  |
 
+  # Rule list-concurrent: the request names its page (§4.2), so two clients
+  # reading one account's pages at the same time each get their own. For
+  # each account, the first two pages at a limit that makes at least
+  # two are read alone, then by two clients at once, page by page (both
+  # requests of a page in flight together). Each of the two walks holds
+  # every Id once, filteredRecords campaigns when it is whole, and the same
+  # campaigns as the walk alone; a pager that keeps a cursor per account or
+  # per connection skips or repeats. Six requests per account.
+  @normative @spec-4.2 @rule-list-concurrent
+  Scenario: Two clients walking an account's pages at once each get a consistent walk, for either account
+    When each account walks its campaign list alone, then with two clients at once
+    Then each of the two walks should hold every campaign once, as many as filteredRecords, the same campaigns as the walk alone
+
   # The spec gives the maximum (50) but not the answer to a larger limit: a
   # client error and a page capped at 50 are both accepted.
   @normative @spec-4.2 @spec-8 @rule-list-limit-max

@@ -115,6 +115,8 @@ func (l *Library) InitializeScenario(sc *godog.ScenarioContext) {
 	s.registerCampaignStats(sc)
 	s.registerErrors(sc)
 	s.registerRateLimit(sc)
+	s.registerRealData(sc)
+	s.registerState(sc)
 }
 
 // begin records the scenario's identity.

@@ -86,6 +86,10 @@ type scenario struct {
 	// invented is set when a Campaign Stats request had to use a made-up
 	// campaignId because the account has no campaign.
 	invented bool
+	// concurrent and independence are the reads of rules list-concurrent
+	// and independence (state_rules.go), for their Then steps.
+	concurrent   []*concurrentRun
+	independence []*independenceRun
 }
 
 // prepKey marks requests that prepare a scenario (reading the campaign list)

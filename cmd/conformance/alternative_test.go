@@ -108,6 +108,10 @@ type altOptions struct {
 	// fields the spec does not list in every body, gzip when the client
 	// accepts it, a charset parameter, extra headers.
 	Extras bool
+	// StrictContacts refuses what §2.1 leaves open with 400 or 422 (see
+	// strictContact): long values, many tags, email and phone shapes
+	// beyond the plainest.
+	StrictContacts bool
 }
 
 // altDefect breaks one sentence of the spec: each field is a hook at one
@@ -428,6 +432,12 @@ func (s *altService) addContact(w http.ResponseWriter, r *http.Request, acct int
 	if body["email"] == nil && body["phoneNo"] == nil {
 		s.fail(w, http.StatusBadRequest, spec.MsgEmailOrPhoneRequired)
 		return
+	}
+	if s.opts.StrictContacts {
+		if status, msg := strictContact(body); status != 0 {
+			s.fail(w, status, msg)
+			return
+		}
 	}
 	s.mu.Lock()
 	keys := []string{"e:" + strings.ToLower(email), "p:" + phone}

@@ -195,7 +195,9 @@ func cellBreach(c matrix.Cell) (breach, bool) {
 		if !ok || !kok {
 			return breach{}, false
 		}
-		return breach{after: campaign(field, m, k, func(x *exchange, _ map[string]any) bool { return x.note.role == c.Account })}, true
+		// Only on the last page of a walk (pages after the first): a suite
+		// that checks the first pages only lets it through.
+		return breach{after: campaign(field, m, k, lastPage, func(x *exchange, _ map[string]any) bool { return x.note.role == c.Account })}, true
 	case "list-limit-max":
 		limit, err := strconv.Atoi(strings.TrimPrefix(c.Condition, "limit "))
 		if err != nil {
@@ -258,6 +260,12 @@ func cellBreach(c matrix.Cell) (breach, bool) {
 		return breach{after: at(key, drop, statsOK, func(x *exchange, _ map[string]any) bool {
 			return x.note.role == c.Account && statsKindIs(x, c.Condition)
 		})}, true
+	case "contact-realdata":
+		return realDataBreach(c, mine)
+	case "list-concurrent":
+		return cursorBreach(c)
+	case "independence":
+		return independenceBreach(c)
 	case "stats-required":
 		return breach{before: func(x *exchange) bool {
 			if mine(x) && x.req != nil && !present(x.req, "campaignId") {

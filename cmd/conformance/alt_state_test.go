@@ -1,0 +1,124 @@
+package main
+
+// State (§4.1, §4.2, §4.3) against the alternative implementation: a pager
+// that keeps a cursor, and reads that change what another operation
+// answers, each caught by the scenario of its rule.
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/partner-v3/conformance-kit/fixtures/matrix"
+	"github.com/partner-v3/conformance-kit/steps"
+)
+
+// altStateDefect is a defect of state and the rule whose scenario must
+// catch it.
+type altStateDefect struct {
+	altDefectCase
+	rule string
+}
+
+// altStateDefects keep state between requests where §4 has none.
+func altStateDefects() []altStateDefect {
+	const (
+		pager   = "§4.2: pageNo: page number returned; the request names the page"
+		reading = "§4.3: Campaign Stats retrieves statistics: reading changes nothing"
+		contact = "§4.1: Add Contact creates a contact record, not a campaign"
+	)
+	s42, s43 := []string{"4.2"}, []string{"4.3", "4.1", "4.2"}
+	// A cursor per account (told apart by how many campaigns it pages
+	// over): page 1 starts it, every other page continues from it.
+	var cmu sync.Mutex
+	cursor := map[int]int{}
+	// Campaign Ids a Stats call read, and when.
+	var smu sync.Mutex
+	read := map[any]string{}
+	var added int
+	return []altStateDefect{
+		{altDefectCase{"state: Campaign List pages from a cursor kept per account, not from the page asked", pager, s42, altDefect{from: func(p altPage, from int) int {
+			cmu.Lock()
+			defer cmu.Unlock()
+			if p.page > 1 {
+				from = cursor[p.records]
+			}
+			cursor[p.records] = from + p.limit
+			return from
+		}}}, "list-concurrent"},
+		{altDefectCase{"state: a Campaign Stats call stamps the campaign's updatedAt", reading, s43, altDefect{
+			stats: func(c map[string]any, _ map[string]map[string]any) {
+				smu.Lock()
+				defer smu.Unlock()
+				read[c["Id"]] = time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
+			},
+			campaign: func(_ altPage, c map[string]any) {
+				smu.Lock()
+				defer smu.Unlock()
+				if ts, ok := read[c["Id"]]; ok {
+					c["updatedAt"] = ts
+				}
+			},
+		}}, "independence"},
+		{altDefectCase{"state: an Add Contact counts the contact as sent in every email statistics", contact, s43, altDefect{
+			contact: func(_ map[string]any, id string) (int, any) {
+				smu.Lock()
+				defer smu.Unlock()
+				added++
+				return 200, id
+			},
+			stats: func(_ map[string]any, st map[string]map[string]any) {
+				smu.Lock()
+				defer smu.Unlock()
+				if n, ok := st["emailStat"]["Sent"].(int); ok {
+					st["emailStat"]["Sent"] = n + added
+				}
+			},
+		}}, "independence"},
+	}
+}
+
+// TestAlternativeStateDefectsAreCaught: each defect of state fails the
+// run (exit 1), and among the failed scenarios is the one of its rule.
+func TestAlternativeStateDefectsAreCaught(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for rate-limit windows")
+	}
+	t.Parallel()
+	defects := altStateDefects()
+	targets := make([]altTarget, len(defects))
+	for i, d := range defects {
+		targets[i] = altTarget{defect: d.defect, limit: altLimit}
+	}
+	runs := startAltRuns(t, targets)
+	for i, tt := range defects {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := <-runs[i]
+			if r.err != nil {
+				t.Fatal(r.err)
+			}
+			if r.code == exitIncomplete {
+				t.Skipf("a burst crossed a window boundary on every try, nothing proven: %s", r.inconclusive())
+			}
+			if r.code != exitFail {
+				t.Fatalf("NOT CAUGHT: %s (breaks %s): exit status %d, want 1\n%s", tt.name, tt.sentence, r.code, r.out)
+			}
+			var by, all []string
+			for _, sc := range r.res.FailedScenarios() {
+				line := fmt.Sprintf("%s (%s): %s", sc.Title(), steps.SectionList(sc.FailureSections()), firstLine(sc.Message))
+				all = append(all, line)
+				if slices.Contains(sc.Tags, matrix.Tag(tt.rule)) {
+					by = append(by, line)
+				}
+			}
+			if len(by) == 0 {
+				t.Fatalf("NOT CAUGHT by rule %s; failed only in\n  %s", tt.rule, strings.Join(all, "\n  "))
+			}
+			t.Logf("caught by:\n  %s", strings.Join(all, "\n  "))
+		})
+	}
+}

@@ -1,0 +1,98 @@
+package steps
+
+// Rule contact-realdata of the matrix (§2.1, §4.1): Add Contact with the
+// data people really give. A valid request is answered 200 whatever valid
+// data it carries; how a refusal is judged follows what §2.1's table
+// leaves open (matrix.RealDatum.Open).
+
+import (
+	"context"
+	"crypto/rand"
+	"math/big"
+	"net/http"
+	"time"
+
+	"github.com/cucumber/godog"
+
+	"github.com/partner-v3/conformance-kit/fixtures/matrix"
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
+)
+
+func (s *scenario) registerRealData(sc *godog.ScenarioContext) {
+	sc.Step(`^each account calls Add Contact with a contact of every kind of real-world data$`, s.addsRealData)
+	sc.Step(`^every contact should be created with a contactId of its own, a refusal judged by what §2\.1 leaves open$`, s.realDataCreated)
+}
+
+// addsRealData sends, for each account, one new contact per condition of
+// rule contact-realdata, each with an address or a number of its own.
+func (s *scenario) addsRealData(ctx context.Context) error {
+	now := time.Now()
+	n, _ := rand.Int(rand.Reader, big.NewInt(100))
+	return s.sendCells(ctx, "contact-realdata", func(cell matrix.Cell) ([]byte, error) {
+		d, ok := matrix.RealDatumOf(cell.Condition)
+		if !ok {
+			return nil, errUnknownCondition(cell)
+		}
+		email := s.newEmail()
+		if d.Email != nil {
+			email = d.Email("conformance-"+s.env.RunID+"-"+randomHex(5), s.env.EmailDomain)
+		}
+		phone := ""
+		if d.Phone != nil {
+			phone = d.Phone(int(n.Int64()))
+		}
+		return d.Body(email, phone, now), nil
+	})
+}
+
+type errUnknownCondition matrix.Cell
+
+func (e errUnknownCondition) Error() string {
+	return "matrix: no real-data condition " + matrix.Cell(e).String()
+}
+
+// realDataCreated judges every contact of rule contact-realdata: 200 with
+// status "success" and a contactId no other contact of the account got;
+// a 5xx is a FAILURE (§4.1 "Success: HTTP 200"; §7's 500 is for an
+// unexpected server-side problem, which a valid contact is not); a 4xx a
+// FAILURE for a value §2.1 allows without doubt and a WARNING for a shape
+// or length it leaves open.
+func (s *scenario) realDataCreated() error {
+	ids := map[string]matrix.Cell{}
+	return s.eachCell(func(c *cellCheck, ce cellExchange) {
+		x := ce.x
+		d, _ := matrix.RealDatumOf(ce.cell.Condition)
+		switch {
+		case x.status >= 500:
+			c.fail(ce.cell, x, "status %d for a valid contact: §4.1's answer to a contact with email or phoneNo is 200, and §7's 500 is for an unexpected server-side problem, which a valid value is not", x.status)
+			return
+		case x.status/100 == 4 && x.status != http.StatusTooManyRequests && d.Open:
+			s.warn(c.sections, x, "Add Contact refused a contact with %s (status %d): §2.1 does not fix that shape or length (§8: maximum field lengths and number of tags not shown), but partners send such data; a strict deployment passes, and its partners should know", d.Condition, x.status)
+			return
+		case x.status/100 == 4 && x.status != http.StatusTooManyRequests:
+			c.fail(ce.cell, x, "status %d: §2.1 allows this contact without doubt (every field a string whatever its letters, an existing date as YYYY-MM-DD, lists of strings), and §4.1 answers a contact with email or phoneNo with 200", x.status)
+			return
+		case x.status != http.StatusOK:
+			c.fail(ce.cell, x, "status %d, want 200 (spec §4.1)", x.status)
+			return
+		}
+		m, err := x.object()
+		if err != nil {
+			c.fail(ce.cell, x, "%v (spec §1 rule 3)", err)
+			return
+		}
+		id, ok := m["contactId"].(string)
+		switch {
+		case m["status"] != spec.StatusSuccess:
+			c.fail(ce.cell, x, "status is %s, want %q (spec §4.1)", jsonText(m["status"]), spec.StatusSuccess)
+		case !ok || id == "":
+			c.fail(ce.cell, x, "contactId is %s, want a non-empty string (spec §4.1)", jsonText(m["contactId"]))
+		default:
+			key := ce.cell.Account + "\x00" + id
+			if prev, dup := ids[key]; dup {
+				c.fail(ce.cell, x, "contactId %q was answered for the contact of %s too: two distinct contacts (each its own address or number) each get the identifier of the created contact (spec §4.1)", id, prev.Condition)
+			}
+			ids[key] = ce.cell
+		}
+	})
+}
