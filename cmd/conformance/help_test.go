@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/partner-v3/conformance-kit/cmd/internal/flagenv"
+	"github.com/partner-v3/conformance-kit/steps/suite"
 )
 
 // helpFlags returns the flags a help text lists, each with the lines that
@@ -93,13 +94,14 @@ func TestHelpListsEveryFlagWithItsVariable(t *testing.T) {
 // TestVersionIsOneResolution: --version and the reports show the same
 // version, the linked one when there is one.
 func TestVersionIsOneResolution(t *testing.T) {
-	defer func(v string) { version = v }(version)
-	version = "v1.2.3"
+	defer func(v, c string) { version, commit = v, c }(version, commit)
+	version, commit = "v1.2.3", "0123456789abcdef0123456789abcdef01234567-dirty"
 	var stdout bytes.Buffer
 	if code := run(context.Background(), []string{"--version"}, &stdout, io.Discard); code != exitPass {
 		t.Fatalf("exit=%d", code)
 	}
-	if got, want := stdout.String(), "conformance v1.2.3 ("+runtime.Version()+"), Partner API v3\n"; got != want {
+	if got, want := stdout.String(), "conformance v1.2.3 (commit 0123456789abcdef0123456789abcdef01234567-dirty, "+runtime.Version()+
+		", source sha256:"+suite.OwnDigests().Source+"), Partner API v3\n"; got != want {
 		t.Fatalf("--version printed %q, want %q", got, want)
 	}
 	o, err := parseFlags([]string{"--base-url", "https://x.example/v3/partner/webhook"}, func(string) string { return "" })
@@ -112,6 +114,9 @@ func TestVersionIsOneResolution(t *testing.T) {
 	}
 	if cfg.SuiteVersion != "v1.2.3" {
 		t.Fatalf("SuiteVersion=%q, want the linked v1.2.3", cfg.SuiteVersion)
+	}
+	if cfg.SuiteCommit != commit {
+		t.Fatalf("SuiteCommit=%q, want the linked %q", cfg.SuiteCommit, commit)
 	}
 	// CONFORMANCE_VERSION is not --version: a runner image may carry it.
 	if o, err = parseFlags(nil, func(k string) string {

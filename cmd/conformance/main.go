@@ -31,14 +31,32 @@ import (
 	"github.com/partner-v3/conformance-kit/steps/suite"
 )
 
-// version is set at build time: -ldflags "-X main.version=v1.2.3"; left
-// as it is, buildinfo finds what the toolchain recorded (suiteVersion).
-var version = "dev"
+// version and commit are set at build time: -ldflags "-X
+// main.version=v1.2.3 -X main.commit=<revision>[-dirty]" (the Makefile,
+// from git); left as they are, buildinfo finds what the toolchain recorded
+// (suiteVersion, suiteCommit).
+var (
+	version = "dev"
+	commit  = ""
+)
 
 // suiteVersion is the version of this build, for --version, the reports
 // and the certificate: only a released one (vX.Y.Z, from the linker flag
 // or `go install ...@vX.Y.Z`) can certify.
 func suiteVersion() string { return buildinfo.Version(version) }
+
+// suiteCommit is the commit of this build ("-dirty" for a modified tree;
+// "" unknown), recorded in the certificate beside the source digest: a
+// version is a label (VERSION=v9.0.0 make build), these say which source.
+func suiteCommit() string { return buildinfo.Commit(commit) }
+
+// versionLine is what --version prints: the version, the commit, the
+// toolchain, and the suite's source digest (scenarios, steps and matrix
+// embedded in this binary), which a release states and a certificate
+// records.
+func versionLine() string {
+	return fmt.Sprintf("%s, Partner API v%s", buildinfo.String("conformance", version, commit, "source sha256:"+suite.OwnDigests().Source), spec.Version)
+}
 
 // Exit statuses: godog's (0 pass, 1 fail, 2 usage), and 3 for a run that
 // could not decide a normative rule (never a pass).
@@ -252,6 +270,7 @@ func (o *options) config(stdout, stderr io.Writer) (suite.Config, error) {
 		Randomize:         o.random,
 		EmailDomain:       o.emailDomain,
 		SuiteVersion:      suiteVersion(),
+		SuiteCommit:       suiteCommit(),
 		Flags:             o.flags,
 	}
 	if o.baseURL == "" {
@@ -336,7 +355,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if o.showVersion {
-		fmt.Fprintf(stdout, "%s, Partner API v%s\n", buildinfo.String("conformance", version), spec.Version)
+		fmt.Fprintln(stdout, versionLine())
 		return exitPass
 	}
 	o.image.setBaseURL(&o.baseURL)

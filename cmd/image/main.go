@@ -63,6 +63,7 @@ func main() {
 // options are the parsed flags.
 type options struct {
 	repo, tag, version string
+	commit             string
 	caBundle           string
 	binDir             string
 	docker             string
@@ -76,6 +77,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.repo, "repo", "partner-v3", "repository prefix: images are REPO/simulator:TAG and REPO/conformance:TAG")
 	fs.StringVar(&o.tag, "tag", "latest", "image tag")
 	fs.StringVar(&o.version, "version", "dev", "version embedded in the binaries (main.version) and the image label")
+	fs.StringVar(&o.commit, "commit", "", "commit embedded in the binaries (main.commit, with -dirty for a modified tree) and the image's revision label; make image passes git's")
 	fs.StringVar(&o.caBundle, "ca-bundle", "/etc/ssl/certs/ca-certificates.crt", "CA bundle copied into the conformance image (Debian's ca-certificates)")
 	fs.StringVar(&o.binDir, "bin-dir", "", "also keep the static binaries in this directory")
 	fs.StringVar(&o.docker, "docker", "docker", "docker command")
@@ -124,7 +126,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// One go build for every binary: it compiles the shared packages once.
 	binDir := filepath.Join(work, "bin")
 	started := time.Now()
-	build := []string{"build", "-trimpath", "-ldflags", "-s -w -X main.version=" + o.version, "-o", binDir + string(filepath.Separator)}
+	build := []string{"build", "-trimpath", "-ldflags", "-s -w -X main.version=" + o.version + " -X main.commit=" + o.commit, "-o", binDir + string(filepath.Separator)}
 	for _, n := range o.names {
 		build = append(build, "./cmd/"+n)
 	}
@@ -194,6 +196,7 @@ func (o *options) build(ctx context.Context, root, work, binDir string, im image
 	if _, err := output(ctx, dir, o.docker, "build", "-q", "-t", ref,
 		"--label", "org.opencontainers.image.title=partner-v3-"+im.name,
 		"--label", "org.opencontainers.image.version="+o.version,
+		"--label", "org.opencontainers.image.revision="+o.commit,
 		"."); err != nil {
 		return fmt.Errorf("docker build %s: %w", ref, err)
 	}

@@ -28,9 +28,14 @@ import (
 	"github.com/partner-v3/conformance-kit/simulator/violation"
 )
 
-// version is set at build time with -ldflags "-X main.version=..."; left
-// as it is, buildinfo finds what the toolchain recorded.
-var version = "dev"
+// version and commit are set at build time with -ldflags "-X
+// main.version=... -X main.commit=..." (the Makefile: git describe, git
+// rev-parse HEAD and "-dirty" for a modified tree); left as they are,
+// buildinfo finds what the toolchain recorded.
+var (
+	version = "dev"
+	commit  = ""
+)
 
 // help is what --help says besides the flags.
 var help = flagenv.Help{
@@ -314,7 +319,7 @@ func redactURL(raw string) string {
 
 // printVersion prints the --version line.
 func (m *Main) printVersion() {
-	fmt.Fprintln(m.stdout, buildinfo.String("simulator", version))
+	fmt.Fprintln(m.stdout, buildinfo.String("simulator", version, commit))
 }
 
 // printViolations lists the catalogue: each name and the rule it breaks.

@@ -78,6 +78,7 @@ func (r *Result) htmlView() htmlView {
 	v.Facts = []htmlFact{
 		{Name: "Target", Values: []string{r.Target}, Mono: true},
 		{Name: "Suite version", Values: []string{r.SuiteVersion}},
+		{Name: "Suite commit", Values: []string{commitText(r.SuiteCommit)}, Mono: r.SuiteCommit != ""},
 		{Name: "Spec", Values: []string{r.Spec + ", version " + r.SpecVersion}},
 		{Name: "Started", Values: []string{started}},
 		{Name: "Duration", Values: []string{r.Duration.Round(time.Millisecond).String()}},
@@ -100,8 +101,10 @@ func (r *Result) htmlView() htmlView {
 			htmlFact{Name: "Certificate chain (SHA-256, leaf first)", Values: s.Chain, Mono: true})
 	}
 	v.Facts = append(v.Facts,
+		htmlFact{Name: "Suite source digest (SHA-256)", Values: []string{r.Digests.Source}, Mono: true},
 		htmlFact{Name: "Scenarios digest (SHA-256)", Values: []string{r.Digests.Scenarios}, Mono: true},
-		htmlFact{Name: "Steps digest (SHA-256)", Values: []string{r.Digests.Steps}, Mono: true})
+		htmlFact{Name: "Steps digest (SHA-256)", Values: []string{r.Digests.Steps}, Mono: true},
+		htmlFact{Name: "Matrix digest (SHA-256)", Values: []string{r.Digests.Matrix}, Mono: true})
 	// A run stopped early knows little; say nothing rather than show blanks.
 	v.Facts = slices.DeleteFunc(v.Facts, func(f htmlFact) bool { return strings.Join(f.Values, "") == "" })
 

@@ -46,6 +46,8 @@ func (r *Result) WriteMarkdown(w io.Writer) error {
 		{"Target", r.Target},
 		{"Spec version", "v" + r.SpecVersion},
 		{"Suite version", r.SuiteVersion},
+		{"Suite commit", commitText(r.SuiteCommit)},
+		{"Suite source (SHA-256)", "`" + r.Digests.Source + "`"},
 		{"Started", r.Started.UTC().Format(time.RFC3339)},
 		{"Duration", r.Duration.Round(time.Millisecond).String()},
 		{"Tags", "`" + r.Tags + "`"},
@@ -126,6 +128,15 @@ func (r *Result) WriteMarkdown(w io.Writer) error {
 		return fmt.Errorf("write Markdown summary: %w", err)
 	}
 	return nil
+}
+
+// commitText is a suite commit for a report: unknown when the build did
+// not record one.
+func commitText(c string) string {
+	if c == "" {
+		return "not recorded by the build"
+	}
+	return c
 }
 
 // sectionTitle adds to a section's title why it has no rule of its own.
