@@ -162,7 +162,7 @@ func (m *Main) ParseFlags(_ context.Context, args []string) error {
 	var violations stringList
 	fs.Var(&violations, "violate", "break one normative rule on purpose, to test a test suite (repeatable; see --list-violations)")
 	fs.BoolVar(&m.listViolations, "list-violations", false, "list the --violate names and exit")
-	if err := fs.Parse(args); err != nil {
+	if err := flagenv.Parse(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			flagenv.WriteHelp(m.stdout, fs, help)
 		}
