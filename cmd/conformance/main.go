@@ -196,7 +196,7 @@ func parseFlagsOf(name string, args []string, getenv func(string) string) (*opti
 	if name == profileCommand {
 		fs.StringVar(&o.out, "out", "deployment-profile.json", "file the learned profile is written to")
 	}
-	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+	if err := flagenv.Parse(fs, args); errors.Is(err, flag.ErrHelp) {
 		return o, err
 	} else if err != nil {
 		return nil, err
@@ -274,7 +274,7 @@ func (o *options) config(stdout, stderr io.Writer) (suite.Config, error) {
 		Flags:             o.flags,
 	}
 	if o.baseURL == "" {
-		return cfg, errors.New("--base-url (or CONFORMANCE_BASE_URL) is required")
+		return cfg, errors.New("--base-url (or CONFORMANCE_BASE_URL) is required: the target's address, ending in " + spec.BasePath)
 	}
 	if o.insecure && o.caCert != "" {
 		return cfg, errors.New("--ca-cert and --insecure exclude each other")
@@ -352,7 +352,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "conformance: usage error: %v\n", err)
-		return exitUsage
+		// The flags did not parse: find the report directory in them, so
+		// that CI still gets its junit.xml.
+		dir, ok := reportDirOf(args, os.Getenv)
+		if !ok {
+			dir = ""
+		}
+		return notRun(stdout, stderr, dir, suite.NotRun(o.notRunConfig(suite.Config{}), "usage error: "+err.Error()), nil)
 	}
 	if o.showVersion {
 		fmt.Fprintln(stdout, versionLine())
@@ -360,15 +366,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	o.image.setBaseURL(&o.baseURL)
 	cfg, err := o.config(stdout, stderr)
+	if err == nil {
+		err = o.checkCredentials()
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "conformance: usage error: %v\n", err)
-		return exitUsage
+		return notRun(stdout, stderr, o.reportDir, suite.NotRun(o.notRunConfig(cfg), "usage error: "+err.Error()), o.formats)
 	}
 	var key ed25519.PrivateKey
 	if o.signKey != "" {
 		if key, err = suite.LoadPrivateKey(o.signKey); err != nil {
 			fmt.Fprintf(stderr, "conformance: usage error: --sign-key: %v\n", err)
-			return exitUsage
+			return notRun(stdout, stderr, o.reportDir, suite.NotRun(o.notRunConfig(cfg), "usage error: --sign-key: "+err.Error()), o.formats)
 		}
 	}
 	if o.reportDir != "" {
@@ -380,17 +389,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	res, err := o.image.run(ctx, cfg, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "conformance: %v\n", err)
-		if res != nil {
-			// The suite did not run: say so in the reports too, never that
-			// the target does not conform.
-			if o.reportDir != "" {
-				if err := writeReports(o.reportDir, res, nil, o.formats); err != nil {
-					fmt.Fprintf(stderr, "conformance: %v\n", err)
-				}
-			}
-			printVerdict(stdout, res, o.reportDir)
+		if errors.Is(err, suite.ErrInterrupted) {
+			return exitUsage // no verdict, and nothing to fix
 		}
-		return exitUsage
+		if res == nil {
+			res = suite.NotRun(o.notRunConfig(cfg), err.Error())
+		}
+		// The suite did not run: say so in the reports too, never that
+		// the target does not conform.
+		return notRun(stdout, stderr, o.reportDir, res, o.formats)
 	}
 	if o.reportDir != "" {
 		if err := writeReports(o.reportDir, res, key, o.formats); err != nil {
@@ -486,7 +493,11 @@ func writeReports(dir string, res *suite.Result, key ed25519.PrivateKey, formats
 
 // printVerdict ends the output with the lines a CI log needs.
 func printVerdict(w io.Writer, res *suite.Result, dir string) {
-	fmt.Fprintf(w, "\nconformance %s against %s: %s\n", res.SuiteVersion, res.Target, res.Headline())
+	if res.Target == "" {
+		fmt.Fprintf(w, "\nconformance %s: %s\n", res.SuiteVersion, res.Headline())
+	} else {
+		fmt.Fprintf(w, "\nconformance %s against %s: %s\n", res.SuiteVersion, res.Target, res.Headline())
+	}
 	if res.Verdict == suite.VerdictNotRun {
 		fmt.Fprintf(w, "  %s\n", res.NotRun)
 	} else {

@@ -240,7 +240,7 @@ func TestUsageAndConnectionErrorsExit2(t *testing.T) {
 		{"no base URL", []string{"--api-key", "k"}, "usage error: --base-url"},
 		{"an unknown format", append(slices.Clone(good), "--format", "xml"), `usage error: --format "xml"`},
 		{"an unknown flag", []string{"--bogus"}, "usage error"},
-		{"missing credentials", []string{"--base-url", s.URL(), "--ca-cert", s.Cert.CertFile}, "configuration error"},
+		{"missing credentials", []string{"--base-url", s.URL(), "--ca-cert", s.Cert.CertFile}, "--api-key or CONFORMANCE_API_KEY"},
 		{"tags that select nothing", append(slices.Clone(good), "--tags", "@nothing-has-this"), "selects no scenario"},
 		{"an unreachable target", append(slices.Clone(good[:0]), "--base-url", deadURL, "--api-key", "k", "--api-secret", "s", "--account-id", "a"), "connection error"},
 		{"throwaway accounts without the control API", []string{"--base-url", s.URL(), "--ca-cert", s.Cert.CertFile, "--ephemeral-accounts"}, "--admin-url, --admin-token"},
