@@ -221,7 +221,7 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	if err := s.Open(); err != nil {
-		return err
+		return explainListen(err, m.Config.Addr, m.Config.AdminAddr)
 	}
 	m.Simulator = s
 	m.printBanner()
