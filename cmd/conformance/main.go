@@ -389,10 +389,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	res, err := o.image.run(ctx, cfg, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "conformance: %v\n", err)
-		if errors.Is(err, suite.ErrInterrupted) {
-			return exitUsage // no verdict, and nothing to fix
-		}
 		if res == nil {
+			// A configuration the suite refused, or a run interrupted
+			// before its verdict (a CI job's timeout): the reports say why.
 			res = suite.NotRun(o.notRunConfig(cfg), err.Error())
 		}
 		// The suite did not run: say so in the reports too, never that

@@ -327,8 +327,9 @@ func TestInterruptedRunHasNoVerdict(t *testing.T) {
 	defer cancel()
 	var stdout, stderr lockedBuffer
 	done := make(chan int)
+	dir := t.TempDir()
 	go func() {
-		done <- run(ctx, append(args, "--tags", "@rate-limit && @normative", "--report-dir", ""), &stdout, &stderr)
+		done <- run(ctx, append(args, "--tags", "@rate-limit && @normative", "--report-dir", dir), &stdout, &stderr)
 	}()
 	// The first @rate-limit scenario waits for a fresh window after the
 	// preflight request: cancel once that wait has been announced.
@@ -345,6 +346,13 @@ func TestInterruptedRunHasNoVerdict(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "run interrupted") {
 		t.Fatalf("stderr does not say the run was interrupted:\n%s", stderr.String())
+	}
+	// Like every exit 2, it leaves CI a report saying why (issue 27).
+	if r := readSummary(t, dir); r.Verdict != suite.VerdictNotRun || !strings.Contains(r.NotRun, "run interrupted") || r.Passed+r.Failed != 0 {
+		t.Errorf("summary: verdict %q, why %q, %d passed, %d failed; want not run, interrupted, no counts", r.Verdict, r.NotRun, r.Passed, r.Failed)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "junit.xml")); err != nil {
+		t.Errorf("no junit.xml: %v", err)
 	}
 }
 
