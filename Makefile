@@ -9,9 +9,13 @@ GO          ?= go
 # certificate records it, so a build relabelled with VERSION= is told apart
 # from the tagged one. Both are linked in because GOFLAGS=-buildvcs=false
 # (and a build outside a checkout, such as an image's) stamps no revision.
-VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# DESCRIBE is what git says of the tree, whatever VERSION says: a build whose
+# VERSION differs (VERSION=v9.0.0 make build) is relabelled, and its
+# --version and reports say so; it does not certify.
+DESCRIBE    := $(shell git describe --tags --always --dirty 2>/dev/null)
+VERSION     ?= $(or $(DESCRIBE),dev)
 COMMIT      ?= $(shell c=$$(git rev-parse HEAD 2>/dev/null) && { git update-index -q --refresh >/dev/null 2>&1; git diff-index --quiet HEAD -- 2>/dev/null || c=$$c-dirty; echo $$c; })
-LDFLAGS     := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
+LDFLAGS     := -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.describe=$(DESCRIBE)
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Helm for the chart (cmd/simulator/chart), through the module proxy like
 # staticcheck. v3.20.2 is the newest whose go.mod asks for go 1.25 (v3.21 and
@@ -90,7 +94,7 @@ conformance: build-conformance ## run the normative suite against a URL: make co
 	$(BIN)/conformance $(ARGS)
 
 image: ## build the simulator and runner images FROM scratch (needs a Docker engine; pulls nothing)
-	$(GO) run ./cmd/image -repo $(IMAGE_REPO) -tag $(IMAGE_TAG) -version $(VERSION) -commit $(COMMIT)
+	$(GO) run ./cmd/image -repo $(IMAGE_REPO) -tag $(IMAGE_TAG) -version $(VERSION) -commit $(COMMIT) -describe $(DESCRIBE)
 
 # Mutation testing (docs/mutation.md): gremlins mutates the simulator's own
 # code, one package at a time, and the conformance suite is the test: each

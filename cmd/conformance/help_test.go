@@ -128,3 +128,33 @@ func TestVersionIsOneResolution(t *testing.T) {
 		t.Fatalf("with CONFORMANCE_VERSION=2: err %v, showVersion %v; want a normal run", err, o != nil && o.showVersion)
 	}
 }
+
+// TestRelabelledBuildIsNoRelease: VERSION=v9.0.0 make build on a source git
+// describes otherwise says so in --version and the reports, and does not
+// count as a release; the build of the tag does (issue 27).
+func TestRelabelledBuildIsNoRelease(t *testing.T) {
+	defer func(v, c, d string) { version, commit, describe = v, c, d }(version, commit, describe)
+	tests := []struct {
+		name, version, describe string
+		released                bool
+	}{
+		{"the build of the tag", "v1.4.0", "v1.4.0", true},
+		{"a label set by hand", "v9.0.0", "v1.3.0-4-g1a2b3c4", false},
+		{"a release label on a modified tree", "v1.4.0", "v1.4.0-dirty", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			version, commit, describe = tt.version, "0123456789abcdef0123456789abcdef01234567", tt.describe
+			var stdout bytes.Buffer
+			if code := run(context.Background(), []string{"--version"}, &stdout, io.Discard); code != exitPass {
+				t.Fatalf("exit=%d", code)
+			}
+			if got := suite.Released(suiteVersion()); got != tt.released {
+				t.Fatalf("Released(%q)=%v, want %v", suiteVersion(), got, tt.released)
+			}
+			if want := "relabelled: git describes its source as " + tt.describe; !tt.released && !strings.Contains(stdout.String(), want) {
+				t.Errorf("--version %q does not say %q", stdout.String(), want)
+			}
+		})
+	}
+}

@@ -36,14 +36,23 @@ import (
 // from git); left as they are, buildinfo finds what the toolchain recorded
 // (suiteVersion, suiteCommit).
 var (
-	version = "dev"
-	commit  = ""
+	version  = "dev"
+	commit   = ""
+	describe = "" // git describe of the source, whatever VERSION said
 )
 
 // suiteVersion is the version of this build, for --version, the reports
 // and the certificate: only a released one (vX.Y.Z, from the linker flag
-// or `go install ...@vX.Y.Z`) can certify.
-func suiteVersion() string { return buildinfo.Version(version) }
+// or `go install ...@vX.Y.Z`) can certify. A version set by hand that git
+// does not give the source (VERSION=v9.0.0 make build) says so, and is no
+// release.
+func suiteVersion() string {
+	v := buildinfo.Version(version)
+	if d, ok := buildinfo.Relabelled(version, describe); ok {
+		v += " (relabelled: git describes its source as " + d + ")"
+	}
+	return v
+}
 
 // suiteCommit is the commit of this build ("-dirty" for a modified tree;
 // "" unknown), recorded in the certificate beside the source digest: a
@@ -55,7 +64,7 @@ func suiteCommit() string { return buildinfo.Commit(commit) }
 // embedded in this binary), which a release states and a certificate
 // records.
 func versionLine() string {
-	return fmt.Sprintf("%s, Partner API v%s", buildinfo.String("conformance", version, commit, "source sha256:"+suite.OwnDigests().Source), spec.Version)
+	return fmt.Sprintf("%s, Partner API v%s", buildinfo.String("conformance", suiteVersion(), commit, "source sha256:"+suite.OwnDigests().Source), spec.Version)
 }
 
 // Exit statuses: godog's (0 pass, 1 fail, 2 usage), and 3 for a run that

@@ -88,7 +88,7 @@ var help = flagenv.Help{
 // options are the parsed flags.
 type options struct {
 	repo, tag, version string
-	commit             string
+	commit, describe   string
 	caBundle           string
 	binDir             string
 	docker             string
@@ -102,6 +102,7 @@ func parseFlags(args []string, stdout io.Writer) (*options, error) {
 	fs.StringVar(&o.repo, "repo", "partner-v3", "repository prefix: images are REPO/simulator:TAG and REPO/conformance:TAG")
 	fs.StringVar(&o.tag, "tag", "latest", "image tag")
 	fs.StringVar(&o.version, "version", "dev", "version embedded in the binaries (main.version) and the image label")
+	fs.StringVar(&o.describe, "describe", "", "git describe of the source (main.describe): a -version that differs is reported as relabelled; make image passes git's")
 	fs.StringVar(&o.commit, "commit", "", "commit embedded in the binaries (main.commit, with -dirty for a modified tree) and the image's revision label; make image passes git's")
 	fs.StringVar(&o.caBundle, "ca-bundle", "/etc/ssl/certs/ca-certificates.crt", "CA bundle copied into the conformance image (Debian's ca-certificates)")
 	fs.StringVar(&o.binDir, "bin-dir", "", "also keep the static binaries in this directory")
@@ -151,7 +152,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// One go build for every binary: it compiles the shared packages once.
 	binDir := filepath.Join(work, "bin")
 	started := time.Now()
-	build := []string{"build", "-trimpath", "-ldflags", "-s -w -X main.version=" + o.version + " -X main.commit=" + o.commit, "-o", binDir + string(filepath.Separator)}
+	build := []string{"build", "-trimpath", "-ldflags", "-s -w -X main.version=" + o.version + " -X main.commit=" + o.commit + " -X main.describe=" + o.describe, "-o", binDir + string(filepath.Separator)}
 	for _, n := range o.names {
 		build = append(build, "./cmd/"+n)
 	}

@@ -70,6 +70,20 @@ func fromBuildInfo(info *debug.BuildInfo) string {
 	return rev
 }
 
+// Relabelled says, for a version set by hand that is not what git says of
+// the source (VERSION=v9.0.0 make build on a commit git describes as
+// v1.3.0-4-g1a2b3c4), what git says: the version is a label, not a
+// release. linkedDescribe is main.describe as set by -ldflags -X (the
+// Makefile's `git describe --tags --always --dirty`, whatever VERSION
+// says); "" when the build did not say (go install, go build), and then
+// nothing is known.
+func Relabelled(linkedVersion, linkedDescribe string) (describe string, relabelled bool) {
+	if linkedDescribe == "" || linkedVersion == "" || linkedVersion == Dev || linkedVersion == linkedDescribe {
+		return "", false
+	}
+	return linkedDescribe, true
+}
+
 // DirtySuffix ends the commit of a build from a modified tree.
 const DirtySuffix = "-dirty"
 

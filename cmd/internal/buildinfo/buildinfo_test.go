@@ -104,3 +104,24 @@ func TestStringNamesCommandVersionCommitAndToolchain(t *testing.T) {
 		})
 	}
 }
+
+func TestRelabelled(t *testing.T) {
+	tests := []struct {
+		name, version, describe string
+		want                    bool
+	}{
+		{"the build of a tag", "v1.4.0", "v1.4.0", false},
+		{"a label set by hand on another commit", "v9.0.0", "v1.3.0-4-g1a2b3c4", true},
+		{"a label set by hand on a modified tag", "v1.4.0", "v1.4.0-dirty", true},
+		{"no describe linked: go install or go build", "v1.4.0", "", false},
+		{"no version linked", "", "v1.4.0", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, got := Relabelled(tt.version, tt.describe)
+			if got != tt.want || (got && d != tt.describe) {
+				t.Fatalf("Relabelled(%q, %q)=%q, %v; want %v", tt.version, tt.describe, d, got, tt.want)
+			}
+		})
+	}
+}
