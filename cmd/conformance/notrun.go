@@ -109,10 +109,14 @@ func missingCredentials(account string, flags []credentialFlag) error {
 	return fmt.Errorf("the %s account's %s are missing: set %s", account, strings.Join(headers, ", "), strings.Join(fixes, "; "))
 }
 
-// checkCredentials says which credential flag is missing: all three of the
-// primary account (unless --ephemeral-accounts makes them), and all three
-// of the second account or none.
+// checkCredentials says which credential flag is missing: the control
+// API's token when its address is given, all three of the primary account
+// (unless --ephemeral-accounts makes them), and all three of the second
+// account or none.
 func (o *options) checkCredentials() error {
+	if o.adminURL != "" && o.adminToken == "" {
+		return fmt.Errorf("the control API at --admin-url %s needs its token: set --admin-token or %s (the simulator prints it at start)", o.adminURL, flagenv.Name(envPrefix, "admin-token"))
+	}
 	if o.ephemeral {
 		return nil // the suite says what excludes what
 	}

@@ -37,6 +37,7 @@ func TestEveryExit2WritesJUnitAndSummary(t *testing.T) {
 		{"a missing --api-secret", without("--api-secret"), []string{"x-api-secret is missing", "--api-secret or CONFORMANCE_API_SECRET"}},
 		{"a half-given second account", without("--second-account-id"), []string{"second account's x-account-id is missing", "--second-account-id or CONFORMANCE_SECOND_ACCOUNT_ID"}},
 		{"no credentials at all", []string{"--base-url", s.URL()}, []string{"x-api-key, x-api-secret, x-account-id are missing", "--api-key or CONFORMANCE_API_KEY; --api-secret or CONFORMANCE_API_SECRET"}},
+		{"a control API without its token", without("--admin-token"), []string{"needs its token: set --admin-token or CONFORMANCE_ADMIN_TOKEN"}},
 		{"an unknown --format", append(slices.Clone(good), "--format", "pretty,xml"), []string{`--format "xml"`}},
 		{"a duration without a unit", append(slices.Clone(good), "--rate-window", "10"), []string{"--rate-window", `"10s"`}},
 		{"a tag expression that selects nothing", append(slices.Clone(good), "--tags", "@nothing-has-this"), []string{"selects no scenario"}},
