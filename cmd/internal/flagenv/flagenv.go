@@ -54,6 +54,12 @@ func Parse(fs *flag.FlagSet, args []string) error {
 	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return err
 	}
+	if m := undefinedRE.FindStringSubmatch(err.Error()); m != nil {
+		if near := nearest(fs, m[1]); near != "" {
+			return fmt.Errorf("%w (did you mean --%s?)", err, near)
+		}
+		return err
+	}
 	m := invalidValueRE.FindStringSubmatch(err.Error())
 	if m == nil {
 		return err
@@ -72,6 +78,49 @@ func Parse(fs *flag.FlagSet, args []string) error {
 // invalidValueRE matches the flag package's error for a refused value:
 // "invalid value \"10\" for flag -rate-window: parse error".
 var invalidValueRE = regexp.MustCompile(`^invalid value ("(?:[^"\\]|\\.)*") for flag -(\S+): (.*)$`)
+
+// undefinedRE matches the flag package's error for an unknown flag.
+var undefinedRE = regexp.MustCompile(`^flag provided but not defined: -(\S+)$`)
+
+// nearest is the flag of fs whose name is closest to name, within two
+// edits and a third of its length (a typo: --formta, --api-secert,
+// --rate-windows; not every short word), or "".
+func nearest(fs *flag.FlagSet, name string) string {
+	best, bestD := "", min(2, max(1, len([]rune(name))/3))+1
+	fs.VisitAll(func(f *flag.Flag) {
+		if d := editDistance(name, f.Name); d < bestD || (d == bestD && f.Name < best) {
+			best, bestD = f.Name, d
+		}
+	})
+	return best
+}
+
+// editDistance is the Damerau–Levenshtein distance of a and b (optimal
+// string alignment: an adjacent swap is one edit).
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	d := make([][]int, len(ra)+1)
+	for i := range d {
+		d[i] = make([]int, len(rb)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(ra)][len(rb)]
+}
 
 // valueError is why flag f refuses v, with the fix where there is one: a
 // duration with no unit ("10") asks for one ("10s"), since time's own

@@ -146,6 +146,8 @@ func TestParseSaysWhatToFix(t *testing.T) {
 		{"a number that is no number", []string{"--size", "lots"}, nil, []string{`--size "lots"`, "parse error"}},
 		{"a duration with its unit", []string{"--rate-window", "10s"}, nil, nil},
 		{"an unknown flag is the flag package's", []string{"--nope"}, nil, []string{"flag provided but not defined: -nope"}},
+		{"a typo names the flag meant", []string{"--rate-windwo", "10s"}, nil, []string{"not defined: -rate-windwo (did you mean --rate-window?)"}},
+		{"a letter missing names the flag meant", []string{"--sze", "1"}, nil, []string{"(did you mean --size?)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
