@@ -72,3 +72,20 @@ func TestCertificateRecordsTheSuitesSource(t *testing.T) {
 		t.Fatalf("another matrix gave %v, want ErrDigestMismatch naming it", err)
 	}
 }
+
+// TestMarkdownWarningKeepsItsLines: a multi-line warning in summary.md is
+// its first line in the list item and the rest as a block under it, line
+// for line (issue 27).
+func TestMarkdownWarningKeepsItsLines(t *testing.T) {
+	r := &Result{Verdict: VerdictPass, Warnings: 1, Scenarios: []*steps.ScenarioResult{{Name: "Walk", Sections: []string{"4.2"}, Status: steps.StatusPassed,
+		Warnings: []steps.Finding{{Level: steps.LevelWarning, Sections: []string{"2.2"}, Count: 1,
+			Message: "2 cells could not be checked:\n  [kind=sms, field=Hardbounce]\n  [kind=email, field=Softbounce]"}}}}}
+	var b bytes.Buffer
+	if err := r.WriteMarkdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	want := "- **WARNING §2.2** 2 cells could not be checked: (Walk; seen 1×)\n\n  ```\n    [kind=sms, field=Hardbounce]\n    [kind=email, field=Softbounce]\n  ```\n"
+	if !strings.Contains(b.String(), want) {
+		t.Fatalf("summary.md does not keep the warning's lines; want\n%s\nin\n%s", want, b.String())
+	}
+}

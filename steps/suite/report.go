@@ -103,7 +103,13 @@ func (r *Result) WriteMarkdown(w io.Writer) error {
 		b.WriteString("\n## Warnings\n\nWhat the spec allows but a vendor should know; none of them fails the run.\n")
 		for _, s := range r.Scenarios {
 			for _, w := range s.Warnings {
-				fmt.Fprintf(&b, "\n- **WARNING %s** %s (%s; seen %d×)", steps.SectionList(w.Sections), w.Message, s.Title(), w.Count)
+				// A multi-line warning (a list of cells) keeps its lines: the
+				// first in the item, the rest as a block under it.
+				first, rest, _ := strings.Cut(strings.TrimRight(w.Message, "\n"), "\n")
+				fmt.Fprintf(&b, "\n- **WARNING %s** %s (%s; seen %d×)", steps.SectionList(w.Sections), first, s.Title(), w.Count)
+				if rest != "" {
+					fmt.Fprintf(&b, "\n\n  ```\n  %s\n  ```\n", strings.ReplaceAll(rest, "\n", "\n  "))
+				}
 			}
 		}
 		b.WriteString("\n")
