@@ -2,8 +2,20 @@
 # runs every test; `make help` lists the rest.
 
 GO          ?= go
-VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS     := -X main.version=$(VERSION)
+# A release is an annotated tag vX.Y.Z (README, "Make a release"): on it
+# git describe gives the tag, after it v1.2.0-3-gabc1234, with local changes
+# -dirty; only a clean vX.Y.Z certifies. COMMIT is the commit built, with
+# -dirty for a modified tree (untracked files aside, as git describe): the
+# certificate records it, so a build relabelled with VERSION= is told apart
+# from the tagged one. Both are linked in because GOFLAGS=-buildvcs=false
+# (and a build outside a checkout, such as an image's) stamps no revision.
+# DESCRIBE is what git says of the tree, whatever VERSION says: a build whose
+# VERSION differs (VERSION=v9.0.0 make build) is relabelled, and its
+# --version and reports say so; it does not certify.
+DESCRIBE    := $(shell git describe --tags --always --dirty 2>/dev/null)
+VERSION     ?= $(or $(DESCRIBE),dev)
+COMMIT      ?= $(shell c=$$(git rev-parse HEAD 2>/dev/null) && { git update-index -q --refresh >/dev/null 2>&1; git diff-index --quiet HEAD -- 2>/dev/null || c=$$c-dirty; echo $$c; })
+LDFLAGS     := -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.describe=$(DESCRIBE)
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Helm for the chart (cmd/simulator/chart), through the module proxy like
 # staticcheck. v3.20.2 is the newest whose go.mod asks for go 1.25 (v3.21 and
@@ -82,7 +94,7 @@ conformance: build-conformance ## run the normative suite against a URL: make co
 	$(BIN)/conformance $(ARGS)
 
 image: ## build the simulator and runner images FROM scratch (needs a Docker engine; pulls nothing)
-	$(GO) run ./cmd/image -repo $(IMAGE_REPO) -tag $(IMAGE_TAG) -version $(VERSION)
+	$(GO) run ./cmd/image -repo $(IMAGE_REPO) -tag $(IMAGE_TAG) -version $(VERSION) -commit $(COMMIT) -describe $(DESCRIBE)
 
 # Mutation testing (docs/mutation.md): gremlins mutates the simulator's own
 # code, one package at a time, and the conformance suite is the test: each

@@ -42,11 +42,13 @@ func verify(args []string, stdout, stderr io.Writer) int {
 	if errors.Is(err, flag.ErrHelp) {
 		flagenv.WriteHelp(stdout, fs, flagenv.Help{
 			Usage: "usage: conformance verify certificate.json --public-key FILE",
-			Intro: "Checks the certificate's Ed25519 signature and that its scenarios and step library\n" +
-				"are, by SHA-256, those of this binary. Its flags have no variables.",
+			Intro: "Checks the certificate's Ed25519 signature and that its scenarios, step library\n" +
+				"and matrix are, by SHA-256, those of this binary, and prints the suite's version,\n" +
+				"commit and source digest it records: compare them with the release's (the tagged\n" +
+				"build's conformance --version). Its flags have no variables.",
 			ExitCodes: []flagenv.ExitCode{
 				{Code: exitPass, Meaning: "verified (also --help); the verdict it certifies is printed"},
-				{Code: exitFail, Meaning: "not verified: bad signature, or not this suite's scenarios and steps"},
+				{Code: exitFail, Meaning: "not verified: bad signature, or not this suite's scenarios, steps and matrix"},
 				{Code: exitUsage, Meaning: "usage error: missing or unreadable certificate or key"},
 			},
 		})
@@ -81,8 +83,15 @@ func verify(args []string, stdout, stderr io.Writer) int {
 	case !c.Certification:
 		what = "PASS, but not a certification (see its caveats)"
 	}
-	fmt.Fprintf(stdout, "VERIFIED: %s\n  signed by key %s\n  suite %s, digests match this binary (scenarios %.12s, steps %.12s)\n  target %s, %s to %s\n  verdict: %s\n",
-		rest[0], suite.KeyID(pub), c.Suite.Version, c.Suite.Digests.Scenarios, c.Suite.Digests.Steps,
+	built := "commit not recorded"
+	if c.Suite.Commit != "" {
+		built = "commit " + c.Suite.Commit
+	}
+	// The source digest and the commit, not the version label, say which
+	// suite judged: compare them with the release's (README, "Make a
+	// release"): `conformance --version` of the tagged build prints both.
+	fmt.Fprintf(stdout, "VERIFIED: %s\n  signed by key %s\n  suite %s (%s), source sha256:%s, the same as this binary's (scenarios %.12s, steps %.12s, matrix %.12s)\n  target %s, %s to %s\n  verdict: %s\n",
+		rest[0], suite.KeyID(pub), c.Suite.Version, built, c.Suite.Digests.Source, c.Suite.Digests.Scenarios, c.Suite.Digests.Steps, c.Suite.Digests.Matrix,
 		c.Target, c.Started.Format("2006-01-02 15:04:05Z"), c.Ended.Format("15:04:05Z"), what)
 	for _, cv := range c.Caveats {
 		fmt.Fprintf(stdout, "  - %s\n", cv)

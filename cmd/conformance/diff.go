@@ -89,7 +89,7 @@ func parseDiffFlags(args []string, getenv func(string) string) (*diffOptions, er
 	fs.StringVar(&o.html, "html", "", "write the comparison as an HTML page to this file")
 	fs.StringVar(&o.reportDir, "report-dir", "", "write diff.html and diff.json to this directory")
 	for rest := args; ; {
-		if err := fs.Parse(rest); err != nil {
+		if err := flagenv.Parse(fs, rest); err != nil {
 			return o, err
 		}
 		if fs.NArg() == 0 {

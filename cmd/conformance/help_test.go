@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/partner-v3/conformance-kit/cmd/internal/flagenv"
+	"github.com/partner-v3/conformance-kit/steps/suite"
 )
 
 // helpFlags returns the flags a help text lists, each with the lines that
@@ -93,13 +94,14 @@ func TestHelpListsEveryFlagWithItsVariable(t *testing.T) {
 // TestVersionIsOneResolution: --version and the reports show the same
 // version, the linked one when there is one.
 func TestVersionIsOneResolution(t *testing.T) {
-	defer func(v string) { version = v }(version)
-	version = "v1.2.3"
+	defer func(v, c string) { version, commit = v, c }(version, commit)
+	version, commit = "v1.2.3", "0123456789abcdef0123456789abcdef01234567-dirty"
 	var stdout bytes.Buffer
 	if code := run(context.Background(), []string{"--version"}, &stdout, io.Discard); code != exitPass {
 		t.Fatalf("exit=%d", code)
 	}
-	if got, want := stdout.String(), "conformance v1.2.3 ("+runtime.Version()+"), Partner API v3\n"; got != want {
+	if got, want := stdout.String(), "conformance v1.2.3 (commit 0123456789abcdef0123456789abcdef01234567-dirty, "+runtime.Version()+
+		", source sha256:"+suite.OwnDigests().Source+"), Partner API v3\n"; got != want {
 		t.Fatalf("--version printed %q, want %q", got, want)
 	}
 	o, err := parseFlags([]string{"--base-url", "https://x.example/v3/partner/webhook"}, func(string) string { return "" })
@@ -113,6 +115,9 @@ func TestVersionIsOneResolution(t *testing.T) {
 	if cfg.SuiteVersion != "v1.2.3" {
 		t.Fatalf("SuiteVersion=%q, want the linked v1.2.3", cfg.SuiteVersion)
 	}
+	if cfg.SuiteCommit != commit {
+		t.Fatalf("SuiteCommit=%q, want the linked %q", cfg.SuiteCommit, commit)
+	}
 	// CONFORMANCE_VERSION is not --version: a runner image may carry it.
 	if o, err = parseFlags(nil, func(k string) string {
 		if k == "CONFORMANCE_VERSION" {
@@ -121,5 +126,35 @@ func TestVersionIsOneResolution(t *testing.T) {
 		return ""
 	}); err != nil || o.showVersion {
 		t.Fatalf("with CONFORMANCE_VERSION=2: err %v, showVersion %v; want a normal run", err, o != nil && o.showVersion)
+	}
+}
+
+// TestRelabelledBuildIsNoRelease: VERSION=v9.0.0 make build on a source git
+// describes otherwise says so in --version and the reports, and does not
+// count as a release; the build of the tag does (issue 27).
+func TestRelabelledBuildIsNoRelease(t *testing.T) {
+	defer func(v, c, d string) { version, commit, describe = v, c, d }(version, commit, describe)
+	tests := []struct {
+		name, version, describe string
+		released                bool
+	}{
+		{"the build of the tag", "v1.4.0", "v1.4.0", true},
+		{"a label set by hand", "v9.0.0", "v1.3.0-4-g1a2b3c4", false},
+		{"a release label on a modified tree", "v1.4.0", "v1.4.0-dirty", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			version, commit, describe = tt.version, "0123456789abcdef0123456789abcdef01234567", tt.describe
+			var stdout bytes.Buffer
+			if code := run(context.Background(), []string{"--version"}, &stdout, io.Discard); code != exitPass {
+				t.Fatalf("exit=%d", code)
+			}
+			if got := suite.Released(suiteVersion()); got != tt.released {
+				t.Fatalf("Released(%q)=%v, want %v", suiteVersion(), got, tt.released)
+			}
+			if want := "relabelled: git describes its source as " + tt.describe; !tt.released && !strings.Contains(stdout.String(), want) {
+				t.Errorf("--version %q does not say %q", stdout.String(), want)
+			}
+		})
 	}
 }

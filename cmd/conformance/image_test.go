@@ -50,7 +50,7 @@ func TestImageUsageErrorsStartNothing(t *testing.T) {
 		{"an --image-env without =", append([]string{"--image", "x", "--image-env", "NOVALUE"}, creds...), `"NOVALUE" is not K=V`},
 		{"a port out of range", append([]string{"--image", "x", "--image-port", "70000"}, creds...), "--image-port 70000 is not a TCP port"},
 		{"no wait at all", append([]string{"--image", "x", "--image-timeout", "0s"}, creds...), "--image-timeout must be positive"},
-		{"no credentials", []string{"--image", "x", "--report-dir", ""}, "the primary account needs"},
+		{"no credentials", []string{"--image", "x", "--report-dir", ""}, "x-api-key, x-api-secret, x-account-id are missing"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

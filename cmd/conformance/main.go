@@ -31,14 +31,41 @@ import (
 	"github.com/partner-v3/conformance-kit/steps/suite"
 )
 
-// version is set at build time: -ldflags "-X main.version=v1.2.3"; left
-// as it is, buildinfo finds what the toolchain recorded (suiteVersion).
-var version = "dev"
+// version and commit are set at build time: -ldflags "-X
+// main.version=v1.2.3 -X main.commit=<revision>[-dirty]" (the Makefile,
+// from git); left as they are, buildinfo finds what the toolchain recorded
+// (suiteVersion, suiteCommit).
+var (
+	version  = "dev"
+	commit   = ""
+	describe = "" // git describe of the source, whatever VERSION said
+)
 
 // suiteVersion is the version of this build, for --version, the reports
 // and the certificate: only a released one (vX.Y.Z, from the linker flag
-// or `go install ...@vX.Y.Z`) can certify.
-func suiteVersion() string { return buildinfo.Version(version) }
+// or `go install ...@vX.Y.Z`) can certify. A version set by hand that git
+// does not give the source (VERSION=v9.0.0 make build) says so, and is no
+// release.
+func suiteVersion() string {
+	v := buildinfo.Version(version)
+	if d, ok := buildinfo.Relabelled(version, describe); ok {
+		v += " (relabelled: git describes its source as " + d + ")"
+	}
+	return v
+}
+
+// suiteCommit is the commit of this build ("-dirty" for a modified tree;
+// "" unknown), recorded in the certificate beside the source digest: a
+// version is a label (VERSION=v9.0.0 make build), these say which source.
+func suiteCommit() string { return buildinfo.Commit(commit) }
+
+// versionLine is what --version prints: the version, the commit, the
+// toolchain, and the suite's source digest (scenarios, steps and matrix
+// embedded in this binary), which a release states and a certificate
+// records.
+func versionLine() string {
+	return fmt.Sprintf("%s, Partner API v%s", buildinfo.String("conformance", suiteVersion(), commit, "source sha256:"+suite.OwnDigests().Source), spec.Version)
+}
 
 // Exit statuses: godog's (0 pass, 1 fail, 2 usage), and 3 for a run that
 // could not decide a normative rule (never a pass).
@@ -178,7 +205,7 @@ func parseFlagsOf(name string, args []string, getenv func(string) string) (*opti
 	if name == profileCommand {
 		fs.StringVar(&o.out, "out", "deployment-profile.json", "file the learned profile is written to")
 	}
-	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+	if err := flagenv.Parse(fs, args); errors.Is(err, flag.ErrHelp) {
 		return o, err
 	} else if err != nil {
 		return nil, err
@@ -252,10 +279,11 @@ func (o *options) config(stdout, stderr io.Writer) (suite.Config, error) {
 		Randomize:         o.random,
 		EmailDomain:       o.emailDomain,
 		SuiteVersion:      suiteVersion(),
+		SuiteCommit:       suiteCommit(),
 		Flags:             o.flags,
 	}
 	if o.baseURL == "" {
-		return cfg, errors.New("--base-url (or CONFORMANCE_BASE_URL) is required")
+		return cfg, errors.New("--base-url (or CONFORMANCE_BASE_URL) is required: the target's address, ending in " + spec.BasePath)
 	}
 	if o.insecure && o.caCert != "" {
 		return cfg, errors.New("--ca-cert and --insecure exclude each other")
@@ -333,23 +361,32 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "conformance: usage error: %v\n", err)
-		return exitUsage
+		// The flags did not parse: find the report directory in them, so
+		// that CI still gets its junit.xml.
+		dir, ok := reportDirOf(args, os.Getenv)
+		if !ok {
+			dir = ""
+		}
+		return notRun(stdout, stderr, dir, suite.NotRun(o.notRunConfig(suite.Config{}), "usage error: "+err.Error()), nil)
 	}
 	if o.showVersion {
-		fmt.Fprintf(stdout, "%s, Partner API v%s\n", buildinfo.String("conformance", version), spec.Version)
+		fmt.Fprintln(stdout, versionLine())
 		return exitPass
 	}
 	o.image.setBaseURL(&o.baseURL)
 	cfg, err := o.config(stdout, stderr)
+	if err == nil {
+		err = o.checkCredentials()
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "conformance: usage error: %v\n", err)
-		return exitUsage
+		return notRun(stdout, stderr, o.reportDir, suite.NotRun(o.notRunConfig(cfg), "usage error: "+err.Error()), o.formats)
 	}
 	var key ed25519.PrivateKey
 	if o.signKey != "" {
 		if key, err = suite.LoadPrivateKey(o.signKey); err != nil {
 			fmt.Fprintf(stderr, "conformance: usage error: --sign-key: %v\n", err)
-			return exitUsage
+			return notRun(stdout, stderr, o.reportDir, suite.NotRun(o.notRunConfig(cfg), "usage error: --sign-key: "+err.Error()), o.formats)
 		}
 	}
 	if o.reportDir != "" {
@@ -361,17 +398,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	res, err := o.image.run(ctx, cfg, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "conformance: %v\n", err)
-		if res != nil {
-			// The suite did not run: say so in the reports too, never that
-			// the target does not conform.
-			if o.reportDir != "" {
-				if err := writeReports(o.reportDir, res, nil, o.formats); err != nil {
-					fmt.Fprintf(stderr, "conformance: %v\n", err)
-				}
-			}
-			printVerdict(stdout, res, o.reportDir)
+		if res == nil {
+			// A configuration the suite refused, or a run interrupted
+			// before its verdict (a CI job's timeout): the reports say why.
+			res = suite.NotRun(o.notRunConfig(cfg), err.Error())
 		}
-		return exitUsage
+		// The suite did not run: say so in the reports too, never that
+		// the target does not conform.
+		return notRun(stdout, stderr, o.reportDir, res, o.formats)
 	}
 	if o.reportDir != "" {
 		if err := writeReports(o.reportDir, res, key, o.formats); err != nil {
@@ -467,7 +501,11 @@ func writeReports(dir string, res *suite.Result, key ed25519.PrivateKey, formats
 
 // printVerdict ends the output with the lines a CI log needs.
 func printVerdict(w io.Writer, res *suite.Result, dir string) {
-	fmt.Fprintf(w, "\nconformance %s against %s: %s\n", res.SuiteVersion, res.Target, res.Headline())
+	if res.Target == "" {
+		fmt.Fprintf(w, "\nconformance %s: %s\n", res.SuiteVersion, res.Headline())
+	} else {
+		fmt.Fprintf(w, "\nconformance %s against %s: %s\n", res.SuiteVersion, res.Target, res.Headline())
+	}
 	if res.Verdict == suite.VerdictNotRun {
 		fmt.Fprintf(w, "  %s\n", res.NotRun)
 	} else {

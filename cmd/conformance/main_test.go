@@ -240,7 +240,7 @@ func TestUsageAndConnectionErrorsExit2(t *testing.T) {
 		{"no base URL", []string{"--api-key", "k"}, "usage error: --base-url"},
 		{"an unknown format", append(slices.Clone(good), "--format", "xml"), `usage error: --format "xml"`},
 		{"an unknown flag", []string{"--bogus"}, "usage error"},
-		{"missing credentials", []string{"--base-url", s.URL(), "--ca-cert", s.Cert.CertFile}, "configuration error"},
+		{"missing credentials", []string{"--base-url", s.URL(), "--ca-cert", s.Cert.CertFile}, "--api-key or CONFORMANCE_API_KEY"},
 		{"tags that select nothing", append(slices.Clone(good), "--tags", "@nothing-has-this"), "selects no scenario"},
 		{"an unreachable target", append(slices.Clone(good[:0]), "--base-url", deadURL, "--api-key", "k", "--api-secret", "s", "--account-id", "a"), "connection error"},
 		{"throwaway accounts without the control API", []string{"--base-url", s.URL(), "--ca-cert", s.Cert.CertFile, "--ephemeral-accounts"}, "--admin-url, --admin-token"},
@@ -327,8 +327,9 @@ func TestInterruptedRunHasNoVerdict(t *testing.T) {
 	defer cancel()
 	var stdout, stderr lockedBuffer
 	done := make(chan int)
+	dir := t.TempDir()
 	go func() {
-		done <- run(ctx, append(args, "--tags", "@rate-limit && @normative", "--report-dir", ""), &stdout, &stderr)
+		done <- run(ctx, append(args, "--tags", "@rate-limit && @normative", "--report-dir", dir), &stdout, &stderr)
 	}()
 	// The first @rate-limit scenario waits for a fresh window after the
 	// preflight request: cancel once that wait has been announced.
@@ -345,6 +346,13 @@ func TestInterruptedRunHasNoVerdict(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "run interrupted") {
 		t.Fatalf("stderr does not say the run was interrupted:\n%s", stderr.String())
+	}
+	// Like every exit 2, it leaves CI a report saying why (issue 27).
+	if r := readSummary(t, dir); r.Verdict != suite.VerdictNotRun || !strings.Contains(r.NotRun, "run interrupted") || r.Passed+r.Failed != 0 {
+		t.Errorf("summary: verdict %q, why %q, %d passed, %d failed; want not run, interrupted, no counts", r.Verdict, r.NotRun, r.Passed, r.Failed)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "junit.xml")); err != nil {
+		t.Errorf("no junit.xml: %v", err)
 	}
 }
 

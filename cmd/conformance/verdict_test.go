@@ -311,6 +311,9 @@ func TestSignedCertificateVerifies(t *testing.T) {
 	}
 	if code, msg := verifyWith(cert, filepath.Join(keys, "p.pem")); code != exitPass || !strings.Contains(msg, "VERIFIED") {
 		t.Fatalf("verify: exit %d: %s", code, msg)
+	} else if want := "source sha256:" + suite.OwnDigests().Source; !strings.Contains(msg, want) {
+		// What tells a relabelled build from the tagged one (issue 27).
+		t.Errorf("verify does not show the suite's source digest %q:\n%s", want, msg)
 	}
 	// One byte of the certificate changed: a failed scenario count, say.
 	i := bytes.Index(data, []byte(`"status": "passed"`))

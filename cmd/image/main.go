@@ -27,6 +27,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/partner-v3/conformance-kit/cmd/internal/flagenv"
 )
 
 // image is one image the command builds.
@@ -56,35 +58,61 @@ func main() {
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "image:", err)
+		if errors.Is(err, errUsage) {
+			os.Exit(2)
+		}
 		os.Exit(1)
 	}
+}
+
+// errUsage marks what the user must fix in the arguments: exit 2.
+var errUsage = errors.New("usage error")
+
+// help is what --help says besides the flags.
+var help = flagenv.Help{
+	Usage: "usage: image [flags] [simulator] [conformance]   (make image, or go run ./cmd/image)",
+	Intro: "Builds the kit's container images, FROM scratch with static binaries:\n" +
+		"REPO/simulator:TAG (the simulator) and REPO/conformance:TAG (the conformance runner,\n" +
+		"with a CA bundle to verify real deployments); both unless one is named. It compiles\n" +
+		"each binary (CGO_ENABLED=0, -trimpath, for the Docker engine's architecture) with\n" +
+		"-version and -commit linked in, and runs docker build on a context holding only the\n" +
+		"binary and its Dockerfile (cmd/NAME/Dockerfile). Needs a Docker engine; pulls\n" +
+		"nothing. docs/containers.md says how to run them. Its flags have no variables.",
+	ExitCodes: []flagenv.ExitCode{
+		{Code: 0, Meaning: "every image named was built (also --help)"},
+		{Code: 1, Meaning: "a build failed (the message says which)"},
+		{Code: 2, Meaning: "usage error: a flag or image name is wrong"},
+	},
 }
 
 // options are the parsed flags.
 type options struct {
 	repo, tag, version string
+	commit, describe   string
 	caBundle           string
 	binDir             string
 	docker             string
 	names              []string
 }
 
-func parseFlags(args []string, stderr io.Writer) (*options, error) {
+func parseFlags(args []string, stdout io.Writer) (*options, error) {
 	o := &options{}
 	fs := flag.NewFlagSet("image", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	flagenv.Quiet(fs)
 	fs.StringVar(&o.repo, "repo", "partner-v3", "repository prefix: images are REPO/simulator:TAG and REPO/conformance:TAG")
 	fs.StringVar(&o.tag, "tag", "latest", "image tag")
 	fs.StringVar(&o.version, "version", "dev", "version embedded in the binaries (main.version) and the image label")
+	fs.StringVar(&o.describe, "describe", "", "git describe of the source (main.describe): a -version that differs is reported as relabelled; make image passes git's")
+	fs.StringVar(&o.commit, "commit", "", "commit embedded in the binaries (main.commit, with -dirty for a modified tree) and the image's revision label; make image passes git's")
 	fs.StringVar(&o.caBundle, "ca-bundle", "/etc/ssl/certs/ca-certificates.crt", "CA bundle copied into the conformance image (Debian's ca-certificates)")
 	fs.StringVar(&o.binDir, "bin-dir", "", "also keep the static binaries in this directory")
 	fs.StringVar(&o.docker, "docker", "docker", "docker command")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: go run ./cmd/image [flags] [simulator] [conformance]\n\nBuilds the images named (default: both), FROM scratch.\n\n")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return nil, err
+	if err := flagenv.Parse(fs, args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			flagenv.WriteHelp(stdout, fs, help)
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: %w", errUsage, err)
 	}
 	o.names = fs.Args()
 	if len(o.names) == 0 {
@@ -94,14 +122,14 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	}
 	for _, n := range o.names {
 		if !slices.ContainsFunc(images, func(im image) bool { return im.name == n }) {
-			return nil, fmt.Errorf("unknown image %q: want simulator or conformance", n)
+			return nil, fmt.Errorf("%w: unknown image %q: want simulator or conformance", errUsage, n)
 		}
 	}
 	return o, nil
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	o, err := parseFlags(args, stderr)
+	o, err := parseFlags(args, stdout)
 	if err != nil {
 		return err
 	}
@@ -124,7 +152,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// One go build for every binary: it compiles the shared packages once.
 	binDir := filepath.Join(work, "bin")
 	started := time.Now()
-	build := []string{"build", "-trimpath", "-ldflags", "-s -w -X main.version=" + o.version, "-o", binDir + string(filepath.Separator)}
+	build := []string{"build", "-trimpath", "-ldflags", "-s -w -X main.version=" + o.version + " -X main.commit=" + o.commit + " -X main.describe=" + o.describe, "-o", binDir + string(filepath.Separator)}
 	for _, n := range o.names {
 		build = append(build, "./cmd/"+n)
 	}
@@ -194,6 +222,7 @@ func (o *options) build(ctx context.Context, root, work, binDir string, im image
 	if _, err := output(ctx, dir, o.docker, "build", "-q", "-t", ref,
 		"--label", "org.opencontainers.image.title=partner-v3-"+im.name,
 		"--label", "org.opencontainers.image.version="+o.version,
+		"--label", "org.opencontainers.image.revision="+o.commit,
 		"."); err != nil {
 		return fmt.Errorf("docker build %s: %w", ref, err)
 	}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"flag"
 	"slices"
 	"strings"
 	"testing"
@@ -43,5 +45,24 @@ func TestMissingCABundleIsNamed(t *testing.T) {
 	err := o.build(t.Context(), dir, dir, dir, image{name: "conformance", caBundle: true}, &bytes.Buffer{}, &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "-ca-bundle") {
 		t.Fatalf("err=%v, want one naming -ca-bundle", err)
+	}
+}
+
+// TestHelpSaysWhatItDoes: --help says what the tool builds and needs, on
+// stdout; usage errors are errUsage (exit 2), not build failures (issue 27).
+func TestHelpSaysWhatItDoes(t *testing.T) {
+	var stdout bytes.Buffer
+	if _, err := parseFlags([]string{"--help"}, &stdout); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("err=%v, want flag.ErrHelp", err)
+	}
+	for _, want := range []string{"usage: image", "container images", "REPO/conformance:TAG", "Needs a Docker engine", "--commit", "Exit status"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("the help lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	for _, args := range [][]string{{"--bogus"}, {"runner"}} {
+		if _, err := parseFlags(args, &bytes.Buffer{}); !errors.Is(err, errUsage) {
+			t.Errorf("%q: err=%v, want errUsage", args, err)
+		}
 	}
 }

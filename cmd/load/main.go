@@ -42,6 +42,7 @@ import (
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
+	"github.com/partner-v3/conformance-kit/cmd/internal/flagenv"
 	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/server"
@@ -74,10 +75,29 @@ type config struct {
 	half        bool
 }
 
-func parseFlags(args []string, stderr io.Writer) (*config, error) {
+// help is what --help says besides the flags.
+var help = flagenv.Help{
+	Usage: "usage: load [flags]          (make load ARGS=\"...\", or go run ./cmd/load)",
+	Intro: "Measures how fast the simulator answers, as a partner's load test would: requests\n" +
+		"per second and p50/p99/p99.9 latency of each operation of spec §4 (Campaign Stats,\n" +
+		"Campaign List, Add Contact) over many HTTPS keep-alive connections, beside a bare Go\n" +
+		"HTTPS server answering the same bytes (the machine's ceiling, so figures compare\n" +
+		"across machines as ratios), then the simulator's p99 at half its peak rate.\n" +
+		"Without --base-url it starts a simulator in-process (in memory, or in --redis-url)\n" +
+		"with a rate limit no run reaches; a running one must be started with\n" +
+		"--rate-limit 1000000000, or every request after the 100th is a 429 (spec §8).\n" +
+		"docs/performance.md explains the figures. Its flags have no variables.",
+	ExitCodes: []flagenv.ExitCode{
+		{Code: 0, Meaning: "measured and printed (also --help)"},
+		{Code: 1, Meaning: "a measurement failed (the message says which)"},
+		{Code: 2, Meaning: "usage error: a flag is wrong"},
+	},
+}
+
+func parseFlags(args []string, stdout io.Writer) (*config, error) {
 	c := &config{}
 	fs := flag.NewFlagSet("load", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	flagenv.Quiet(fs)
 	fs.StringVar(&c.baseURL, "base-url", "", "partner base address of a running simulator, ending in "+spec.BasePath+
 		" (started with --rate-limit 1000000000 and --log-level warn); empty: start one in-process")
 	fs.StringVar(&c.caFile, "ca", "", "PEM certificate to trust for --base-url (default: cert.pem in --data-dir)")
@@ -91,7 +111,10 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.warmup, "warmup", time.Second, "unmeasured time before each measurement")
 	fs.StringVar(&c.ops, "ops", "stats,list,add", "operations to measure: stats, list, add")
 	fs.BoolVar(&c.half, "half", true, "also drive the simulator at half its peak rate and report its p99")
-	if err := fs.Parse(args); err != nil {
+	if err := flagenv.Parse(fs, args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			flagenv.WriteHelp(stdout, fs, help)
+		}
 		return nil, err
 	}
 	if fs.NArg() > 0 {
@@ -107,7 +130,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	c, err := parseFlags(args, stderr)
+	c, err := parseFlags(args, stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	} else if err != nil {

@@ -92,3 +92,22 @@ func TestBare_AnswersTheSimulatorsBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestHelpAndUsage: --help says what the tool measures, on stdout, exit 0;
+// a duration without a unit says which unit (issue 27).
+func TestHelpAndUsage(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"--help"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("--help: exit %d\n%s", code, stderr.String())
+	}
+	for _, want := range []string{"usage: load", "Measures how fast the simulator answers", "p50/p99/p99.9", "--rate-limit 1000000000", "--connections"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("the help lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	stdout.Reset()
+	stderr.Reset()
+	if code := run(context.Background(), []string{"--duration", "5"}, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), `write "5s"`) {
+		t.Errorf("--duration 5: exit %d, stderr %q; want 2 and the unit to write", code, stderr.String())
+	}
+}

@@ -46,6 +46,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/partner-v3/conformance-kit/cmd/internal/flagenv"
 )
 
 func main() {
@@ -113,24 +115,40 @@ var mutations = map[string]map[string]string{
 // on the same operands.
 var mayNotCompile = map[string]bool{"ARITHMETIC_BASE": true, "INVERT_NEGATIVES": true}
 
+// help is what --help says besides the flags.
+var help = flagenv.Help{
+	Usage: "usage: mutationreport [flags] PKGDIR=RESULT.json ...   (make mutation runs it)",
+	Intro: "Reads the JSON results of gremlins runs (make mutation: the simulator's packages\n" +
+		"mutated, the conformance suite as the test), completes them where gremlins v0.6.0\n" +
+		"falls short (mutants that do not compile, mutants in case expressions) and prints\n" +
+		"the figures per package and every surviving mutant with its source line, to be\n" +
+		"classified (docs/mutation.md). Each argument is a package directory, relative to\n" +
+		"the module root, and the JSON gremlins wrote for it. Its flags have no variables.",
+	ExitCodes: []flagenv.ExitCode{
+		{Code: 0, Meaning: "reported, survivors or not (also --help)"},
+		{Code: 1, Meaning: "a result could not be read or a mutant not tested"},
+		{Code: 2, Meaning: "usage error: a flag or argument is wrong"},
+	},
+}
+
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mutationreport", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	flagenv.Quiet(fs)
 	checkViable := fs.Bool("check-viable", true, "compile every killed arithmetic mutant again and report those that do not compile as not viable")
 	cases := fs.Bool("cases", true, "test the mutants of case expressions that gremlins reports as not covered (see cases.go)")
 	ct := caseTest{log: stderr}
 	fs.StringVar(&ct.tags, "tags", "mutation", "with -cases: the build tags of the test")
 	fs.StringVar(&ct.run, "run", "^TestMutationSuite$", "with -cases: the test to run")
 	fs.DurationVar(&ct.timeout, "timeout", time.Minute, "with -cases: the time a mutant's test may take before it counts as timed out")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: mutationreport [-check-viable=false] PKGDIR=RESULT.json ...")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
+	if err := flagenv.Parse(fs, args); errors.Is(err, flag.ErrHelp) {
+		flagenv.WriteHelp(stdout, fs, help)
+		return 0
+	} else if err != nil {
+		fmt.Fprintf(stderr, "mutationreport: usage error: %v\n%s\n", err, help.Usage)
 		return 2
 	}
 	if fs.NArg() == 0 {
-		fs.Usage()
+		fmt.Fprintf(stderr, "mutationreport: usage error: no PKGDIR=RESULT.json given\n%s\n", help.Usage)
 		return 2
 	}
 	var pkgs []string

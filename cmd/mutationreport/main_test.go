@@ -97,3 +97,23 @@ func TestUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestHelp: --help (and -h) says what the tool does, on stdout, and exits
+// 0; a mistyped flag is exit 2 with the usage line (issue 27).
+func TestHelp(t *testing.T) {
+	for _, arg := range []string{"--help", "-h"} {
+		var stdout, stderr bytes.Buffer
+		if code := run(context.Background(), []string{arg}, &stdout, &stderr); code != 0 {
+			t.Fatalf("%s: exit status %d, want 0\n%s", arg, code, stderr.String())
+		}
+		for _, want := range []string{"usage: mutationreport", "Reads the JSON results of gremlins runs", "--check-viable", "Exit status"} {
+			if !strings.Contains(stdout.String(), want) {
+				t.Errorf("%s: the help lacks %q:\n%s", arg, want, stdout.String())
+			}
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"--bogus"}, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "usage: mutationreport") {
+		t.Errorf("--bogus: exit %d, stderr %q; want 2 and the usage line", code, stderr.String())
+	}
+}

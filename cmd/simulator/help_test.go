@@ -67,8 +67,8 @@ func TestHelpListsEveryFlagWithItsVariable(t *testing.T) {
 }
 
 func TestVersionFlagPrintsTheLinkedVersion(t *testing.T) {
-	defer func(v string) { version = v }(version)
-	version = "v1.2.3"
+	defer func(v, c string) { version, commit = v, c }(version, commit)
+	version, commit = "v1.2.3", "0123456789abcdef0123456789abcdef01234567"
 	var out bytes.Buffer
 	m := NewMain(&out, &bytes.Buffer{})
 	if err := m.ParseFlags(context.Background(), []string{"--version"}); err != nil {
@@ -78,7 +78,7 @@ func TestVersionFlagPrintsTheLinkedVersion(t *testing.T) {
 		t.Fatal("--version did not ask for the version")
 	}
 	m.printVersion()
-	if got, want := out.String(), "simulator v1.2.3 ("+runtime.Version()+")\n"; got != want {
+	if got, want := out.String(), "simulator v1.2.3 (commit 0123456789abcdef0123456789abcdef01234567, "+runtime.Version()+")\n"; got != want {
 		t.Fatalf("--version printed %q, want %q", got, want)
 	}
 }

@@ -28,9 +28,14 @@ import (
 	"github.com/partner-v3/conformance-kit/simulator/violation"
 )
 
-// version is set at build time with -ldflags "-X main.version=..."; left
-// as it is, buildinfo finds what the toolchain recorded.
-var version = "dev"
+// version and commit are set at build time with -ldflags "-X
+// main.version=... -X main.commit=..." (the Makefile: git describe, git
+// rev-parse HEAD and "-dirty" for a modified tree); left as they are,
+// buildinfo finds what the toolchain recorded.
+var (
+	version = "dev"
+	commit  = ""
+)
 
 // help is what --help says besides the flags.
 var help = flagenv.Help{
@@ -157,7 +162,7 @@ func (m *Main) ParseFlags(_ context.Context, args []string) error {
 	var violations stringList
 	fs.Var(&violations, "violate", "break one normative rule on purpose, to test a test suite (repeatable; see --list-violations)")
 	fs.BoolVar(&m.listViolations, "list-violations", false, "list the --violate names and exit")
-	if err := fs.Parse(args); err != nil {
+	if err := flagenv.Parse(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			flagenv.WriteHelp(m.stdout, fs, help)
 		}
@@ -216,7 +221,7 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	if err := s.Open(); err != nil {
-		return err
+		return explainListen(err, m.Config.Addr, m.Config.AdminAddr)
 	}
 	m.Simulator = s
 	m.printBanner()
@@ -314,7 +319,7 @@ func redactURL(raw string) string {
 
 // printVersion prints the --version line.
 func (m *Main) printVersion() {
-	fmt.Fprintln(m.stdout, buildinfo.String("simulator", version))
+	fmt.Fprintln(m.stdout, buildinfo.String("simulator", version, commit))
 }
 
 // printViolations lists the catalogue: each name and the rule it breaks.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"net"
 	"net/http"
 	"os"
 	"slices"
@@ -201,5 +202,51 @@ func TestMain_RunViolating(t *testing.T) {
 	}
 	if strings.Contains(m.Simulator.URL(), "/v3") {
 		t.Fatalf("URL() = %s", m.Simulator.URL())
+	}
+}
+
+// TestPortTakenNamesTheFlag: a listener whose port another process holds
+// names the flag and the variable to change, for the partner API and for
+// the control API (issue 27).
+func TestPortTakenNamesTheFlag(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"the partner port", []string{"--addr", taken.Addr().String(), "--admin-addr", "127.0.0.1:0"}, []string{"--addr (the partner API) cannot listen on " + taken.Addr().String(), "--addr or SIM_ADDR"}},
+		{"the control port", []string{"--addr", "127.0.0.1:0", "--admin-addr", taken.Addr().String()}, []string{"--admin-addr (the control API) cannot listen on " + taken.Addr().String(), "--admin-addr or SIM_ADMIN_ADDR"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := NewMain(&bytes.Buffer{}, &bytes.Buffer{})
+			if err := m.ParseFlags(context.Background(), append(tt.args, "--data-dir", t.TempDir(), "--campaigns", "0")); err != nil {
+				t.Fatal(err)
+			}
+			err := m.Run(context.Background())
+			if err == nil {
+				m.Close()
+				t.Fatal("the simulator started on a taken port")
+			}
+			defer m.Close()
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// TestDurationWithoutAUnit: --rate-window 10 says to write "10s".
+func TestDurationWithoutAUnit(t *testing.T) {
+	err := NewMain(&bytes.Buffer{}, &bytes.Buffer{}).ParseFlags(context.Background(), []string{"--rate-window", "10"})
+	if err == nil || !strings.Contains(err.Error(), `--rate-window "10": a duration needs a unit: write "10s"`) {
+		t.Fatalf("err = %v, want one saying to write \"10s\"", err)
 	}
 }

@@ -60,6 +60,10 @@ func (p *partnerAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.s.Error(w, r, refuse(sp.unknownPath, ""))
 		return
 	}
+	if isControlPath(r.URL.EscapedPath()) {
+		p.s.Error(w, r, p.s.controlCallOnPartnerPort(r.URL.EscapedPath()))
+		return
+	}
 	p.s.Error(w, r, simulator.Errorf(simulator.ENOTFOUND, "No operation at %s: the operations are POST %s/{%s}",
 		quotePath(r.URL.EscapedPath()), spec.BasePath, strings.Join(spec.Paths(), ",")))
 }

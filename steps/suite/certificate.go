@@ -31,7 +31,10 @@ const CertificateFormat = "partner-v3-conformance-certificate/1"
 type Certificate struct {
 	Format string `json:"format"`
 	Suite  struct {
-		Version string  `json:"version"`
+		Version string `json:"version"`
+		// Commit is the commit the suite was built from ("-dirty" for a
+		// modified tree), empty when the build did not record it.
+		Commit  string  `json:"commit,omitempty"`
 		Digests Digests `json:"digests"`
 	} `json:"suite"`
 	Spec struct {
@@ -76,7 +79,7 @@ func (r *Result) Certificate() *Certificate {
 		Flags: r.Flags, RateLimit: r.RateLimit, RateWindow: r.RateWindow, Requests: r.Requests,
 		Verdict: r.Verdict, Certification: r.Certification, Caveats: r.Caveats, Scenarios: []CertificateScenario{},
 		ProfileDigest: r.ProfileDigest}
-	c.Suite.Version, c.Suite.Digests = r.SuiteVersion, r.Digests
+	c.Suite.Version, c.Suite.Commit, c.Suite.Digests = r.SuiteVersion, r.SuiteCommit, r.Digests
 	c.Spec.Title, c.Spec.Version = r.Spec, r.SpecVersion
 	if c.TLS == nil {
 		c.TLS = []TLSSession{}
@@ -151,14 +154,14 @@ var (
 	// ErrBadSignature: the signature does not match the certificate's bytes
 	// and the given key.
 	ErrBadSignature = errors.New("the signature does not verify")
-	// ErrDigestMismatch: the certificate names other scenarios or another
-	// step library than the verifying binary's.
+	// ErrDigestMismatch: the certificate names other scenarios, another
+	// step library or another matrix than the verifying binary's.
 	ErrDigestMismatch = errors.New("the suite digests differ from this binary's")
 )
 
 // VerifyCertificate checks certificate.json: that it is signed by pub, over
-// its exact bytes, and that the scenarios and step library it names by
-// digest are the ones this binary carries. It returns the certificate when
+// its exact bytes, and that the scenarios, step library and matrix it
+// names by digest are the ones this binary carries. It returns the certificate when
 // both hold, and, for a digest mismatch, the certificate with the error.
 func VerifyCertificate(data []byte, pub ed25519.PublicKey) (*Certificate, error) {
 	var env envelope
@@ -192,8 +195,9 @@ func VerifyCertificate(data []byte, pub ed25519.PublicKey) (*Certificate, error)
 		return &c, fmt.Errorf("certificate format %q, want %q", c.Format, CertificateFormat)
 	}
 	if own := OwnDigests(); c.Suite.Digests != own {
-		return &c, fmt.Errorf("%w: the certificate's scenarios %s and steps %s; this binary's %s and %s",
-			ErrDigestMismatch, short(c.Suite.Digests.Scenarios), short(c.Suite.Digests.Steps), short(own.Scenarios), short(own.Steps))
+		return &c, fmt.Errorf("%w: the certificate's source %s (scenarios %s, steps %s, matrix %s); this binary's %s (%s, %s, %s)",
+			ErrDigestMismatch, short(c.Suite.Digests.Source), short(c.Suite.Digests.Scenarios), short(c.Suite.Digests.Steps), short(c.Suite.Digests.Matrix),
+			short(own.Source), short(own.Scenarios), short(own.Steps), short(own.Matrix))
 	}
 	return &c, nil
 }
@@ -205,12 +209,9 @@ func short(h string) string {
 	return h
 }
 
-// OwnDigests are the digests of the scenarios and step library built into
-// this binary.
-func OwnDigests() Digests {
-	d, _ := digestTree(features.FS, "", ".feature")
-	return Digests{Scenarios: d, Steps: stepsDigest()}
-}
+// OwnDigests are the digests of the scenarios, step library and matrix
+// built into this binary, and its source digest.
+func OwnDigests() Digests { return digestsOf(features.FS) }
 
 // KeyID is the SHA-256 (hex) of a public key.
 func KeyID(pub ed25519.PublicKey) string {

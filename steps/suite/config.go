@@ -138,6 +138,10 @@ type Config struct {
 	// SuiteVersion is reported in the summary and the certificate. Empty
 	// means "dev". Only a released version (vX.Y.Z) can certify.
 	SuiteVersion string
+	// SuiteCommit is the commit the suite was built from, "-dirty" appended
+	// for a modified tree (then the run is no certification). May be empty:
+	// unknown (a `go install ...@vX.Y.Z` build).
+	SuiteCommit string
 	// Flags is how the run was invoked, credentials masked, for the
 	// certificate. May be nil.
 	Flags map[string]string

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -34,7 +33,10 @@ type htmlView struct {
 	Facts    []htmlFact
 	Failures []*steps.ScenarioResult
 	Skips    []*steps.ScenarioResult
-	Warned   []htmlWarningGroup
+	Warned   []htmlWarning
+	// WarningLinks are, by section ID, the IDs of the warnings that count
+	// for the section's row (its own and its subsections').
+	WarningLinks map[string][]string
 }
 
 // htmlFact is one line of the facts block; Mono values are identifiers
@@ -45,15 +47,22 @@ type htmlFact struct {
 	Mono   bool
 }
 
-// htmlWarningGroup is the warnings about one spec section.
-type htmlWarningGroup struct {
-	Section, Title string
-	Items          []htmlWarning
+// htmlWarning is one distinct warning (its sections and message), given
+// once however many sections it cites and however many scenarios saw it:
+// the § table links to it by ID.
+type htmlWarning struct {
+	ID       string
+	Sections []string
+	// Title is the message's first line; Detail the lines after it (a
+	// list of cells, a body), shown as they were written.
+	Title, Detail string
+	Seen          []htmlSeen
 }
 
-type htmlWarning struct {
-	Scenario, Message string
-	Count             int
+// htmlSeen is a scenario that gave a warning, and how many times.
+type htmlSeen struct {
+	Scenario string
+	Count    int
 }
 
 func (r *Result) htmlView() htmlView {
@@ -78,6 +87,7 @@ func (r *Result) htmlView() htmlView {
 	v.Facts = []htmlFact{
 		{Name: "Target", Values: []string{r.Target}, Mono: true},
 		{Name: "Suite version", Values: []string{r.SuiteVersion}},
+		{Name: "Suite commit", Values: []string{commitText(r.SuiteCommit)}, Mono: r.SuiteCommit != ""},
 		{Name: "Spec", Values: []string{r.Spec + ", version " + r.SpecVersion}},
 		{Name: "Started", Values: []string{started}},
 		{Name: "Duration", Values: []string{r.Duration.Round(time.Millisecond).String()}},
@@ -100,16 +110,16 @@ func (r *Result) htmlView() htmlView {
 			htmlFact{Name: "Certificate chain (SHA-256, leaf first)", Values: s.Chain, Mono: true})
 	}
 	v.Facts = append(v.Facts,
+		htmlFact{Name: "Suite source digest (SHA-256)", Values: []string{r.Digests.Source}, Mono: true},
 		htmlFact{Name: "Scenarios digest (SHA-256)", Values: []string{r.Digests.Scenarios}, Mono: true},
-		htmlFact{Name: "Steps digest (SHA-256)", Values: []string{r.Digests.Steps}, Mono: true})
+		htmlFact{Name: "Steps digest (SHA-256)", Values: []string{r.Digests.Steps}, Mono: true},
+		htmlFact{Name: "Matrix digest (SHA-256)", Values: []string{r.Digests.Matrix}, Mono: true})
 	// A run stopped early knows little; say nothing rather than show blanks.
 	v.Facts = slices.DeleteFunc(v.Facts, func(f htmlFact) bool { return strings.Join(f.Values, "") == "" })
 
-	titles := make(map[string]string)
-	for _, s := range r.Sections {
-		titles[s.ID] = s.Title
-	}
-	groups := make(map[string]*htmlWarningGroup)
+	type key struct{ sections, message string }
+	warnings := make(map[key]*htmlWarning)
+	var order []key
 	for _, sc := range r.Scenarios {
 		switch sc.Status {
 		case steps.StatusFailed:
@@ -118,24 +128,41 @@ func (r *Result) htmlView() htmlView {
 			v.Skips = append(v.Skips, sc)
 		}
 		for _, f := range sc.Warnings {
-			ids := f.Sections
-			if len(ids) == 0 {
-				ids = []string{""}
+			k := key{strings.Join(f.Sections, ","), f.Message}
+			w, ok := warnings[k]
+			if !ok {
+				title, detail, _ := strings.Cut(strings.TrimRight(f.Message, "\n"), "\n")
+				w = &htmlWarning{Sections: f.Sections, Title: title, Detail: detail}
+				warnings[k] = w
+				order = append(order, k)
 			}
-			for _, id := range ids {
-				g, ok := groups[id]
-				if !ok {
-					g = &htmlWarningGroup{Section: id, Title: titles[id]}
-					groups[id] = g
-				}
-				g.Items = append(g.Items, htmlWarning{Scenario: sc.Title(), Message: f.Message, Count: f.Count})
+			w.Seen = append(w.Seen, htmlSeen{Scenario: sc.Title(), Count: f.Count})
+		}
+	}
+	// By the first section each cites, then as the run met them.
+	slices.SortStableFunc(order, func(a, b key) int {
+		return steps.CompareSections(firstSection(warnings[a].Sections), firstSection(warnings[b].Sections))
+	})
+	v.WarningLinks = make(map[string][]string)
+	for i, k := range order {
+		w := warnings[k]
+		w.ID = fmt.Sprintf("w%d", i+1)
+		v.Warned = append(v.Warned, *w)
+		for _, sec := range r.Sections {
+			if coversSection(w.Sections, sec.ID) {
+				v.WarningLinks[sec.ID] = append(v.WarningLinks[sec.ID], w.ID)
 			}
 		}
 	}
-	for _, id := range slices.SortedFunc(maps.Keys(groups), steps.CompareSections) {
-		v.Warned = append(v.Warned, *groups[id])
-	}
 	return v
+}
+
+// firstSection is the first of a warning's sections, "" for none.
+func firstSection(ids []string) string {
+	if len(ids) == 0 {
+		return ""
+	}
+	return ids[0]
 }
 
 // plural is noun for n things, in English.
@@ -209,8 +236,17 @@ pre { white-space: pre-wrap; overflow-wrap: anywhere; margin: .5rem 0 0; padding
 pre.message { background: var(--bad-bg); border-color: #ffcecb; color: #82071e; font-weight: 600; }
 pre.transcript { max-height: 32rem; overflow: auto; }
 details summary { cursor: pointer; color: var(--muted); margin-top: .6rem; }
-.warngroup h3 { color: var(--warn); }
-.warngroup li { margin: .25rem 0; }
+ol.warnings { list-style: none; padding: 0; }
+li.warning { border: 1px solid var(--line); border-left: 6px solid #bf8700; border-radius: 6px; padding: .6rem 1rem; margin: .75rem 0; break-inside: avoid; }
+li.warning:target { background: var(--warn-bg); }
+li.warning p { margin: 0; }
+li.warning p.muted { margin-top: .35rem; font-size: .9rem; }
+.wtitle { font-weight: 600; }
+.wid { display: inline-block; min-width: 2.4rem; color: var(--muted); font-weight: 400; }
+.wsec { color: var(--warn); font-weight: 700; margin-right: .35rem; text-decoration: none; }
+pre.wdetail { background: var(--warn-bg); border-color: #eedc82; font-weight: 400; }
+.wlinks { display: block; font-size: .78rem; font-weight: 400; line-height: 1.3; }
+.wlinks a { color: var(--warn); }
 .muted { color: var(--muted); }
 footer { margin-top: 3rem; color: var(--muted); font-size: .85rem; }
 @media print {
@@ -270,7 +306,7 @@ var htmlReport = template.Must(template.New("report").Funcs(htmlFuncs).Parse(`<!
 <thead><tr><th>Section</th><th>Title</th><th class="n">Passed</th><th class="n">Failed</th><th class="n">Warnings</th><th class="n">Skipped</th></tr></thead>
 <tbody>
 {{- range .Sections}}
-<tr class="section{{if .Failed}} failed{{else if .Warnings}} warned{{else if not .Scenarios}} empty{{end}}" data-section="{{.ID}}"><td>§{{.ID}}</td><td>{{sectionTitle .}}</td><td class="n">{{.Passed}}</td><td class="n failed">{{.Failed}}</td><td class="n warned">{{.Warnings}}</td><td class="n">{{.Skipped}}</td></tr>
+<tr class="section{{if .Failed}} failed{{else if .Warnings}} warned{{else if not .Scenarios}} empty{{end}}" data-section="{{.ID}}"><td id="section-{{.ID}}">§{{.ID}}</td><td>{{sectionTitle .}}</td><td class="n">{{.Passed}}</td><td class="n failed">{{.Failed}}</td><td class="n warned">{{.Warnings}}{{with index $.WarningLinks .ID}}<span class="wlinks">{{range .}}<a href="#{{.}}">{{.}}</a> {{end}}</span>{{end}}</td><td class="n">{{.Skipped}}</td></tr>
 {{- end}}
 </tbody>
 </table>
@@ -300,18 +336,19 @@ var htmlReport = template.Must(template.New("report").Funcs(htmlFuncs).Parse(`<!
 {{- end}}
 
 {{- if .Warned}}
-<h2>Warnings ({{.Warnings}})</h2>
-<p class="muted">What the spec allows but a vendor should know; none of them fails the run.</p>
+<h2 id="warnings">Warnings ({{.Warnings}}{{if ne (len .Warned) .Warnings}}, {{len .Warned}} distinct{{end}})</h2>
+<p class="muted">What the spec allows but a vendor should know; none of them fails the run. Each is given once, with the sections it cites and the scenarios that saw it; the spec sections table links to it.</p>
+<ol class="warnings">
 {{- range .Warned}}
-<div class="warngroup">
-<h3>{{if .Section}}§{{.Section}}{{with .Title}} {{.}}{{end}}{{else}}No section{{end}}</h3>
-<ul>
-{{- range .Items}}
-<li>{{.Message}} <span class="muted">({{.Scenario}}{{if gt .Count 1}}; seen {{.Count}}×{{end}})</span></li>
+<li class="warning" id="{{.ID}}">
+<p class="wtitle"><span class="wid">{{.ID}}</span>{{range .Sections}}<a class="wsec" href="#section-{{.}}">§{{.}}</a>{{else}}<span class="wsec">no section</span>{{end}} {{.Title}}</p>
+{{- with .Detail}}
+<pre class="wdetail">{{.}}</pre>
 {{- end}}
-</ul>
-</div>
+<p class="muted">Seen in: {{range $i, $s := .Seen}}{{if $i}}; {{end}}{{$s.Scenario}}{{if gt $s.Count 1}} (seen {{$s.Count}}×){{end}}{{end}}</p>
+</li>
 {{- end}}
+</ol>
 {{- end}}
 
 {{- if .Skips}}

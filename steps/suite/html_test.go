@@ -13,6 +13,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
+	"github.com/partner-v3/conformance-kit/steps"
 )
 
 var screenshotOut = flag.String("screenshot", "", "also save the Chromium screenshot of the sample report to this file (docs/img/report-example.png)")
@@ -62,7 +65,8 @@ func TestHTMLReport(t *testing.T) {
 	checkBalanced(t, page)
 
 	t.Run("it is self-contained", func(t *testing.T) {
-		for _, re := range []string{`(?i)<link`, `(?i)<script`, `(?i)<img`, `(?i)<iframe`, `(?i)\b(src|href)\s*=`, `(?i)url\(`, `(?i)@import`} {
+		// Links within the page (href="#w1") fetch nothing.
+		for _, re := range []string{`(?i)<link`, `(?i)<script`, `(?i)<img`, `(?i)<iframe`, `(?i)\bsrc\s*=`, `(?i)\bhref\s*=\s*"[^#]`, `(?i)url\(`, `(?i)@import`} {
 			if m := regexp.MustCompile(re).FindString(page); m != "" {
 				t.Errorf("the page holds %q: it would fetch something", m)
 			}
@@ -100,7 +104,7 @@ func TestHTMLReport(t *testing.T) {
 			"unreleased suite",
 			`the field &#34;Id&#34; of every campaign should be an integer`,
 			`{&#34;limit&#34;:50,&#34;page&#34;:1}`, "X-Api-Secret: ****(27 chars)",
-			"§2.2 Campaign (element of the campaigns array of Campaign List)", "seen 3×",
+			`<a class="wsec" href="#section-2.2">§2.2</a> scheduledTimeZone`, "seen 3×",
 			"no second account was given (--second-api-key)", "Retry-After: 12",
 			"[operation=Campaign Stats, header=x-api-secret, fault=missing]",
 		} {
@@ -202,6 +206,70 @@ func TestHTMLReportInChromium(t *testing.T) {
 	if *screenshotOut != "" {
 		if err := os.WriteFile(*screenshotOut, b, 0o644); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// TestHTMLWarningsOnceFormattedAndLinked: a warning that cites several
+// sections is given once, a multi-line one keeps its lines, one seen by
+// two scenarios is one entry naming both, and each section's row of the
+// table links to the warnings that count for it (issue 27).
+func TestHTMLWarningsOnceFormattedAndLinked(t *testing.T) {
+	r := sampleResult(t)
+	multi := "3 cells of rule campaign-fields could not be checked: the target's data does not hold them:\n  [kind=sms, field=Hardbounce]\n  [kind=email, field=Softbounce]"
+	shared := "the body carries fields the spec does not list: \"requestId\""
+	for _, title := range []string{"first", "second"} {
+		r.Scenarios = append(r.Scenarios, &steps.ScenarioResult{Name: "Warns " + title, Sections: []string{"4.2"}, Status: steps.StatusPassed,
+			Warnings: []steps.Finding{
+				{Level: steps.LevelWarning, Sections: []string{"2.2", "4.2"}, Message: multi, Count: 1},
+				{Level: steps.LevelWarning, Sections: []string{"4.3"}, Message: shared, Count: 2},
+			}})
+	}
+	r.Sections = nil
+	r.judge(Config{SuiteVersion: r.SuiteVersion, Tags: DefaultTags, RateLimit: spec.RateLimit, RateWindow: spec.RateWindow})
+	page := writeHTML(t, r)
+	checkBalanced(t, page)
+
+	if n := strings.Count(page, "could not be checked: the target"); n != 1 {
+		t.Errorf("the warning citing §2.2 and §4.2, seen by two scenarios, is given %d times, want once", n)
+	}
+	if n := strings.Count(page, "the body carries fields the spec does not list"); n != 1 {
+		t.Errorf("the warning seen by two scenarios is given %d times, want once", n)
+	}
+	if !strings.Contains(page, "<pre class=\"wdetail\">  [kind=sms, field=Hardbounce]\n  [kind=email, field=Softbounce]</pre>") {
+		t.Error("the multi-line warning does not keep its lines")
+	}
+	if !strings.Contains(page, "Seen in: Warns first (seen 2×); Warns second (seen 2×)") {
+		t.Error("the shared warning does not name both scenarios that saw it")
+	}
+	ids := map[string]string{}
+	for _, m := range regexp.MustCompile(`<li class="warning" id="(w\d+)">\s*<p class="wtitle">.*?</p>`).FindAllStringSubmatch(page, -1) {
+		ids[m[1]] = m[0]
+	}
+	var multiID, sharedID string
+	for id, li := range ids {
+		switch {
+		case strings.Contains(li, "could not be checked"):
+			multiID = id
+		case strings.Contains(li, "requestId"):
+			sharedID = id
+		}
+	}
+	if multiID == "" || sharedID == "" {
+		t.Fatalf("warnings not found by id: %v", ids)
+	}
+	row := func(id string) string {
+		return regexp.MustCompile(`<tr class="[^"]*" data-section="` + regexp.QuoteMeta(id) + `">.*?</tr>`).FindString(page)
+	}
+	for _, tt := range []struct {
+		section, link string
+		want          bool
+	}{
+		{"2", multiID, true}, {"2.2", multiID, true}, {"4.2", multiID, true}, {"4", sharedID, true}, {"4.3", sharedID, true},
+		{"4.3", multiID, false}, {"2.2", sharedID, false},
+	} {
+		if got := strings.Contains(row(tt.section), `href="#`+tt.link+`"`); got != tt.want {
+			t.Errorf("the row of §%s links to %s: %v, want %v\n%s", tt.section, tt.link, got, tt.want, row(tt.section))
 		}
 	}
 }

@@ -46,6 +46,8 @@ func (r *Result) WriteMarkdown(w io.Writer) error {
 		{"Target", r.Target},
 		{"Spec version", "v" + r.SpecVersion},
 		{"Suite version", r.SuiteVersion},
+		{"Suite commit", commitText(r.SuiteCommit)},
+		{"Suite source (SHA-256)", "`" + r.Digests.Source + "`"},
 		{"Started", r.Started.UTC().Format(time.RFC3339)},
 		{"Duration", r.Duration.Round(time.Millisecond).String()},
 		{"Tags", "`" + r.Tags + "`"},
@@ -101,7 +103,13 @@ func (r *Result) WriteMarkdown(w io.Writer) error {
 		b.WriteString("\n## Warnings\n\nWhat the spec allows but a vendor should know; none of them fails the run.\n")
 		for _, s := range r.Scenarios {
 			for _, w := range s.Warnings {
-				fmt.Fprintf(&b, "\n- **WARNING %s** %s (%s; seen %d×)", steps.SectionList(w.Sections), w.Message, s.Title(), w.Count)
+				// A multi-line warning (a list of cells) keeps its lines: the
+				// first in the item, the rest as a block under it.
+				first, rest, _ := strings.Cut(strings.TrimRight(w.Message, "\n"), "\n")
+				fmt.Fprintf(&b, "\n- **WARNING %s** %s (%s; seen %d×)", steps.SectionList(w.Sections), first, s.Title(), w.Count)
+				if rest != "" {
+					fmt.Fprintf(&b, "\n\n  ```\n  %s\n  ```\n", strings.ReplaceAll(rest, "\n", "\n  "))
+				}
 			}
 		}
 		b.WriteString("\n")
@@ -126,6 +134,15 @@ func (r *Result) WriteMarkdown(w io.Writer) error {
 		return fmt.Errorf("write Markdown summary: %w", err)
 	}
 	return nil
+}
+
+// commitText is a suite commit for a report: unknown when the build did
+// not record one.
+func commitText(c string) string {
+	if c == "" {
+		return "not recorded by the build"
+	}
+	return c
 }
 
 // sectionTitle adds to a section's title why it has no rule of its own.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/partner-v3/conformance-kit/features"
 	"github.com/partner-v3/conformance-kit/fixtures"
+	"github.com/partner-v3/conformance-kit/fixtures/matrix"
 	"github.com/partner-v3/conformance-kit/fixtures/profile"
 	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/steps"
@@ -54,28 +55,56 @@ type SectionResult struct {
 // TLSSession is what the target's connections showed of TLS.
 type TLSSession = record.TLS
 
-// Digests name, by SHA-256, the scenarios and the step library a run used.
+// Digests name, by SHA-256, the scenarios, the step library and the matrix
+// a run used, and the suite's source as a whole: what a version label
+// cannot (VERSION=v9.0.0 make build relabels any build), so that a
+// verifier tells the build of a release tag from another.
 type Digests struct {
 	// Scenarios is the digest of the .feature files run.
 	Scenarios string `json:"scenarios"`
 	// Steps is the digest of the step library and runner source.
 	Steps string `json:"steps"`
+	// Matrix is the digest of the matrix's source and of the spec facts it
+	// is derived from (fixtures/matrix, fixtures/spec): the rules and cells
+	// the steps run.
+	Matrix string `json:"matrix"`
+	// Source is the SHA-256 of the three above: the suite's source digest,
+	// which --version prints and a release states.
+	Source string `json:"source"`
+}
+
+// sourceDigest is Digests.Source of the three others.
+func sourceDigest(scenarios, steps, matrix string) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "scenarios %s\nsteps %s\nmatrix %s\n", scenarios, steps, matrix)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// digestsOf are the digests of the scenarios of fsys run with this
+// binary's steps and matrix.
+func digestsOf(fsys fs.FS) Digests {
+	d := Digests{Steps: stepsDigest(), Matrix: matrixDigest()}
+	d.Scenarios, _ = digestTree(fsys, "", ".feature")
+	d.Source = sourceDigest(d.Scenarios, d.Steps, d.Matrix)
+	return d
 }
 
 // Result is the outcome of a Run.
 type Result struct {
-	SuiteVersion string        `json:"suiteVersion"`
-	SpecVersion  string        `json:"specVersion"`
-	Spec         string        `json:"spec"`
-	Target       string        `json:"target"`
-	Tags         string        `json:"tags"`
-	Started      time.Time     `json:"started"`
-	Ended        time.Time     `json:"ended"`
-	Duration     time.Duration `json:"durationNs"`
-	RateLimit    int           `json:"rateLimit"`
-	RateWindow   string        `json:"rateWindow"`
-	ControlAPI   bool          `json:"controlApi"`
-	Requests     int64         `json:"requests"`
+	SuiteVersion string `json:"suiteVersion"`
+	// SuiteCommit is the commit the suite was built from (Config.SuiteCommit).
+	SuiteCommit string        `json:"suiteCommit,omitempty"`
+	SpecVersion string        `json:"specVersion"`
+	Spec        string        `json:"spec"`
+	Target      string        `json:"target"`
+	Tags        string        `json:"tags"`
+	Started     time.Time     `json:"started"`
+	Ended       time.Time     `json:"ended"`
+	Duration    time.Duration `json:"durationNs"`
+	RateLimit   int           `json:"rateLimit"`
+	RateWindow  string        `json:"rateWindow"`
+	ControlAPI  bool          `json:"controlApi"`
+	Requests    int64         `json:"requests"`
 	// Waited is the time spent waiting for rate-limit windows, pacing and
 	// unexpected 429s together.
 	Waited time.Duration `json:"waitedNs"`
@@ -138,6 +167,7 @@ func (r *run) result(started time.Time, tags string, fsys fs.FS) *Result {
 	cfg := r.cfg
 	res := &Result{
 		SuiteVersion: cfg.SuiteVersion,
+		SuiteCommit:  cfg.SuiteCommit,
 		SpecVersion:  spec.Version,
 		Spec:         spec.Title,
 		Target:       r.secrets.String(cfg.BaseURL),
@@ -159,8 +189,7 @@ func (r *run) result(started time.Time, tags string, fsys fs.FS) *Result {
 	for _, w := range r.pacer.Waits() {
 		res.BudgetWaits = append(res.BudgetWaits, steps.BudgetWait(w))
 	}
-	res.Digests.Scenarios, _ = digestTree(fsys, "", ".feature")
-	res.Digests.Steps = stepsDigest()
+	res.Digests = digestsOf(fsys)
 	return res
 }
 
@@ -248,8 +277,11 @@ func (r *Result) judge(cfg Config) {
 	default:
 		r.Verdict = VerdictFail
 	}
-	if !Released(cfg.SuiteVersion) {
-		r.Caveats = append(r.Caveats, fmt.Sprintf("unreleased suite (version %q): only a released build (vX.Y.Z) certifies", cfg.SuiteVersion))
+	switch {
+	case !Released(cfg.SuiteVersion):
+		r.Caveats = append(r.Caveats, fmt.Sprintf("unreleased suite (version %q): only a released build (vX.Y.Z, the build of a release tag: README, \"Make a release\") certifies", cfg.SuiteVersion))
+	case strings.HasSuffix(cfg.SuiteCommit, "-dirty"):
+		r.Caveats = append(r.Caveats, fmt.Sprintf("suite %s was built from a modified tree (commit %s): no release tag names that source, so it does not certify", cfg.SuiteVersion, cfg.SuiteCommit))
 	}
 	if cfg.Features != nil {
 		if own, _ := digestTree(features.FS, "", ".feature"); own != r.Digests.Scenarios {
@@ -337,6 +369,20 @@ func stepsDigest() string {
 		fsys   fs.FS
 		prefix string
 	}{{steps.Source, "steps/"}, {runnerSource, "steps/suite/"}} {
+		sum, _ := digestTree(t.fsys, t.prefix, ".go")
+		h.Write([]byte(sum))
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// matrixDigest is the SHA-256 of the matrix and the spec facts it is
+// derived from, tests left out.
+func matrixDigest() string {
+	h := sha256.New()
+	for _, t := range []struct {
+		fsys   fs.FS
+		prefix string
+	}{{matrix.Source, "fixtures/matrix/"}, {spec.Source, "fixtures/spec/"}} {
 		sum, _ := digestTree(t.fsys, t.prefix, ".go")
 		h.Write([]byte(sum))
 	}

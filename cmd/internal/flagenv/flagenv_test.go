@@ -128,3 +128,51 @@ func TestDuration(t *testing.T) {
 		}
 	}
 }
+
+// TestParseSaysWhatToFix: a refused value names the flag as it is written
+// and, for a duration without a unit, the unit it needs; from a variable
+// too (issue 27: `--rate-window 10`).
+func TestParseSaysWhatToFix(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want []string // "" in want: no error
+	}{
+		{"a duration without a unit", []string{"--rate-window", "10"}, nil, []string{`--rate-window "10"`, `write "10s" for seconds`}},
+		{"a fractional duration without a unit", []string{"--rate-window=1.5"}, nil, []string{`write "1.5s"`}},
+		{"a duration that is no duration", []string{"--rate-window", "soon"}, nil, []string{`--rate-window "soon"`, "not a duration", `"1m30s"`}},
+		{"a variable without a unit", nil, map[string]string{"T_RATE_WINDOW": "10"}, []string{`T_RATE_WINDOW="10"`, `write "10s"`}},
+		{"a number that is no number", []string{"--size", "lots"}, nil, []string{`--size "lots"`, "parse error"}},
+		{"a duration with its unit", []string{"--rate-window", "10s"}, nil, nil},
+		{"an unknown flag is the flag package's", []string{"--nope"}, nil, []string{"flag provided but not defined: -nope"}},
+		{"a typo names the flag meant", []string{"--rate-windwo", "10s"}, nil, []string{"not defined: -rate-windwo (did you mean --rate-window?)"}},
+		{"a letter missing names the flag meant", []string{"--sze", "1"}, nil, []string{"(did you mean --size?)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := flag.NewFlagSet("t", flag.ContinueOnError)
+			Quiet(fs)
+			window := fs.Duration("rate-window", time.Minute, "")
+			fs.Int("size", 1, "")
+			err := Parse(fs, tt.args)
+			if err == nil {
+				err = Fill(fs, "T_", func(k string) (string, bool) { v, ok := tt.env[k]; return v, ok })
+			}
+			if tt.want == nil {
+				if err != nil || *window != 10*time.Second {
+					t.Fatalf("err %v, window %s; want none, 10s", err, *window)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+		})
+	}
+}
