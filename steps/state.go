@@ -214,6 +214,7 @@ func (s *scenario) send(ctx context.Context, e *httpexpect.Expect, method, path,
 		ctx = pace.Deliberate(ctx)
 	}
 	ctx = record.WithScenario(ctx, s.result.Title())
+	ctx = withSender(ctx, s.result) // the observer's findings name it (observer.go)
 	ctx, note := pace.WithNote(ctx)
 	x := &exchange{method: method, url: strings.TrimSuffix(s.env.BaseURL.String(), "/") + "/" + path, body: body}
 	req := e.Request(method, "/"+path).WithContext(ctx)
