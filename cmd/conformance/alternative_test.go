@@ -108,6 +108,12 @@ type altOptions struct {
 	// fields the spec does not list in every body, gzip when the client
 	// accepts it, a charset parameter, extra headers.
 	Extras bool
+	// MissingHeader422 answers a request without x-api-key, x-api-secret
+	// or x-account-id 422 with FastAPI's validation body, before the
+	// service's own code runs, as a service that declares the headers
+	// Header(...) does (§5 says what an incorrect or mismatched header
+	// gets, not a missing one).
+	MissingHeader422 bool
 }
 
 // altDefect breaks one sentence of the spec: each field is a hook at one
@@ -393,6 +399,9 @@ func (s *altService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	if s.opts.MissingHeader422 && s.missingHeaders(w, r.Header) {
+		return
+	}
 	acct, status, msg := s.authenticate(op, r.Header)
 	if status != 0 {
 		s.fail(w, status, msg)
@@ -420,6 +429,25 @@ func (s *altService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case spec.PathCampaignStats:
 		s.campaignStats(w, r, acct, body)
 	}
+}
+
+// missingHeaders answers a request that lacks one of the three headers of
+// §5 as FastAPI does for a required Header(...) parameter: 422, one
+// "missing" entry per header; it reports whether it answered.
+func (s *altService) missingHeaders(w http.ResponseWriter, h http.Header) bool {
+	var detail []any
+	for _, name := range spec.Headers() {
+		if len(h.Values(name)) == 0 {
+			detail = append(detail, map[string]any{"type": "missing", "loc": []any{"header", name}, "msg": "Field required", "input": nil})
+		}
+	}
+	if len(detail) == 0 {
+		return false
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusUnprocessableEntity)
+	_ = json.NewEncoder(w).Encode(map[string]any{"detail": detail})
+	return true
 }
 
 func (s *altService) addContact(w http.ResponseWriter, r *http.Request, acct int, body map[string]any) {
@@ -689,6 +717,11 @@ func TestAlternativeImplementationPasses(t *testing.T) {
 			altOptions{FreeRefused: true, RateHeaders: "policy", NewestFirst: true}, nil},
 		{"sliding windows that spare refused requests, no rate-limit headers; UUID contactIds; a missing x-account-id answered 403; non-ASCII header bytes refused with 400",
 			altOptions{Sliding: true, FreeRefused: true, UUIDs: true, MissingAccount403: true, StrictHeaders: true}, nil},
+		// §5 says what an incorrect key or secret and a mismatched account
+		// id get, not what a request without the header gets: FastAPI's
+		// 422 for a required Header(...) is a warning, never a failure.
+		{"a request without x-api-key, x-api-secret or x-account-id answered 422 with FastAPI's body",
+			altOptions{MissingHeader422: true}, checkMissingHeaderWarned},
 	}
 	targets := make([]altTarget, len(tests))
 	for i, tt := range tests {
@@ -754,6 +787,24 @@ func checkExtrasWarned(t *testing.T, r altRun) {
 		t.Errorf("the verdict block lists no warning:\n%s", r.out)
 	}
 	checkProtocol("HTTP/1.1")(t, r)
+}
+
+// checkMissingHeaderWarned: each header's missing-header answer (422) is
+// one warning of §5 naming the header, counted over the operations and
+// accounts, and nothing failed.
+func checkMissingHeaderWarned(t *testing.T, r altRun) {
+	for _, h := range spec.Headers() {
+		want := "a request without " + h + " was answered 422"
+		found := false
+		for _, sc := range r.res.Scenarios {
+			for _, w := range sc.Warnings {
+				found = found || strings.HasPrefix(w.Message, want) && slices.Contains(w.Sections, "5") && w.Count >= 6
+			}
+		}
+		if !found {
+			t.Errorf("no §5 warning %q seen for all 6 operations and accounts", want)
+		}
+	}
 }
 
 func checkProtocol(want string) func(t *testing.T, r altRun) {
