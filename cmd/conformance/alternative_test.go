@@ -114,6 +114,10 @@ type altOptions struct {
 	// Header(...) does (§5 says what an incorrect or mismatched header
 	// gets, not a missing one).
 	MissingHeader422 bool
+	// IsoformatTimes writes the timestamps of §2.2 as Python's
+	// datetime.isoformat(timespec="milliseconds") does for a time in UTC:
+	// +00:00 instead of Z (UTC all the same).
+	IsoformatTimes bool
 }
 
 // altDefect breaks one sentence of the spec: each field is a hook at one
@@ -188,6 +192,13 @@ func newAltService(accounts []control.Credentials, limit int, window time.Durati
 	for n := range accounts {
 		s.contacts[n] = map[string]string{}
 		cs := altCampaigns(n, opts.Extras)
+		if opts.IsoformatTimes {
+			for _, c := range cs {
+				for _, f := range []string{"scheduledOn", "broadcastOn", "createdAt", "updatedAt"} {
+					c[f] = strings.TrimSuffix(c[f].(string), "Z") + "+00:00"
+				}
+			}
+		}
 		for i, c := range cs {
 			s.stats[c["Id"].(int)] = altStats(i, c["campaignChannel"].(string))
 		}
@@ -720,8 +731,10 @@ func TestAlternativeImplementationPasses(t *testing.T) {
 		// §5 says what an incorrect key or secret and a mismatched account
 		// id get, not what a request without the header gets: FastAPI's
 		// 422 for a required Header(...) is a warning, never a failure.
-		{"a request without x-api-key, x-api-secret or x-account-id answered 422 with FastAPI's body",
-			altOptions{MissingHeader422: true}, checkMissingHeaderWarned},
+		// And §2.2's "ISO 8601 UTC" is written +00:00 by Python's isoformat:
+		// UTC, a warning.
+		{"a request without x-api-key, x-api-secret or x-account-id answered 422 with FastAPI's body; timestamps written +00:00 by isoformat",
+			altOptions{MissingHeader422: true, IsoformatTimes: true}, checkMissingHeaderWarned},
 	}
 	targets := make([]altTarget, len(tests))
 	for i, tt := range tests {
@@ -804,6 +817,15 @@ func checkMissingHeaderWarned(t *testing.T, r altRun) {
 		if !found {
 			t.Errorf("no §5 warning %q seen for all 6 operations and accounts", want)
 		}
+	}
+	warned := false
+	for _, sc := range r.res.Scenarios {
+		for _, w := range sc.Warnings {
+			warned = warned || strings.Contains(w.Message, "with the zero offset +00:00") && slices.Contains(w.Sections, "2.2")
+		}
+	}
+	if !warned {
+		t.Error("no §2.2 warning about timestamps written +00:00")
 	}
 }
 
