@@ -17,6 +17,7 @@ package steps
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -38,10 +39,6 @@ import (
 
 // everyAnswer is the matrix rule the observer checks.
 const everyAnswer = "every-answer"
-
-// maxShown caps the observations whose exchange is kept for the reports;
-// the rest are counted.
-const maxShown = 50
 
 // Observer holds every answer the run receives to what the spec says of
 // every response. The runner builds one per run (NewObserver), puts its
@@ -70,7 +67,7 @@ type observation struct {
 	// preflight; from names it for the reports.
 	sender *ScenarioResult
 	from   string
-	x      *Exchange // nil past maxShown
+	x      *Exchange
 }
 
 // NewObserver returns the observer of a run with these accounts. secrets
@@ -144,13 +141,6 @@ func (o *Observer) count() int {
 	return o.seq
 }
 
-// Requests is the number of requests the observer saw sent.
-func (o *Observer) Requests() int {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.seq
-}
-
 // observe holds one answer to the rules and keeps what it breaks.
 func (o *Observer) observe(ctx context.Context, seq int, x *exchange) {
 	cond, sections, problem, level := answerProblem(x)
@@ -159,16 +149,13 @@ func (o *Observer) observe(ctx context.Context, seq int, x *exchange) {
 	}
 	sender, _ := ctx.Value(senderKey{}).(*ScenarioResult)
 	ob := observation{seq: seq, level: level, sections: sections, problem: o.secrets.String(problem), sender: sender, from: record.ScenarioOf(ctx),
-		cell: matrix.Cell{Rule: everyAnswer, Operation: cmpOr(opOf(x), "no operation of the spec"), Account: o.role(x.header), Condition: cond}}
+		cell: matrix.Cell{Rule: everyAnswer, Operation: cmp.Or(opOf(x), "no operation of the spec"), Account: o.role(x.header), Condition: cond},
+		x:    x.report(o.secrets)}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.done {
-		return
+	if !o.done {
+		o.seen = append(o.seen, ob)
 	}
-	if len(o.seen) < maxShown {
-		ob.x = x.report(o.secrets)
-	}
-	o.seen = append(o.seen, ob)
 }
 
 // role names the account a request is about: by its key, else by its
@@ -196,13 +183,6 @@ func (o *Observer) take(last bool) []observation {
 	o.next = len(o.seen)
 	o.done = o.done || last
 	return out
-}
-
-func cmpOr(s, or string) string {
-	if s == "" {
-		return or
-	}
-	return s
 }
 
 // rateLimitBody is §7's 429 body, decoded as the suite decodes answers.
@@ -313,7 +293,7 @@ func (l *Library) unreported(own *ScenarioResult, last bool) []observation {
 	var fails []observation
 	for _, ob := range obs {
 		if ob.level == LevelWarning {
-			if r := cmpResult(ob.sender, own); r != nil {
+			if r := cmp.Or(ob.sender, own); r != nil {
 				addWarning(r, Finding{Level: LevelWarning, Sections: ob.sections, Message: fmt.Sprintf("%s: %s", ob.cell, ob.problem), Exchange: ob.x})
 			}
 			continue
@@ -324,13 +304,6 @@ func (l *Library) unreported(own *ScenarioResult, last bool) []observation {
 		fails = append(fails, ob)
 	}
 	return fails
-}
-
-func cmpResult(a, b *ScenarioResult) *ScenarioResult {
-	if a != nil {
-		return a
-	}
-	return b
 }
 
 // addWarning adds a warning to a result, once per message. The caller
