@@ -11,9 +11,11 @@ package steps
 //
 // Each statement is checked by the code that checks it everywhere else
 // (x.json and labelProblem, exactBodyProblem, messageProblem,
-// shapeProblems): one piece of code per rule. An answer a scenario judges
-// itself and fails on, in a section of the observer's finding, is reported
-// once, by that scenario.
+// shapeProblems): one piece of code per rule. An answer a check of the
+// scenario that sent it failed on (the scenario judged it itself, as the
+// @rate-limit scenario judges its 429s) is reported once, by that
+// scenario; an earlier attempt of the same request, which the scenario
+// never read, is the observer's.
 
 import (
 	"bytes"
@@ -26,6 +28,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cucumber/godog"
@@ -67,7 +70,10 @@ type observation struct {
 	// preflight; from names it for the reports.
 	sender *ScenarioResult
 	from   string
-	x      *Exchange
+	// sent is the scenario's record of the request (nil for the
+	// preflight's): a check of the scenario that failed on it judged it.
+	sent *sentBy
+	x    *Exchange
 }
 
 // NewObserver returns the observer of a run with these accounts. secrets
@@ -78,9 +84,26 @@ func NewObserver(primary, second control.Credentials, secrets *mask.Secrets) *Ob
 
 type senderKey struct{}
 
-// withSender marks ctx's requests as sent by a scenario.
-func withSender(ctx context.Context, r *ScenarioResult) context.Context {
-	return context.WithValue(ctx, senderKey{}, r)
+// sentBy is what the observer learns of a request a scenario sends: the
+// scenario, its exchange (which the scenario's checks read), and the
+// number of the request's last attempt (the pacer may send it again after
+// an unexpected 429; the scenario reads only the last answer).
+type sentBy struct {
+	result *ScenarioResult
+	x      *exchange
+	last   atomic.Int64
+}
+
+// withSender marks ctx's request as one a scenario sends and records as x.
+func withSender(ctx context.Context, r *ScenarioResult, x *exchange) context.Context {
+	return context.WithValue(ctx, senderKey{}, &sentBy{result: r, x: x})
+}
+
+// judged reports whether the scenario that sent the request the
+// observation is of failed a check on that very answer: then it reported
+// it, and the observer does not again.
+func (ob *observation) judged() bool {
+	return ob.sent != nil && ob.sent.x.judged.Load() && ob.sent.last.Load() == int64(ob.seq)
 }
 
 // Transport returns base with every answer held to the rules of every
@@ -144,11 +167,16 @@ func (o *Observer) count() int {
 // observe holds one answer to the rules and keeps what it breaks.
 func (o *Observer) observe(ctx context.Context, seq int, x *exchange) {
 	cond, sections, problem, level := answerProblem(x)
+	sent, _ := ctx.Value(senderKey{}).(*sentBy)
+	var sender *ScenarioResult
+	if sent != nil {
+		sent.last.Store(int64(seq))
+		sender = sent.result
+	}
 	if problem == "" {
 		return
 	}
-	sender, _ := ctx.Value(senderKey{}).(*ScenarioResult)
-	ob := observation{seq: seq, level: level, sections: sections, problem: o.secrets.String(problem), sender: sender, from: record.ScenarioOf(ctx),
+	ob := observation{seq: seq, level: level, sections: sections, problem: o.secrets.String(problem), sender: sender, sent: sent, from: record.ScenarioOf(ctx),
 		cell: matrix.Cell{Rule: everyAnswer, Operation: cmp.Or(opOf(x), "no operation of the spec"), Account: o.role(x.header), Condition: cond},
 		x:    x.report(o.secrets)}
 	o.mu.Lock()
@@ -279,10 +307,10 @@ func jsonEqual(a, b any) bool { return jsonText(a) == jsonText(b) }
 // ---- the library's side: reporting the observations ----
 
 // unreported returns the observer's failures not yet reported, leaving out
-// those a scenario already reports: the scenario that sent the request
-// failed in a section of the observation (it judged the answer itself, as
-// the @rate-limit scenario judges its 429s). Warnings go to the scenario
-// that met them (or the observer's own, for the preflight's).
+// those a scenario already reports: a check of the scenario that sent the
+// request failed on that very answer (it judged the answer itself, as the
+// @rate-limit scenario judges its 429s). Warnings go to the scenario that
+// met them (or the observer's own, for the preflight's).
 func (l *Library) unreported(own *ScenarioResult, last bool) []observation {
 	if l.observer == nil {
 		return nil
@@ -298,7 +326,7 @@ func (l *Library) unreported(own *ScenarioResult, last bool) []observation {
 			}
 			continue
 		}
-		if r := ob.sender; r != nil && r != own && r.Status == StatusFailed && slices.ContainsFunc(r.FailureSections(), func(s string) bool { return slices.Contains(ob.sections, s) }) {
+		if ob.judged() {
 			continue
 		}
 		fails = append(fails, ob)

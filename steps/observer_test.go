@@ -1,7 +1,9 @@
 package steps
 
 import (
+	"context"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -109,5 +111,34 @@ func TestMissingHeaderTiers(t *testing.T) {
 				t.Errorf("warned: %v (%v), want %v", got, s.result.Warnings, tt.warning)
 			}
 		})
+	}
+}
+
+// TestObserverReportsOnce: an answer a scenario's check failed on is that
+// scenario's to report, not the observer's again; an earlier attempt of
+// the same request (a 429 the pacer sent it again after, which the
+// scenario never read) and the preflight's answers are the observer's.
+func TestObserverReportsOnce(t *testing.T) {
+	o := NewObserver(testAccount, control.Credentials{}, nil)
+	lib := New(Env{Observer: o})
+	const js = "application/json"
+	full := credentialHeaders(testAccount)
+	res := &ScenarioResult{Name: "a scenario", Status: StatusFailed}
+	x := &exchange{}
+	ctx := withSender(context.Background(), res, x)
+	o.observe(ctx, 1, answer("POST", spec.PathCampaignList, full, 429, js, `{"error":"Too many requests"}`))
+	o.observe(ctx, 2, answer("POST", spec.PathCampaignList, full, 401, js, `{"error":"Unauthorized"}`))
+	o.observe(context.Background(), 3, answer("POST", spec.PathCampaignList, full, 403, js, `{"error":"Forbidden"}`))
+	x.markJudged() // the scenario's check failed on the answer it read: the second attempt
+	var got []int
+	for _, ob := range lib.unreported(nil, true) {
+		got = append(got, ob.seq)
+	}
+	if want := []int{1, 3}; !slices.Equal(got, want) {
+		t.Fatalf("reported requests %v, want %v", got, want)
+	}
+	o.observe(ctx, 4, answer("POST", spec.PathCampaignList, full, 429, js, `{}`))
+	if obs := lib.unreported(nil, true); len(obs) != 0 {
+		t.Fatalf("an answer after the run was judged was held: %v", obs)
 	}
 }

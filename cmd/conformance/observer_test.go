@@ -65,7 +65,7 @@ func TestLateDefectFailsTheRun(t *testing.T) {
 		// Else the scenario that reads it does, and the observer is quiet.
 		observer bool
 	}{
-		{"an edge limiter's own 429 body, once, to a request the pacer sends again", func(w http.ResponseWriter, r *http.Request, next http.Handler) bool {
+		{"an edge limiter's own 429 body, once, at request 701", func(w http.ResponseWriter, r *http.Request, next http.Handler) bool {
 			if r.Header.Get(spec.HeaderAPIKey) == "" {
 				next.ServeHTTP(w, r)
 				return false
