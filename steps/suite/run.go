@@ -212,17 +212,15 @@ func planScenarios(fsys fs.FS, tags string) (*plan, error) {
 
 // run holds one run's clients.
 type run struct {
-	cfg      Config
-	secrets  *mask.Secrets // cfg.secrets(), the throwaway accounts' included
-	base     *url.URL
-	client   *http.Client // partner requests: paced, budget-aware, recorded
-	recorder *record.Transport
-	// observer holds every answer of the run to what the spec says of
-	// every response (rule every-answer).
-	observer  *steps.Observer
+	cfg       Config
+	secrets   *mask.Secrets // cfg.secrets(), the throwaway accounts' included
+	base      *url.URL
+	client    *http.Client // partner requests: paced, budget-aware, recorded
+	recorder  *record.Transport
 	pacer     *pace.Pacer
 	control   *control.Client // nil without a control API
 	adminHTTP *http.Client
+	observer  *steps.Observer // every answer held to what the spec says of every response (rule every-answer)
 	// throwaway are the accounts the run made (Config.EphemeralAccounts),
 	// deleted at its end.
 	throwaway []string
