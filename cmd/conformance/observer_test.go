@@ -5,6 +5,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -64,6 +65,10 @@ func TestLateDefectFailsTheRun(t *testing.T) {
 		// judges the statuses of its burst, not the bodies of its 200s).
 		// Else the scenario that reads it does, and the observer is quiet.
 		observer bool
+		// alt runs against the alternative implementation (no control
+		// API: the run waits for its short windows) instead of the
+		// simulator.
+		alt bool
 	}{
 		{"an edge limiter's own 429 body, once, at request 701", func(w http.ResponseWriter, r *http.Request, next http.Handler) bool {
 			if r.Header.Get(spec.HeaderAPIKey) == "" {
@@ -75,39 +80,30 @@ func TestLateDefectFailsTheRun(t *testing.T) {
 			w.WriteHeader(http.StatusTooManyRequests)
 			_, _ = w.Write([]byte(`{"message": "Too Many Requests"}`))
 			return true
-		}, "7", "the 429 body is", false},
-		{"a Campaign List page whose campaigns' offsets lose their colon, once", func(w http.ResponseWriter, r *http.Request, next http.Handler) bool {
-			rec := httptest.NewRecorder()
-			next.ServeHTTP(rec, r)
-			body := rec.Body.Bytes()
-			broken := rec.Code == http.StatusOK && strings.HasSuffix(r.URL.Path, "/"+spec.PathCampaignList) && bytes.Contains(body, []byte(`"offset":"`))
-			if broken {
-				body = bytes.ReplaceAll(body, []byte(`:00"`), []byte(`00"`))
-			}
-			for k, vs := range rec.Header() {
-				w.Header()[k] = vs
-			}
-			w.Header().Del("Content-Length")
-			w.WriteHeader(rec.Code)
-			_, _ = w.Write(body)
-			return broken
-		}, "2.2", "is not a UTC offset", true},
+		}, "7", "the 429 body is", false, false},
+		{"a Campaign List page whose campaigns' offsets lose their colon, once", offsetsWithoutColon, "2.2", "is not a UTC offset", true, false},
+		{"the same, on the independent implementation (altService, real rate-limit windows)", offsetsWithoutColon, "2.2", "is not a UTC offset", true, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := sim.New(context.Background(), sim.Config{Insecure: true, DataDir: t.TempDir(), AdminToken: "test-admin-token"})
-			if err != nil {
-				t.Fatalf("new simulator: %v", err)
+			d := &lateDefect{after: 700, breaks: tt.breaks}
+			cfg := suite.Config{Handler: d, NoProfile: true}
+			if tt.alt {
+				as := altAccounts(t)
+				d.next = newAltService(as, altLimit, altWindow, altOptions{}, altDefect{})
+				cfg.Primary, cfg.Second, cfg.RateLimit, cfg.RateWindow = as[0], as[1], altLimit, altWindow
+			} else {
+				s, err := sim.New(context.Background(), sim.Config{Insecure: true, DataDir: t.TempDir(), AdminToken: "test-admin-token"})
+				if err != nil {
+					t.Fatalf("new simulator: %v", err)
+				}
+				t.Cleanup(func() { _ = s.Close() })
+				as := devAccounts(t)
+				d.next, cfg.AdminHandler, cfg.AdminToken = s.Handler(), s.AdminHandler(), "test-admin-token"
+				cfg.Primary = control.Credentials{APIKey: as[0].APIKey, APISecret: as[0].APISecret, AccountID: as[0].AccountID}
+				cfg.Second = control.Credentials{APIKey: as[1].APIKey, APISecret: as[1].APISecret, AccountID: as[1].AccountID}
 			}
-			t.Cleanup(func() { _ = s.Close() })
-			d := &lateDefect{next: s.Handler(), after: 700, breaks: tt.breaks}
-			as := devAccounts(t)
-			res, err := suite.Run(context.Background(), suite.Config{
-				Handler: d, AdminHandler: s.AdminHandler(), AdminToken: "test-admin-token",
-				Primary:   control.Credentials{APIKey: as[0].APIKey, APISecret: as[0].APISecret, AccountID: as[0].AccountID},
-				Second:    control.Credentials{APIKey: as[1].APIKey, APISecret: as[1].APISecret, AccountID: as[1].AccountID},
-				NoProfile: true,
-			})
+			res, err := suite.Run(context.Background(), cfg)
 			if err != nil {
 				t.Fatalf("run the suite: %v", err)
 			}
@@ -146,4 +142,23 @@ func TestLateDefectFailsTheRun(t *testing.T) {
 			t.Logf("request %d of %d broken: %v", at, d.n.Load(), failures(res))
 		})
 	}
+}
+
+// offsetsWithoutColon serves a Campaign List page whose campaigns' offsets
+// lose their colon (§2.2: +HH:MM), and reports whether it broke one.
+func offsetsWithoutColon(w http.ResponseWriter, r *http.Request, next http.Handler) bool {
+	rec := httptest.NewRecorder()
+	next.ServeHTTP(rec, r)
+	body := rec.Body.Bytes()
+	broken := rec.Code == http.StatusOK && strings.HasSuffix(r.URL.Path, "/"+spec.PathCampaignList) && bytes.Contains(body, []byte(`"offset":"`))
+	if broken {
+		body = regexp.MustCompile(`("offset": ?"[+-]\d\d):(\d\d")`).ReplaceAll(body, []byte("$1$2"))
+	}
+	for k, vs := range rec.Header() {
+		w.Header()[k] = vs
+	}
+	w.Header().Del("Content-Length")
+	w.WriteHeader(rec.Code)
+	_, _ = w.Write(body)
+	return broken
 }
