@@ -46,6 +46,7 @@ func (s *scenario) cells(id string) *cellCheck {
 
 // fail records that cell broke the rule on exchange x.
 func (c *cellCheck) fail(cell matrix.Cell, x *exchange, format string, args ...any) {
+	x.markJudged()
 	c.failed = append(c.failed, cell.String()+": "+fmt.Sprintf(format, args...))
 	if c.first == nil {
 		c.first = x

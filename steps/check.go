@@ -92,7 +92,9 @@ func checkType(v any, typ string) string {
 }
 
 var (
-	timestampRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$`)
+	// §2.2 "ISO 8601 UTC with milliseconds": Z, or the zero offset +00:00
+	// that is UTC too (Python's isoformat writes it; timestamps.go warns).
+	timestampRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}(?:Z|\+00:00)$`)
 	offsetRE    = regexp.MustCompile(`^[+-]\d{2}:[0-5]\d$`)
 	colourRE    = regexp.MustCompile(`^#(?:[0-9A-Fa-f]{3}|[0-9A-Fa-f]{4}|[0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$`)
 )
@@ -107,7 +109,7 @@ func checkFormat(v any, format string) string {
 		if !timestampRE.MatchString(s) {
 			return fmt.Sprintf("%q is not an ISO 8601 UTC timestamp with milliseconds (YYYY-MM-DDTHH:MM:SS.mmmZ)", s)
 		}
-		if _, err := time.Parse(spec.TimestampLayout, s); err != nil {
+		if _, err := time.Parse(utcLayout, s); err != nil {
 			return fmt.Sprintf("%q is not a real date and time", s)
 		}
 	case "utc offset":
@@ -165,6 +167,7 @@ func (s *scenario) inspect(x *exchange) {
 		}
 	}
 	s.warnExtraFields(x)
+	s.warnTimestampForms(x)
 	limit, window := s.env.Pacer.Limit(), s.env.Pacer.Window()
 	if v := x.rheader.Get("X-RateLimit-Limit"); v != "" {
 		if n, err := strconv.Atoi(v); err == nil && n != limit {

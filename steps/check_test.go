@@ -19,7 +19,10 @@ func TestCheckFormat(t *testing.T) {
 	}{
 		{"a timestamp with milliseconds and Z passes", "2026-03-04T05:06:07.123Z", "timestamp", true},
 		{"a timestamp without milliseconds fails", "2026-03-04T05:06:07Z", "timestamp", false},
-		{"a timestamp with an offset instead of Z fails", "2026-03-04T05:06:07.123+00:00", "timestamp", false},
+		{"a timestamp with the zero offset +00:00 instead of Z passes: it is UTC (§2.2)", "2026-03-04T05:06:07.123+00:00", "timestamp", true},
+		{"a timestamp with another offset fails: it is not UTC (§2.2)", "2026-03-04T05:06:07.123+01:00", "timestamp", false},
+		{"a timestamp with -00:00 fails: RFC 3339's unknown offset", "2026-03-04T05:06:07.123-00:00", "timestamp", false},
+		{"a timestamp without a zone fails", "2026-03-04T05:06:07.123", "timestamp", false},
 		{"a timestamp of a day that does not exist fails", "2026-02-30T05:06:07.123Z", "timestamp", false},
 		{"an offset +HH:MM passes", "+05:30", "utc offset", true},
 		{"an offset without a colon fails", "+0530", "utc offset", false},

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/partner-v3/conformance-kit/steps/internal/mask"
@@ -29,6 +30,16 @@ type exchange struct {
 	// budget is the transport's finding of §8 for this request: a 429
 	// after a full quiet window.
 	budget string
+	// judged is set when a scenario's check failed on the answer: the
+	// whole-run observer does not report it again (observer.go).
+	judged atomic.Bool
+}
+
+// markJudged records that a scenario's check failed on x; x may be nil.
+func (x *exchange) markJudged() {
+	if x != nil {
+		x.judged.Store(true)
+	}
 }
 
 // json decodes the response body: exactly one JSON value, numbers kept as

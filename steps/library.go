@@ -59,6 +59,11 @@ type Env struct {
 	// reports: exchanges, failure and warning messages, skip reasons. May
 	// be nil: only the credential headers are masked, by name.
 	Secrets *mask.Secrets
+	// Observer holds every answer of the run to what the spec says of
+	// every response (rule every-answer); its Transport must carry the
+	// run's requests (Client's and the preflight's). May be nil: the
+	// scenario of rule every-answer then fails, and nothing else is held.
+	Observer *Observer
 }
 
 // ExampleKey is the key of Env.Examples for a scenario of file uri built
@@ -74,11 +79,12 @@ type Library struct {
 	mu        sync.Mutex
 	campaigns map[string]*campaignInfo // by account id
 	results   []*ScenarioResult
+	observer  *Observer // env.Observer
 }
 
 // New returns the step library for one run against env's target.
 func New(env Env) *Library {
-	return &Library{env: env, campaigns: make(map[string]*campaignInfo)}
+	return &Library{env: env, campaigns: make(map[string]*campaignInfo), observer: env.Observer}
 }
 
 // Results returns the scenarios' results in the order they started.
@@ -117,6 +123,7 @@ func (l *Library) InitializeScenario(sc *godog.ScenarioContext) {
 	s.registerRateLimit(sc)
 	s.registerRealData(sc)
 	s.registerState(sc)
+	s.registerObserver(sc)
 }
 
 // begin records the scenario's identity.

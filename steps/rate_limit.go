@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -277,16 +276,9 @@ func (s *scenario) nextRefused(doc *godog.DocString) error {
 					x.status, s.env.Pacer.Limit()+1, s.env.Pacer.Limit(), s.env.Pacer.Window())
 				continue
 			}
-			got, err := x.json()
-			switch {
-			case err != nil:
-				c.fail(cellOf("rate-shared", op, role, matrix.CondRefused), x, "the 429 body is not JSON: spec §7 shows it as a JSON object with one string field \"error\"")
-			case !reflect.DeepEqual(got, want):
-				c.fail(cellOf("rate-shared", op, role, matrix.CondRefused), x, "the 429 body is %s, want %s (spec §7: one string field \"error\" holding %q)", cut(s.env.Secrets, x.rbody), strings.TrimSpace(doc.Content), spec.MsgRateLimit)
-			default:
-				if p := labelProblem(x); p != "" {
-					c.fail(cellOf("rate-shared", op, role, matrix.CondRefused), x, "%s", p)
-				}
+			// The same check as the whole-run observer's (observer.go).
+			if p := exactBodyProblem(x, want); p != "" {
+				c.fail(cellOf("rate-shared", op, role, matrix.CondRefused), x, "%s", p)
 			}
 		}
 	}

@@ -185,6 +185,7 @@ func (s *scenario) failOn(x *exchange, format string, args ...any) error {
 
 // failIn fails the step on exchange x, in the given spec sections.
 func (s *scenario) failIn(sections []string, x *exchange, format string, args ...any) error {
+	x.markJudged()
 	return &failure{Finding{Level: LevelFailure, Sections: sections, Message: s.env.Secrets.String(fmt.Sprintf(format, args...)), Exchange: x.report(s.env.Secrets)}}
 }
 
@@ -220,6 +221,7 @@ func (s *scenario) send(ctx context.Context, e *httpexpect.Expect, method, path,
 	ctx = record.WithScenario(ctx, s.result.Title())
 	ctx, note := pace.WithNote(ctx)
 	x := &exchange{method: method, url: strings.TrimSuffix(s.env.BaseURL.String(), "/") + "/" + path, body: body}
+	ctx = withSender(ctx, s.result, x) // the observer's findings name it (observer.go)
 	req := e.Request(method, "/"+path).WithContext(ctx)
 	if contentType != "" {
 		req = req.WithHeader("Content-Type", contentType)

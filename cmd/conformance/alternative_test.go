@@ -112,6 +112,16 @@ type altOptions struct {
 	// strictContact): long values, many tags, email and phone shapes
 	// beyond the plainest.
 	StrictContacts bool
+	// MissingHeader422 answers a request without x-api-key, x-api-secret
+	// or x-account-id 422 with FastAPI's validation body, before the
+	// service's own code runs, as a service that declares the headers
+	// Header(...) does (§5 says what an incorrect or mismatched header
+	// gets, not a missing one).
+	MissingHeader422 bool
+	// IsoformatTimes writes the timestamps of §2.2 as Python's
+	// datetime.isoformat(timespec="milliseconds") does for a time in UTC:
+	// +00:00 instead of Z (UTC all the same).
+	IsoformatTimes bool
 }
 
 // altDefect breaks one sentence of the spec: each field is a hook at one
@@ -186,6 +196,13 @@ func newAltService(accounts []control.Credentials, limit int, window time.Durati
 	for n := range accounts {
 		s.contacts[n] = map[string]string{}
 		cs := altCampaigns(n, opts.Extras)
+		if opts.IsoformatTimes {
+			for _, c := range cs {
+				for _, f := range []string{"scheduledOn", "broadcastOn", "createdAt", "updatedAt"} {
+					c[f] = strings.TrimSuffix(c[f].(string), "Z") + "+00:00"
+				}
+			}
+		}
 		for i, c := range cs {
 			s.stats[c["Id"].(int)] = altStats(i, c["campaignChannel"].(string))
 		}
@@ -397,6 +414,9 @@ func (s *altService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	if s.opts.MissingHeader422 && s.missingHeaders(w, r.Header) {
+		return
+	}
 	acct, status, msg := s.authenticate(op, r.Header)
 	if status != 0 {
 		s.fail(w, status, msg)
@@ -424,6 +444,25 @@ func (s *altService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case spec.PathCampaignStats:
 		s.campaignStats(w, r, acct, body)
 	}
+}
+
+// missingHeaders answers a request that lacks one of the three headers of
+// §5 as FastAPI does for a required Header(...) parameter: 422, one
+// "missing" entry per header; it reports whether it answered.
+func (s *altService) missingHeaders(w http.ResponseWriter, h http.Header) bool {
+	var detail []any
+	for _, name := range spec.Headers() {
+		if len(h.Values(name)) == 0 {
+			detail = append(detail, map[string]any{"type": "missing", "loc": []any{"header", name}, "msg": "Field required", "input": nil})
+		}
+	}
+	if len(detail) == 0 {
+		return false
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusUnprocessableEntity)
+	_ = json.NewEncoder(w).Encode(map[string]any{"detail": detail})
+	return true
 }
 
 func (s *altService) addContact(w http.ResponseWriter, r *http.Request, acct int, body map[string]any) {
@@ -699,6 +738,13 @@ func TestAlternativeImplementationPasses(t *testing.T) {
 			altOptions{FreeRefused: true, RateHeaders: "policy", NewestFirst: true}, nil},
 		{"sliding windows that spare refused requests, no rate-limit headers; UUID contactIds; a missing x-account-id answered 403; non-ASCII header bytes refused with 400",
 			altOptions{Sliding: true, FreeRefused: true, UUIDs: true, MissingAccount403: true, StrictHeaders: true}, nil},
+		// §5 says what an incorrect key or secret and a mismatched account
+		// id get, not what a request without the header gets: FastAPI's
+		// 422 for a required Header(...) is a warning, never a failure.
+		// And §2.2's "ISO 8601 UTC" is written +00:00 by Python's isoformat:
+		// UTC, a warning.
+		{"a request without x-api-key, x-api-secret or x-account-id answered 422 with FastAPI's body; timestamps written +00:00 by isoformat",
+			altOptions{MissingHeader422: true, IsoformatTimes: true}, checkMissingHeaderWarned},
 	}
 	targets := make([]altTarget, len(tests))
 	for i, tt := range tests {
@@ -764,6 +810,33 @@ func checkExtrasWarned(t *testing.T, r altRun) {
 		t.Errorf("the verdict block lists no warning:\n%s", r.out)
 	}
 	checkProtocol("HTTP/1.1")(t, r)
+}
+
+// checkMissingHeaderWarned: each header's missing-header answer (422) is
+// one warning of §5 naming the header, counted over the operations and
+// accounts, and nothing failed.
+func checkMissingHeaderWarned(t *testing.T, r altRun) {
+	for _, h := range spec.Headers() {
+		want := "a request without " + h + " was answered 422"
+		found := false
+		for _, sc := range r.res.Scenarios {
+			for _, w := range sc.Warnings {
+				found = found || strings.HasPrefix(w.Message, want) && slices.Contains(w.Sections, "5") && w.Count >= 6
+			}
+		}
+		if !found {
+			t.Errorf("no §5 warning %q seen for all 6 operations and accounts", want)
+		}
+	}
+	warned := false
+	for _, sc := range r.res.Scenarios {
+		for _, w := range sc.Warnings {
+			warned = warned || strings.Contains(w.Message, "with the zero offset +00:00") && slices.Contains(w.Sections, "2.2")
+		}
+	}
+	if !warned {
+		t.Error("no §2.2 warning about timestamps written +00:00")
+	}
 }
 
 func checkProtocol(want string) func(t *testing.T, r altRun) {

@@ -311,8 +311,8 @@ var catalogue = []Violation{
 	v("campaign-no-millis", "§2.2: timestamps have no milliseconds", breach{after: each(
 		campaign("scheduledOn", str(stripMillis)), campaign("broadcastOn", str(stripMillis)),
 		campaign("createdAt", str(stripMillis)), campaign("updatedAt", str(stripMillis)))}),
-	v("campaign-scheduled-offset", "§2.2: scheduledOn ends in +00:00 instead of Z on sms campaigns", breach{
-		after: campaign("scheduledOn", str(func(s string) any { return strings.TrimSuffix(s, "Z") + "+00:00" }), channel(spec.ChannelSMS))}),
+	v("campaign-scheduled-offset", "§2.2: scheduledOn is local time with its offset (+01:00), not UTC, on sms campaigns", breach{
+		after: campaign("scheduledOn", str(func(s string) any { return strings.TrimSuffix(s, "Z") + "+01:00" }), channel(spec.ChannelSMS))}),
 	v("campaign-broadcast-on-epoch", "§2.2: broadcastOn is epoch milliseconds on the last page", breach{after: campaign("broadcastOn", str(epochMillis), lastPage)}),
 	v("campaign-created-date-only", "§2.2: createdAt is a date only on deleted campaigns", breach{
 		after: campaign("createdAt", str(func(s string) any { return s[:min(len(s), len(time.DateOnly))] }), deleted)}),

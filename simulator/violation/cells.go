@@ -274,6 +274,8 @@ func cellBreach(c matrix.Cell) (breach, bool) {
 			}
 			return false
 		}}, true
+	case "every-answer":
+		return everyAnswerBreach(c)
 	}
 	return breach{}, false
 }

@@ -52,7 +52,7 @@ func init() {
 			}
 		})},
 		"campaign-scheduled-offset": {run: field(sms, func(c map[string]any) {
-			c["scheduledOn"] = strings.TrimSuffix(str(c, "scheduledOn"), "Z") + "+00:00"
+			c["scheduledOn"] = strings.TrimSuffix(str(c, "scheduledOn"), "Z") + "+01:00"
 		})},
 		"campaign-broadcast-on-epoch": {run: onLastPage(func(c map[string]any) {
 			t, _ := time.Parse(spec.TimestampLayout, str(c, "broadcastOn"))

@@ -91,6 +91,7 @@ func Run(ctx context.Context, cfg Config) (_ *Result, err error) {
 		RunID:       runID,
 		Examples:    plan.examples,
 		Secrets:     r.secrets,
+		Observer:    r.observer,
 	})
 	// godog's pretty and progress formatters without their own count: the
 	// verdict's is the run's only one (footer.go).
@@ -128,6 +129,10 @@ func Run(ctx context.Context, cfg Config) (_ *Result, err error) {
 		return nil, fmt.Errorf("%w: interrupted after %s: %w", ErrInterrupted, time.Since(started).Round(time.Millisecond), err)
 	}
 	res := r.result(started, tags, fsys)
+	// What the whole-run observer found that no scenario has reported
+	// (the answers after its scenario, or all when it did not run) fails
+	// the run too; the profile's probes below are not held.
+	lib.FinishObserver()
 	res.Scenarios = lib.Results()
 	for _, sc := range res.Scenarios {
 		sc.FeatureName = plan.featureNames[sc.Feature]
@@ -221,6 +226,7 @@ type run struct {
 	pacer     *pace.Pacer
 	control   *control.Client // nil without a control API
 	adminHTTP *http.Client
+	observer  *steps.Observer // every answer held to what the spec says of every response (rule every-answer)
 	// throwaway are the accounts the run made (Config.EphemeralAccounts),
 	// deleted at its end.
 	throwaway []string
@@ -334,9 +340,12 @@ func newRun(ctx context.Context, cfg Config, base *url.URL, runID string) (*run,
 		r.pacer.Reset = r.control.ResetBudget
 	}
 	r.recorder = &record.Transport{Base: transport, Verified: cfg.verifiesTLS() && cfg.Handler == nil, Secrets: r.secrets}
+	// Under the pacer, so that it sees every attempt (an unexpected 429
+	// the pacer sends again too), the preflight's and the scenarios' alike.
+	r.observer = steps.NewObserver(cfg.Primary, cfg.Second, r.secrets)
 	r.client = &http.Client{
 		Transport: &pace.Transport{
-			Base:    r.recorder,
+			Base:    r.observer.Transport(r.recorder),
 			Pacer:   r.pacer,
 			Primary: cfg.Primary,
 			Second:  cfg.Second,

@@ -61,6 +61,13 @@ func WithScenario(ctx context.Context, name string) context.Context {
 	return context.WithValue(ctx, scenarioKey{}, name)
 }
 
+// ScenarioOf returns the label WithScenario gave ctx's requests; "" for
+// none.
+func ScenarioOf(ctx context.Context) string {
+	s, _ := ctx.Value(scenarioKey{}).(string)
+	return s
+}
+
 // Transport records every round trip it passes to Base.
 type Transport struct {
 	// Base sends the requests. Required.
