@@ -115,6 +115,7 @@ func (l *Library) InitializeScenario(sc *godog.ScenarioContext) {
 	s.registerCampaignStats(sc)
 	s.registerErrors(sc)
 	s.registerRateLimit(sc)
+	s.registerConnections(sc)
 }
 
 // begin records the scenario's identity.

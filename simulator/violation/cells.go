@@ -258,6 +258,12 @@ func cellBreach(c matrix.Cell) (breach, bool) {
 		return breach{after: at(key, drop, statsOK, func(x *exchange, _ map[string]any) bool {
 			return x.note.role == c.Account && statsKindIs(x, c.Condition)
 		})}, true
+	case "auth-connection":
+		return connAuthBreach(c, op)
+	case "framing":
+		return framingBreach(c, op)
+	case "contact-concurrent":
+		return concurrentContactBreach(c)
 	case "stats-required":
 		return breach{before: func(x *exchange) bool {
 			if mine(x) && x.req != nil && !present(x.req, "campaignId") {
