@@ -430,6 +430,11 @@ func (s *scenario) sendsEveryFraming(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if cell.Operation == spec.OpCampaignList {
+			// Not the defaults a server may fill in for a body it did not
+			// read (limit 10, page 1): pageSize tells.
+			body = fmt.Appendf(nil, `{"limit": %d, "page": 1}`, framingLimit)
+		}
 		x, cs := s.sendVia(ctx, route, chunked, credentialHeaders(acct), cell.Operation, body)
 		if x.budget != "" {
 			return s.failIn([]string{"8"}, x, "%s", x.budget)
@@ -445,10 +450,41 @@ func (s *scenario) sendsEveryFraming(ctx context.Context) error {
 	return nil
 }
 
+// framingLimit is the limit of the Campaign List requests of rule framing.
+const framingLimit = 2
+
 // everyFramingServed: every framing of a valid request is served: 200 and
-// the body of §4.x.
+// the body of §4.x; a Campaign List page is the one asked for (§4.2:
+// pageNo the page number returned, pageSize the page size used), so a
+// body read as empty and answered with defaults is told apart.
 func (s *scenario) everyFramingServed() error {
-	return s.everyOK("a valid request (spec §4) whose body HTTP framed another way was not served")
+	return s.eachCell(func(c *cellCheck, ce cellExchange) {
+		x := ce.x
+		switch {
+		case x.status != http.StatusOK:
+			c.fail(ce.cell, x, "status %d, want 200: a valid request (spec §4) whose body HTTP framed another way (%s) was not served", x.status, ce.cell.Condition)
+			return
+		case labelProblem(x) != "":
+			c.fail(ce.cell, x, "%s", labelProblem(x))
+			return
+		}
+		if secs, p := shapeProblems(x); p != "" {
+			c.fail(ce.cell, x, "%s (spec %s)", p, SectionList(secs))
+			return
+		}
+		if ce.cell.Operation != spec.OpCampaignList {
+			return
+		}
+		m, err := x.object()
+		if err != nil {
+			return // shapeProblems said so
+		}
+		no, _ := intOf(m["pageNo"])
+		size, _ := intOf(m["pageSize"])
+		if no != 1 || size != framingLimit {
+			c.fail(ce.cell, x, "pageNo %d and pageSize %d, want 1 and %d as the request asked (spec §4.2): the body framed this way was not read as sent", no, size, framingLimit)
+		}
+	})
 }
 
 // addsConcurrently sends, for each account, matrix.ConcurrentContacts Add

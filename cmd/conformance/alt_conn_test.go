@@ -125,7 +125,7 @@ func TestAlternativeConnectionChoicesPass(t *testing.T) {
 			if r.code != exitPass {
 				var why []string
 				for _, sc := range r.res.FailedScenarios() {
-					why = append(why, fmt.Sprintf("%s (%s): %s", sc.Title(), steps.SectionList(sc.FailureSections()), firstLine(sc.Message)))
+					why = append(why, fmt.Sprintf("%s (%s): %s", sc.Title(), steps.SectionList(sc.FailureSections()), sc.Message))
 				}
 				t.Fatalf("exit status %d, want 0: the suite failed a correct implementation in:\n  %s", r.code, strings.Join(why, "\n  "))
 			}
@@ -184,6 +184,10 @@ func TestAlternativeConnectionDefectsAreCaught(t *testing.T) {
 			altOptions{HTTP2: true}, altDefect{conn: stuckRefusal()}, "auth-connection", "5"},
 		{"contact: the id generator is read, then written back 50 ms later: calls in flight together get one contactId",
 			altOptions{}, altDefect{idGap: 50 * time.Millisecond}, "contact-concurrent", "4.1"},
+		{"framing: a Campaign List body without a length (chunked, HTTP/2 DATA frames alone) is not read, and the missing limit and page default to 10 and 1",
+			altOptions{Clamp: true, HTTP2: true}, altDefect{unread: func(r *http.Request) bool {
+				return r.ContentLength < 0 && strings.HasSuffix(r.URL.Path, "/"+spec.PathCampaignList)
+			}}, "framing", "4"},
 	}
 	targets := make([]altTarget, len(tests))
 	for i, tt := range tests {

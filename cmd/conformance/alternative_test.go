@@ -146,6 +146,9 @@ type altDefect struct {
 	// id, wait idGap, and write it back one higher: calls in flight
 	// together get the same id.
 	idGap time.Duration
+	// unread reports a request whose body the service does not read: it
+	// is taken as {}.
+	unread func(r *http.Request) bool
 }
 
 // altPage is the Campaign List page being answered: its limit and page,
@@ -179,6 +182,9 @@ func (d altDefect) withDefaults() altDefect {
 	}
 	if d.stats == nil {
 		d.stats = func(map[string]any, map[string]map[string]any) {}
+	}
+	if d.unread == nil {
+		d.unread = func(*http.Request) bool { return false }
 	}
 	if d.conn == nil {
 		d.conn = func(_ *http.Request, _ string, acct, status int, msg string) (int, int, string) {
@@ -431,7 +437,9 @@ func (s *altService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body map[string]any
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body == nil {
+	if s.d.unread(r) {
+		body = map[string]any{}
+	} else if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body == nil {
 		s.fail(w, http.StatusBadRequest, "Body is not a JSON object")
 		return
 	}
