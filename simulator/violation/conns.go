@@ -240,7 +240,7 @@ func framingBreach(c matrix.Cell, op string) (breach, bool) {
 // contactGap is how long the broken contact store of contact-concurrent
 // holds a write in flight: wide enough for calls sent at once to meet in
 // it, too short to notice one at a time.
-const contactGap = 60 * time.Millisecond
+const contactGap = 100 * time.Millisecond
 
 // concurrentContactBreach breaks §4.1 for the account only under
 // concurrency:
