@@ -103,6 +103,18 @@ func (s *scenario) sendVia(ctx context.Context, route wire.Route, chunked bool, 
 	return x, cs.snapshot()
 }
 
+// noConnection says why a request that got no connection at all (the
+// target refused the route's connection: an HTTP/1.1 one to a server that
+// speaks only HTTP/2, say) leaves its cell unchecked, or "" when it got
+// one. The spec names no HTTP version; a request that got a connection
+// and no answer is judged as such.
+func noConnection(route wire.Route, x *exchange, cs connSeen) string {
+	if x.err == nil || cs.got {
+		return ""
+	}
+	return fmt.Sprintf("no connection could be made by %s (%v): the spec names no HTTP version", route, x.err)
+}
+
 // refusalOf is the answer §5 gives a request whose header is wrong.
 func refusalOf(header string) (int, string) {
 	if header == spec.HeaderAccountID {
@@ -176,9 +188,13 @@ func (r *connRun) wrong(ctx context.Context, op, header string) (x *exchange, ok
 	h.Set(header, v)
 	for try := 0; try < 2; try++ {
 		if try > 0 {
-			px, _, err := r.right(ctx, op)
+			px, pcs, err := r.right(ctx, op)
 			if err != nil {
 				return nil, false, err
+			}
+			if why := noConnection(r.route, px, pcs); why != "" {
+				r.stopped = why
+				return nil, false, nil
 			}
 			if px.err != nil || px.status != http.StatusOK {
 				r.stopped = "the account's own request was not served on it (see the served-after cells)"
@@ -225,6 +241,10 @@ func (r *connRun) sequence(ctx context.Context) error {
 		x, cs, err := r.right(ctx, op)
 		if err != nil {
 			return err
+		}
+		if why := noConnection(r.route, x, cs); why != "" {
+			r.stopped = why
+			return nil
 		}
 		if r.route == wire.HTTP2 && cs.got && !cs.h2 {
 			r.stopped = "the target does not offer HTTP/2 (the spec does not ask for it): the request went over HTTP/1.1"
@@ -304,6 +324,10 @@ func (s *scenario) sendsOnConnections(ctx context.Context) error {
 				x, cs := s.sendVia(ctx, wire.Fresh, false, hd, op, body)
 				if x.budget != "" {
 					return s.failIn([]string{"8"}, x, "%s", x.budget)
+				}
+				if why := noConnection(wire.Fresh, x, cs); why != "" {
+					c.missing(cl, why)
+					continue
 				}
 				if cs.reused {
 					c.missing(cl, "the transport reused a connection for it")
@@ -442,6 +466,10 @@ func (s *scenario) sendsEveryFraming(ctx context.Context) error {
 		if route == wire.HTTP2 && cs.got && !cs.h2 {
 			noH2 = "the target does not offer HTTP/2 (the spec does not ask for it): the request went over HTTP/1.1"
 			c.missing(cell, noH2)
+			continue
+		}
+		if why := noConnection(route, x, cs); why != "" {
+			c.missing(cell, why)
 			continue
 		}
 		s.last = x

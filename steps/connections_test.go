@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -70,6 +71,34 @@ func TestTraceConn(t *testing.T) {
 			}
 			if got := b.reused && a.local == b.local; got != tt.same {
 				t.Errorf("second request reused %v on %s (first on %s), want reused on the same connection: %v", b.reused, b.local, a.local, tt.same)
+			}
+		})
+	}
+}
+
+// TestNoConnection: a request that got no connection at all leaves its
+// cell unchecked (the spec names no HTTP version); one that got a
+// connection and no answer, or an answer, is judged.
+func TestNoConnection(t *testing.T) {
+	refused := errors.New("remote error: tls: no application protocol")
+	tests := []struct {
+		name      string
+		x         *exchange
+		cs        connSeen
+		unchecked bool
+	}{
+		{"answered", &exchange{status: http.StatusOK}, connSeen{got: true, local: "127.0.0.1:1"}, false},
+		{"a connection, no answer", &exchange{err: errors.New("EOF")}, connSeen{got: true, local: "127.0.0.1:1"}, false},
+		{"no connection", &exchange{err: refused}, connSeen{}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			why := noConnection(wire.HTTP1, tt.x, tt.cs)
+			if got := why != ""; got != tt.unchecked {
+				t.Fatalf("noConnection = %q, want unchecked %v", why, tt.unchecked)
+			}
+			if tt.unchecked && !strings.Contains(why, refused.Error()) {
+				t.Errorf("the reason %q does not say what happened", why)
 			}
 		})
 	}
