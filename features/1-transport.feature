@@ -46,6 +46,17 @@ Feature: Transport, JSON and the versioned base address
       | Campaign List  |
       | Campaign Stats |
 
+  # Rule framing (issue 27): the same valid request of each operation, its
+  # body framed with Content-Length and chunked over HTTP/1.1, and as
+  # HTTP/2 DATA frames with and without a content-length, is served alike:
+  # 200 and the body of §4.x. HTTP/1.1 recipients must parse chunked bodies
+  # (RFC 9112 §7.1). HTTP/2 is not required by the spec: without it those
+  # cells are a warning. An in-process run has no framing: unverified.
+  @normative @spec-1 @spec-4 @rule-framing
+  Scenario: Every operation serves a valid request however its body is framed
+    When each account sends a valid request of every operation framed with Content-Length, chunked, and as HTTP/2 DATA frames with and without a length
+    Then every framing should be served alike
+
   @normative @spec-1 @spec-4
   Scenario Outline: <operation> is not served for another HTTP method
     When the client sends a GET request to <operation>

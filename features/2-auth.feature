@@ -42,6 +42,20 @@ Feature: Authentication with key, secret and account identifier
     When each account sends Add Contact, Campaign List and Campaign Stats with its "x-account-id" header changed in every way a comparison can be loose
     Then every answer should be 403 with the message "Unauthorized account access", or 401 with the message "Invalid API credentials" where the header is missing or empty
 
+  # Rule auth-connection (issue 27): §5 judges each request, never the
+  # connection that carries it. On one kept-alive HTTP/1.1 connection and
+  # on one HTTP/2 connection that carried the account's served requests,
+  # each header wrong (another value) is refused, and each right request
+  # after a refusal is served; each header wrong on a connection of its own
+  # is refused too. A cell whose connection the target closed in between
+  # (Connection: close, an idle timeout), or an HTTP/2 cell of a target
+  # without HTTP/2 (the spec does not ask for it), is a warning; an
+  # in-process run has no connections, so its cells are unverified.
+  @normative @spec-5 @spec-7 @rule-auth-connection
+  Scenario: Every operation judges the credentials of each request, whatever connection carries it
+    When each account sends, on a kept-alive HTTP/1.1 connection and on an HTTP/2 connection that carried its authenticated requests, each operation with each header wrong, then a right request; and each header wrong on a fresh connection
+    Then every wrong header should be refused as §5 says and every right request served, whatever connection carried it
+
   @simulator @spec-5
   Scenario: The simulator answers a missing account identifier with 403
     Given the "x-account-id" header is missing

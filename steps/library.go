@@ -124,6 +124,7 @@ func (l *Library) InitializeScenario(sc *godog.ScenarioContext) {
 	s.registerRealData(sc)
 	s.registerState(sc)
 	s.registerObserver(sc)
+	s.registerConnections(sc)
 }
 
 // begin records the scenario's identity.

@@ -49,6 +49,8 @@ type altService struct {
 	hits     [][]time.Time // by account: counted requests of the window
 	contacts []map[string]string
 	nextID   int
+	// racyID is the contact id generator of altDefect.idGap.
+	racyID atomic.Int64
 }
 
 // altOptions are the choices the spec leaves open, one field each, each
@@ -122,6 +124,10 @@ type altOptions struct {
 	// datetime.isoformat(timespec="milliseconds") does for a time in UTC:
 	// +00:00 instead of Z (UTC all the same).
 	IsoformatTimes bool
+	// CloseConnections answers every request with Connection: close (over
+	// HTTP/2, a GOAWAY): no connection carries a second request (the spec
+	// does not ask for kept-alive connections).
+	CloseConnections bool
 }
 
 // altDefect breaks one sentence of the spec: each field is a hook at one
@@ -146,6 +152,17 @@ type altDefect struct {
 	contact func(body map[string]any, id string) (int, any)
 	// stats rewrites the statistics of campaign c.
 	stats func(c map[string]any, st map[string]map[string]any)
+	// conn sees the outcome of a request's authentication (status 0:
+	// served as acct) with the request, whose RemoteAddr names its
+	// connection, and may change it.
+	conn func(r *http.Request, op string, acct, status int, msg string) (int, int, string)
+	// idGap, when not zero, makes the contact id generator read the last
+	// id, wait idGap, and write it back one higher: calls in flight
+	// together get the same id.
+	idGap time.Duration
+	// unread reports a request whose body the service does not read: it
+	// is taken as {}.
+	unread func(r *http.Request) bool
 }
 
 // altPage is the Campaign List page being answered: its limit and page,
@@ -179,6 +196,14 @@ func (d altDefect) withDefaults() altDefect {
 	}
 	if d.stats == nil {
 		d.stats = func(map[string]any, map[string]map[string]any) {}
+	}
+	if d.unread == nil {
+		d.unread = func(*http.Request) bool { return false }
+	}
+	if d.conn == nil {
+		d.conn = func(_ *http.Request, _ string, acct, status int, msg string) (int, int, string) {
+			return acct, status, msg
+		}
 	}
 	return d
 }
@@ -393,6 +418,9 @@ func (s *altService) rateHeaders(h http.Header, refused bool, left int, reset, n
 }
 
 func (s *altService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.opts.CloseConnections {
+		w.Header().Set("Connection", "close")
+	}
 	if s.opts.Extras {
 		w.Header().Set("X-Trace-Id", "trace-1")
 		w.Header().Set("Cache-Control", "no-store")
@@ -418,6 +446,7 @@ func (s *altService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	acct, status, msg := s.authenticate(op, r.Header)
+	acct, status, msg = s.d.conn(r, op, acct, status, msg)
 	if status != 0 {
 		s.fail(w, status, msg)
 		return
@@ -432,7 +461,9 @@ func (s *altService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body map[string]any
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body == nil {
+	if s.d.unread(r) {
+		body = map[string]any{}
+	} else if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body == nil {
 		s.fail(w, http.StatusBadRequest, "Body is not a JSON object")
 		return
 	}
@@ -478,11 +509,21 @@ func (s *altService) addContact(w http.ResponseWriter, r *http.Request, acct int
 			return
 		}
 	}
+	racy := ""
+	if s.d.idGap > 0 {
+		n := s.racyID.Load()
+		time.Sleep(s.d.idGap)
+		s.racyID.Store(n + 1)
+		racy = fmt.Sprintf("c-%06d", n+1)
+	}
 	s.mu.Lock()
 	keys := []string{"e:" + strings.ToLower(email), "p:" + phone}
 	id := ""
 	if s.opts.SameContact {
 		id = cmp.Or(s.contacts[acct][keys[0]], s.contacts[acct][keys[1]])
+	}
+	if id == "" && racy != "" {
+		id = racy
 	}
 	if id == "" {
 		s.nextID++

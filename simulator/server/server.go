@@ -73,6 +73,13 @@ type Server struct {
 	// outside the recoverer (so it sees a panic's 500). May be nil. The
 	// composition root uses it for the test-only breaches of the spec.
 	Wrap func(http.Handler) http.Handler
+	// ConnContext adds to each partner connection's context what Wrap
+	// needs to tie a request to the connection it came on (HTTP/1 and
+	// HTTP/2 alike: http.Server.ConnContext). May be nil: then nothing is
+	// added, and the faithful server pays nothing per connection. The
+	// composition root sets it only for breaches of spec §5 or §1 that
+	// live in connections (issue 27).
+	ConnContext func(ctx context.Context, c net.Conn) context.Context
 
 	// Reports keeps the client reports: every answered partner request is
 	// handed to it, and the control API serves and resets it. May be nil:
@@ -233,7 +240,7 @@ func (s *Server) httpServer(h http.Handler) *http.Server {
 	srv := &http.Server{
 		Handler: h,
 		// The edge's HTTP/1 connections carry their notes to guard.
-		ConnContext: connContext,
+		ConnContext: s.connContext,
 
 		ReadHeaderTimeout: s.readHeaderTimeout(),
 		ReadTimeout:       s.readTimeout(),
@@ -251,6 +258,16 @@ func (s *Server) httpServer(h http.Handler) *http.Server {
 		srv.TLSConfig = s.tlsConfig()
 	}
 	return srv
+}
+
+// connContext is the partner listener's http.Server.ConnContext: the
+// edge's tracker, then what ConnContext adds.
+func (s *Server) connContext(ctx context.Context, c net.Conn) context.Context {
+	ctx = connContext(ctx, c)
+	if s.ConnContext != nil {
+		ctx = s.ConnContext(ctx, c)
+	}
+	return ctx
 }
 
 func (s *Server) serve(srv *http.Server, ln net.Listener) {

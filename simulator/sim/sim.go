@@ -487,6 +487,7 @@ func (sim *Simulator) violate(v violation.Set) {
 		s.Counter, s.Gate = counter, nil
 	}
 	s.Wrap = v.Handler(accounts, campaigns)
+	s.ConnContext = v.ConnContext()
 }
 
 // URL returns the partner base address the simulator serves: the server's,

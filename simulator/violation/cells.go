@@ -266,6 +266,12 @@ func cellBreach(c matrix.Cell) (breach, bool) {
 		return cursorBreach(c)
 	case "independence":
 		return independenceBreach(c)
+	case "auth-connection":
+		return connAuthBreach(c, op)
+	case "framing":
+		return framingBreach(c, op)
+	case "contact-concurrent":
+		return concurrentContactBreach(c)
 	case "stats-required":
 		return breach{before: func(x *exchange) bool {
 			if mine(x) && x.req != nil && !present(x.req, "campaignId") {

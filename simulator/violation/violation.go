@@ -78,6 +78,9 @@ type breach struct {
 	// roles asks the layer to note each request's account role (the cell
 	// switches of cells.go).
 	roles bool
+	// conns asks the server to tie each request to its connection
+	// (Set.ConnContext; conns.go).
+	conns bool
 
 	accounts  func(simulator.AccountStore) simulator.AccountStore
 	contacts  func(simulator.ContactStore) simulator.ContactStore

@@ -1,0 +1,605 @@
+package steps
+
+// Connections, framing and concurrency (issue 27). Authentication (§5) is a
+// property of each request and each account, never of a connection, so a
+// wrong header is refused on a connection that already carried an
+// authenticated request of the account (kept alive over HTTP/1.1, or
+// HTTP/2), and a right request after a refused one on the same connection
+// is served (rule auth-connection). A valid request (§4) is the same
+// request however HTTP frames its body (rule framing). And the identifier
+// of a created contact (§4.1) is the contact's own however many are created
+// at once (rule contact-concurrent).
+//
+// Each request names its route (steps/internal/wire) and records, through
+// net/http/httptrace, the connection that carried it: the client side's
+// address (one per connection), whether it was reused and whether it spoke
+// HTTP/2. A cell is judged only on the connection it is about; when the
+// target closed the connection in between (Connection: close, an idle
+// timeout) or does not offer HTTP/2 (the spec does not ask for it), the
+// cell is a warning, never a failure. An in-process run has no connections:
+// its cells of auth-connection and framing are unverified.
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net/http"
+	"net/http/httptrace"
+	"sync"
+
+	"github.com/cucumber/godog"
+
+	"github.com/partner-v3/conformance-kit/fixtures/matrix"
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
+	"github.com/partner-v3/conformance-kit/simulator/control"
+	"github.com/partner-v3/conformance-kit/steps/internal/wire"
+)
+
+func (s *scenario) registerConnections(sc *godog.ScenarioContext) {
+	sc.Step(`^each account sends, on a kept-alive HTTP/1\.1 connection and on an HTTP/2 connection that carried its authenticated requests, each operation with each header wrong, then a right request; and each header wrong on a fresh connection$`, s.sendsOnConnections)
+	sc.Step(`^every wrong header should be refused as §5 says and every right request served, whatever connection carried it$`, s.everyConnectionAnswer)
+	sc.Step(`^each account sends a valid request of every operation framed with Content-Length, chunked, and as HTTP/2 DATA frames with and without a length$`, s.sendsEveryFraming)
+	sc.Step(`^every framing should be served alike$`, s.everyFramingServed)
+	sc.Step(`^each account calls Add Contact with distinct contacts, all at once$`, s.addsConcurrently)
+	sc.Step(`^every one should be 200 with a contactId of its own$`, s.everyConcurrentCreated)
+}
+
+// inProcessNoConnections is why a cell that lives in connections is not
+// checked in an in-process run.
+const inProcessNoConnections = "an in-process run has no connections (the target is an http.Handler): run against the target's address to check it"
+
+// connSeen is what the transport reported of the connection that carried
+// one request (its last attempt).
+type connSeen struct {
+	got    bool
+	local  string // the client side's address: one per connection
+	reused bool
+	h2     bool
+}
+
+// connTrace collects a connSeen from the transport's goroutines.
+type connTrace struct {
+	mu   sync.Mutex
+	seen connSeen
+}
+
+func (t *connTrace) snapshot() connSeen {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.seen
+}
+
+// traceConn records in the returned connTrace the connection ctx's request
+// gets.
+func traceConn(ctx context.Context) (context.Context, *connTrace) {
+	t := &connTrace{}
+	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) {
+		seen := connSeen{got: true, reused: i.Reused}
+		if i.Conn != nil {
+			seen.local = i.Conn.LocalAddr().String()
+			if tc, ok := i.Conn.(*tls.Conn); ok {
+				seen.h2 = tc.ConnectionState().NegotiatedProtocol == "h2"
+			}
+		}
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		t.seen = seen
+	}}), t
+}
+
+// sendVia sends a JSON POST of op with headers h by route, its body
+// chunked (no length) when asked, and returns the exchange and the
+// connection that carried it. It may be called from several goroutines at
+// once: each call has its own reporter.
+func (s *scenario) sendVia(ctx context.Context, route wire.Route, chunked bool, h http.Header, op string, body []byte) (*exchange, connSeen) {
+	ctx = wire.WithRoute(ctx, route)
+	if chunked {
+		ctx = wire.WithChunked(ctx)
+	}
+	ctx, cs := traceConn(ctx)
+	sub := *s
+	sub.reporter = collectReporter{}
+	x := sub.send(ctx, sub.expect(func() http.Header { return h }), http.MethodPost, operations[op], spec.ContentType, body)
+	return x, cs.snapshot()
+}
+
+// noConnection says why a request that got no connection at all (the
+// target refused the route's connection: an HTTP/1.1 one to a server that
+// speaks only HTTP/2, say) leaves its cell unchecked, or "" when it got
+// one. The spec names no HTTP version; a request that got a connection
+// and no answer is judged as such.
+func noConnection(route wire.Route, x *exchange, cs connSeen) string {
+	if x.err == nil || cs.got {
+		return ""
+	}
+	return fmt.Sprintf("no connection could be made by %s (%v): the spec names no HTTP version", route, x.err)
+}
+
+// refusalOf is the answer §5 gives a request whose header is wrong.
+func refusalOf(header string) (int, string) {
+	if header == spec.HeaderAccountID {
+		return http.StatusForbidden, spec.MsgUnauthorizedAccount
+	}
+	return http.StatusUnauthorized, spec.MsgInvalidCredentials
+}
+
+// isRefusal reports whether status is one of §5's.
+func isRefusal(status int) bool {
+	return status == http.StatusUnauthorized || status == http.StatusForbidden
+}
+
+// connRun is one account's requests on one reused route (rule
+// auth-connection).
+type connRun struct {
+	s     *scenario
+	c     *cellCheck
+	role  string
+	acct  control.Credentials
+	route wire.Route
+	conn  string // matrix.ConnReusedHTTP1 or matrix.ConnHTTP2
+	// served and refused are the connections that carried a served or a
+	// refused request of the account.
+	served, refused map[string]bool
+	// stopped says why the route's remaining cells cannot be checked.
+	stopped string
+}
+
+// right sends a right request of op; read-only runs create no contact, so
+// an Add Contact is then replaced by a Campaign List (a right request all
+// the same, which is what the connection needs).
+func (r *connRun) right(ctx context.Context, op string) (*exchange, connSeen, error) {
+	if op == spec.OpAddContact && r.s.env.ReadOnly {
+		op = spec.OpCampaignList
+	}
+	body, err := r.s.validBodyFor(ctx, r.role, op)
+	if err != nil {
+		return nil, connSeen{}, err
+	}
+	x, cs := r.s.sendVia(ctx, r.route, false, credentialHeaders(r.acct), op, body)
+	if x.budget != "" {
+		return x, cs, r.s.failIn([]string{"8"}, x, "%s", x.budget)
+	}
+	r.note(x, cs)
+	return x, cs, nil
+}
+
+// note remembers what the connection carried.
+func (r *connRun) note(x *exchange, cs connSeen) {
+	switch {
+	case cs.local == "" || x.err != nil:
+	case x.status == http.StatusOK:
+		r.served[cs.local] = true
+	case isRefusal(x.status):
+		r.refused[cs.local] = true
+	}
+}
+
+// wrong sends op with header wrong on the route, on a connection that
+// carried a served request of the account: when the target closed the one
+// that did, a right request opens another and the wrong one is sent again,
+// once. ok is false when the cell could not be sent as it must be.
+func (r *connRun) wrong(ctx context.Context, op, header string) (x *exchange, ok bool, err error) {
+	body, err := r.s.validBodyFor(ctx, r.role, op)
+	if err != nil {
+		return nil, false, err
+	}
+	h := credentialHeaders(r.acct)
+	v, _, _ := credentialVariant(matrix.CondOtherValue, h.Get(header), "")
+	h.Set(header, v)
+	for try := 0; try < 2; try++ {
+		if try > 0 {
+			px, pcs, err := r.right(ctx, op)
+			if err != nil {
+				return nil, false, err
+			}
+			if why := noConnection(r.route, px, pcs); why != "" {
+				r.stopped = why
+				return nil, false, nil
+			}
+			if px.err != nil || px.status != http.StatusOK {
+				r.stopped = "the account's own request was not served on it (see the served-after cells)"
+				return nil, false, nil
+			}
+		}
+		x, cs := r.s.sendVia(ctx, r.route, false, h, op, body)
+		if x.budget != "" {
+			return x, false, r.s.failIn([]string{"8"}, x, "%s", x.budget)
+		}
+		on := r.served[cs.local]
+		r.note(x, cs)
+		if on && cs.reused {
+			return x, true, nil
+		}
+	}
+	r.stopped = "the target closed the connection after the account's request was served (Connection: close, or an idle timeout), so no connection carried a wrong header after a served one; the spec does not ask for kept-alive connections"
+	return nil, false, nil
+}
+
+// sequence sends the account's requests on the route: for each operation
+// a right request (after the first, it follows the refusals of the
+// operations before on the same connection: the cell "served after a
+// refusal" of that operation), then each header wrong; last a right
+// request of the first operation, after every refusal.
+func (r *connRun) sequence(ctx context.Context) error {
+	cell := func(op, cond string) matrix.Cell { return cellOf(r.c.rule.ID, op, r.role, cond) }
+	after := func(op string, x *exchange, cs connSeen) {
+		cl := cell(op, matrix.ServedAfterRefusal(r.conn))
+		switch {
+		case op == spec.OpAddContact && r.s.env.ReadOnly:
+			r.c.unreachable(cl, "read-only run: no contact is created")
+		case !r.refused[cs.local]:
+			r.c.missing(cl, "the connection that carried it had carried no refusal of the account (the target closed the one that had, or refused nothing)")
+		default:
+			r.s.cellXs = append(r.s.cellXs, cellExchange{cl, x})
+		}
+	}
+	ops := spec.Names()
+	for i, op := range ops {
+		if r.stopped != "" {
+			return nil // the caller sets the cells not reached aside
+		}
+		x, cs, err := r.right(ctx, op)
+		if err != nil {
+			return err
+		}
+		if why := noConnection(r.route, x, cs); why != "" {
+			r.stopped = why
+			return nil
+		}
+		if r.route == wire.HTTP2 && cs.got && !cs.h2 {
+			r.stopped = "the target does not offer HTTP/2 (the spec does not ask for it): the request went over HTTP/1.1"
+			return nil
+		}
+		if i > 0 {
+			after(op, x, cs)
+		}
+		for _, h := range spec.Headers() {
+			x, ok, err := r.wrong(ctx, op, h)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return nil
+			}
+			r.s.last = x
+			r.s.cellXs = append(r.s.cellXs, cellExchange{cell(op, matrix.WrongOn(h, r.conn)), x})
+		}
+	}
+	x, cs, err := r.right(ctx, ops[0])
+	if err != nil {
+		return err
+	}
+	after(ops[0], x, cs)
+	return nil
+}
+
+// sendsOnConnections sends every cell of rule auth-connection.
+func (s *scenario) sendsOnConnections(ctx context.Context) error {
+	c := s.cells("auth-connection")
+	s.cellXs = s.cellXs[:0]
+	s.pending = c
+	byRole := map[string][]matrix.Cell{}
+	for _, cell := range c.rule.Cells() {
+		byRole[cell.Account] = append(byRole[cell.Account], cell)
+	}
+	for _, role := range matrix.BothAccounts {
+		acct, ok := s.account(role)
+		if !ok || s.env.InProcess {
+			why := inProcessNoConnections
+			if !ok {
+				why = "no second account is configured"
+			}
+			for _, cell := range byRole[role] {
+				c.unreachable(cell, why)
+			}
+			continue
+		}
+		for _, rc := range []struct {
+			route wire.Route
+			conn  string
+		}{{wire.HTTP1, matrix.ConnReusedHTTP1}, {wire.HTTP2, matrix.ConnHTTP2}} {
+			r := &connRun{s: s, c: c, role: role, acct: acct, route: rc.route, conn: rc.conn, served: map[string]bool{}, refused: map[string]bool{}}
+			if err := r.sequence(ctx); err != nil {
+				return err
+			}
+			if r.stopped != "" {
+				// The cells of the route the sequence did not reach.
+				for _, cell := range byRole[role] {
+					if _, conn, _ := connConditionOf(cell.Condition); conn == rc.conn && !s.cellSent(cell) && !c.isMissing(cell) {
+						c.missing(cell, r.stopped)
+					}
+				}
+			}
+		}
+		for _, op := range spec.Names() {
+			for _, h := range spec.Headers() {
+				cl := cellOf(c.rule.ID, op, role, matrix.WrongOn(h, matrix.ConnFresh))
+				body, err := s.validBodyFor(ctx, role, op)
+				if err != nil {
+					return err
+				}
+				hd := credentialHeaders(acct)
+				v, _, _ := credentialVariant(matrix.CondOtherValue, hd.Get(h), "")
+				hd.Set(h, v)
+				x, cs := s.sendVia(ctx, wire.Fresh, false, hd, op, body)
+				if x.budget != "" {
+					return s.failIn([]string{"8"}, x, "%s", x.budget)
+				}
+				if why := noConnection(wire.Fresh, x, cs); why != "" {
+					c.missing(cl, why)
+					continue
+				}
+				if cs.reused {
+					c.missing(cl, "the transport reused a connection for it")
+					continue
+				}
+				s.last = x
+				s.cellXs = append(s.cellXs, cellExchange{cl, x})
+			}
+		}
+	}
+	return nil
+}
+
+// connConditionOf reads an auth-connection condition: the header sent
+// wrong ("" for a right request) and the connection.
+func connConditionOf(cond string) (header, conn string, ok bool) {
+	for _, cn := range append([]string{matrix.ConnFresh}, matrix.ReusedConns...) {
+		if cond == matrix.ServedAfterRefusal(cn) {
+			return "", cn, true
+		}
+		for _, h := range spec.Headers() {
+			if cond == matrix.WrongOn(h, cn) {
+				return h, cn, true
+			}
+		}
+	}
+	return "", "", false
+}
+
+// cellSent reports whether the step recorded an exchange for cell.
+func (s *scenario) cellSent(cell matrix.Cell) bool {
+	for _, ce := range s.cellXs {
+		if ce.cell == cell {
+			return true
+		}
+	}
+	return false
+}
+
+// isMissing reports whether cell was already set aside as one the target
+// does not hold.
+func (c *cellCheck) isMissing(cell matrix.Cell) bool {
+	p := cell.String() + ": "
+	for _, a := range c.absent {
+		if len(a) >= len(p) && a[:len(p)] == p {
+			return true
+		}
+	}
+	return false
+}
+
+// everyConnectionAnswer judges the cells of auth-connection: a wrong
+// header is refused as §5 says, a right request is served (200 and the
+// body of §4.x).
+func (s *scenario) everyConnectionAnswer() error {
+	return s.eachCell(func(c *cellCheck, ce cellExchange) {
+		x := ce.x
+		header, conn, _ := connConditionOf(ce.cell.Condition)
+		if header == "" {
+			switch {
+			case x.status != http.StatusOK:
+				c.fail(ce.cell, x, "status %d, want 200: the account's own credentials, on %s that had carried a refusal (spec §5 judges each request)", x.status, conn)
+			case labelProblem(x) != "":
+				c.fail(ce.cell, x, "%s", labelProblem(x))
+			default:
+				if secs, p := shapeProblems(x); p != "" {
+					c.fail(ce.cell, x, "%s (spec %s)", p, SectionList(secs))
+				}
+			}
+			return
+		}
+		status, msg := refusalOf(header)
+		switch {
+		case x.status != status:
+			c.fail(ce.cell, x, "status %d, want %d %q: %s was wrong on %s (spec §5 judges each request, not the connection)", x.status, status, msg, header, conn)
+		case !isJSON(x):
+			c.fail(ce.cell, x, "status %d, but the body is not JSON: every response body is JSON (spec §1 rule 3)", x.status)
+		case labelProblem(x) != "":
+			c.fail(ce.cell, x, "status %d: %s", x.status, labelProblem(x))
+		case !mentions(x.rbody, msg):
+			c.fail(ce.cell, x, "status %d, but the body does not carry the message %q", x.status, msg)
+		}
+	})
+}
+
+// framingRoute is how a framing of rule framing travels.
+func framingRoute(f string) (route wire.Route, chunked bool) {
+	switch f {
+	case matrix.FrameChunked:
+		return wire.HTTP1, true
+	case matrix.FrameH2Length:
+		return wire.HTTP2, false
+	case matrix.FrameH2NoLength:
+		return wire.HTTP2, true
+	}
+	return wire.HTTP1, false
+}
+
+// sendsEveryFraming sends every cell of rule framing: a valid request of
+// the cell's operation, its body framed the cell's way.
+func (s *scenario) sendsEveryFraming(ctx context.Context) error {
+	c := s.cells("framing")
+	s.cellXs = s.cellXs[:0]
+	s.pending = c
+	noH2 := ""
+	for _, cell := range c.rule.Cells() {
+		acct, ok := s.account(cell.Account)
+		route, chunked := framingRoute(cell.Condition)
+		switch {
+		case !ok:
+			c.unreachable(cell, "no second account is configured")
+			continue
+		case s.env.InProcess:
+			c.unreachable(cell, inProcessNoConnections)
+			continue
+		case cell.Operation == spec.OpAddContact && s.env.ReadOnly:
+			c.unreachable(cell, "read-only run: no contact is created")
+			continue
+		case route == wire.HTTP2 && noH2 != "":
+			c.missing(cell, noH2)
+			continue
+		}
+		body, err := s.validBodyFor(ctx, cell.Account, cell.Operation)
+		if err != nil {
+			return err
+		}
+		if cell.Operation == spec.OpCampaignList {
+			// Not the defaults a server may fill in for a body it did not
+			// read (limit 10, page 1): pageSize tells.
+			body = fmt.Appendf(nil, `{"limit": %d, "page": 1}`, framingLimit)
+		}
+		x, cs := s.sendVia(ctx, route, chunked, credentialHeaders(acct), cell.Operation, body)
+		if x.budget != "" {
+			return s.failIn([]string{"8"}, x, "%s", x.budget)
+		}
+		if route == wire.HTTP2 && cs.got && !cs.h2 {
+			noH2 = "the target does not offer HTTP/2 (the spec does not ask for it): the request went over HTTP/1.1"
+			c.missing(cell, noH2)
+			continue
+		}
+		if why := noConnection(route, x, cs); why != "" {
+			c.missing(cell, why)
+			continue
+		}
+		s.last = x
+		s.cellXs = append(s.cellXs, cellExchange{cell, x})
+	}
+	return nil
+}
+
+// framingLimit is the limit of the Campaign List requests of rule framing.
+const framingLimit = 2
+
+// everyFramingServed: every framing of a valid request is served: 200 and
+// the body of §4.x; a Campaign List page is the one asked for (§4.2:
+// pageNo the page number returned, pageSize the page size used), so a
+// body read as empty and answered with defaults is told apart.
+func (s *scenario) everyFramingServed() error {
+	return s.eachCell(func(c *cellCheck, ce cellExchange) {
+		x := ce.x
+		switch {
+		case x.status != http.StatusOK:
+			c.fail(ce.cell, x, "status %d, want 200: a valid request (spec §4) whose body HTTP framed another way (%s) was not served", x.status, ce.cell.Condition)
+			return
+		case labelProblem(x) != "":
+			c.fail(ce.cell, x, "%s", labelProblem(x))
+			return
+		}
+		if secs, p := shapeProblems(x); p != "" {
+			c.fail(ce.cell, x, "%s (spec %s)", p, SectionList(secs))
+			return
+		}
+		if ce.cell.Operation != spec.OpCampaignList {
+			return
+		}
+		m, err := x.object()
+		if err != nil {
+			return // shapeProblems said so
+		}
+		no, _ := intOf(m["pageNo"])
+		size, _ := intOf(m["pageSize"])
+		if no != 1 || size != framingLimit {
+			c.fail(ce.cell, x, "pageNo %d and pageSize %d, want 1 and %d as the request asked (spec §4.2): the body framed this way was not read as sent", no, size, framingLimit)
+		}
+	})
+}
+
+// addsConcurrently sends, for each account, matrix.ConcurrentContacts Add
+// Contact calls of distinct contacts at once: over connections of their
+// own and HTTP/2 streams (every other one each) where there are
+// connections. Each exchange is recorded for both cells of the account.
+func (s *scenario) addsConcurrently(ctx context.Context) error {
+	c := s.cells("contact-concurrent")
+	s.cellXs = s.cellXs[:0]
+	s.pending = c
+	for _, role := range matrix.BothAccounts {
+		acct, ok := s.account(role)
+		cells := []matrix.Cell{cellOf(c.rule.ID, spec.OpAddContact, role, matrix.ConcurrentServed), cellOf(c.rule.ID, spec.OpAddContact, role, matrix.ConcurrentDistinct)}
+		if !ok || s.env.ReadOnly {
+			why := "no second account is configured"
+			if ok {
+				why = "read-only run: no contact is created"
+			}
+			for _, cl := range cells {
+				c.unreachable(cl, why)
+			}
+			continue
+		}
+		xs := make([]*exchange, matrix.ConcurrentContacts)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for i := range xs {
+			body := fmt.Appendf(nil, `{"email": %q, "firstName": "Concurrent %d"}`, s.newEmail(), i+1)
+			route := wire.Fresh
+			if i%2 == 1 {
+				route = wire.HTTP2
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				xs[i], _ = s.sendVia(ctx, route, false, credentialHeaders(acct), spec.OpAddContact, body)
+			}()
+		}
+		close(start)
+		wg.Wait()
+		for _, x := range xs {
+			if x.budget != "" {
+				return s.failIn([]string{"8"}, x, "%s", x.budget)
+			}
+			s.last = x
+			for _, cl := range cells {
+				s.cellXs = append(s.cellXs, cellExchange{cl, x})
+			}
+		}
+	}
+	return nil
+}
+
+// everyConcurrentCreated judges rule contact-concurrent: every call 200
+// with status success (cell "served"), no two contactIds of the account
+// equal (cell "a contactId of its own").
+func (s *scenario) everyConcurrentCreated() error {
+	ids := map[string]bool{}
+	return s.eachCell(func(c *cellCheck, ce cellExchange) {
+		x := ce.x
+		if ce.cell.Condition == matrix.ConcurrentServed {
+			switch {
+			case x.status != http.StatusOK:
+				c.fail(ce.cell, x, "status %d, want 200: a valid contact (spec §4.1 \"Success: HTTP 200\"), sent while %d others of the account were in flight", x.status, matrix.ConcurrentContacts-1)
+			default:
+				if secs, p := shapeProblems(x); p != "" {
+					c.fail(ce.cell, x, "%s (spec %s)", p, SectionList(secs))
+				}
+			}
+			return
+		}
+		if x.status != http.StatusOK {
+			return // the served cell says so
+		}
+		m, err := x.object()
+		if err != nil {
+			return
+		}
+		id, ok := m["contactId"].(string)
+		if !ok || id == "" {
+			return // the served cell's shape check says so
+		}
+		key := ce.cell.Account + "\x00" + id
+		if ids[key] {
+			c.fail(ce.cell, x, "contactId %q was answered for another of the contacts created at the same time: each created contact gets its own identifier (spec §4.1 \"identifier of the created contact\")", id)
+		}
+		ids[key] = true
+	})
+}
