@@ -266,6 +266,10 @@ func cellBreach(c matrix.Cell) (breach, bool) {
 			}
 			return false
 		}}, true
+	case "rate-holds":
+		return rateHoldsBreach(c)
+	case "rate-concurrent":
+		return rateConcurrentBreach(c), true
 	}
 	return breach{}, false
 }
