@@ -50,10 +50,18 @@ func (s *scenario) registerRateTime(sc *godog.ScenarioContext) {
 }
 
 // burstLead is how far past a boundary of the target's clock a burst may
-// start without waiting for the next one: a quarter of the window. The late
-// probes then come at least two thirds of a window after the burst's first
-// request, when a limiter whose window is half the run's has freed it.
-func burstLead(w time.Duration) time.Duration { return w / 4 }
+// start without waiting for the next one: a sixth of the window (10 s of a
+// minute). The late probes then come well over half a window after the
+// burst's first request, when a limiter whose window is half the run's has
+// freed it.
+func burstLead(w time.Duration) time.Duration { return w / 6 }
+
+// lateSpan is the time the late probes are given before their deadline:
+// four round trips each (those on new connections shake hands first), at
+// least a quarter of a second, at most the guard before the window's end.
+func lateSpan(n int, latency, guard time.Duration) time.Duration {
+	return min(guard, max(250*time.Millisecond, 4*time.Duration(n+2)*latency))
+}
 
 // togetherRoutes are the ways the requests in flight at the same time
 // travel, in turn: the run's pool (HTTP/2 streams on one connection when
@@ -133,14 +141,14 @@ func (s *scenario) sendLate(ctx context.Context, p *rateProof) error {
 			}
 		}
 	} else {
-		d, ok := s.env.Pacer.WindowDeadline(p.first.sent, guard)
+		d, ok := s.env.Pacer.WindowDeadline(p.first.sent, p.first.rheader.Get("Date"), guard)
 		if !ok {
 			p.lateSkipped = "the target sends no Date header, so the end of a window aligned to its clock is unknown and no request can be placed late in it"
 			return nil
 		}
 		p.lateDeadline = d
 		n := len(roles) * len(ops) * len(matrix.LateConditions)
-		start := d.Add(-time.Duration(n+2) * s.env.Pacer.Latency())
+		start := d.Add(-lateSpan(n, s.env.Pacer.Latency(), guard))
 		if wait := time.Until(start); wait > 0 {
 			s.env.Pacer.Logf("waiting %s to send a request of each operation late in the rate-limit window (spec §8)", wait.Round(100*time.Millisecond))
 			if err := s.env.Pacer.Sleep(ctx, wait); err != nil {

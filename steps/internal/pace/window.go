@@ -12,6 +12,7 @@ package pace
 
 import (
 	"context"
+	"net/http"
 	"time"
 )
 
@@ -86,18 +87,31 @@ func (p *Pacer) WaitBoundary(ctx context.Context, lead time.Duration) error {
 
 // WindowDeadline is the latest local time a request may be sent and still,
 // for certain, be handled by the server before the end of the window that
-// held a request sent at first: the clock-aligned window of the server's
-// clock, which ends no later than a sliding window or one opened by that
-// request. guard is kept to spare, and twice the round trip for the answer.
-// ok is false when the server's clock is unknown (no Date header seen).
-func (p *Pacer) WindowDeadline(first time.Time, guard time.Duration) (time.Time, bool) {
+// held a request sent at first and answered with the Date header date (may
+// be empty): the clock-aligned window of the server's clock, which ends no
+// later than a sliding window or one opened by that request. guard is kept
+// to spare, and twice the round trip for the answer. ok is false when the
+// server's clock is unknown (no Date header seen).
+func (p *Pacer) WindowDeadline(first time.Time, date string, guard time.Duration) (time.Time, bool) {
 	lo, hi, latency, ok := p.clock()
 	if !ok {
 		return time.Time{}, false
 	}
 	// The first request was handled at a server time of at least
-	// first+lo, so in a window that starts no earlier than this one's
-	// start; a request sent at t is handled by t+latency+hi.
-	end := WindowStart(first.Add(lo), p.window).Add(p.window)
+	// first+lo, and of at least its Date (which cuts the time to the
+	// second), so in a window that starts no earlier than theirs; a
+	// request sent at t is handled by t+latency+hi.
+	start := WindowStart(first.Add(lo), p.window)
+	if d, err := http.ParseTime(date); err == nil {
+		start = maxTime(start, WindowStart(d, p.window))
+	}
+	end := start.Add(p.window)
 	return end.Add(-hi - 2*latency - guard), true
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
