@@ -91,8 +91,9 @@ func (s *scenario) refillsBurstsTogether(ctx context.Context) error {
 			}
 		}
 	}
+	loose = min(loose, max(0, limit-ops))
 	together := min(len(togetherRoutes)*ops, max(0, (limit-ops-loose)/2))
-	return s.tryBursts(ctx, burstPlan{fill: limit - ops - loose - together, first: 2, together: together, loose: loose})
+	return s.tryBursts(ctx, burstPlan{fill: max(0, limit-ops-loose-together), first: 2, together: together, loose: loose})
 }
 
 // alignAccountClock moves the simulator's clock of an account just past a
@@ -273,6 +274,13 @@ func (s *scenario) togetherServed() error {
 	s.unsentCells(c)
 	for _, role := range s.rateRoles() {
 		xs := s.proof.together[role]
+		if len(xs) == 0 {
+			for _, cell := range c.rule.Cells() {
+				if cell.Account == role {
+					c.unreachable(cell, fmt.Sprintf("a limit of %d leaves no room for requests in flight at the same time", s.env.Pacer.Limit()))
+				}
+			}
+		}
 		for _, x := range xs {
 			cell := cellOf("rate-concurrent", opOf(x), role, matrix.CondInFlight)
 			switch {
