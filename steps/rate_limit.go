@@ -117,8 +117,10 @@ type rateProof struct {
 	first  *exchange
 	last   *exchange
 	// together are, by role, the requests sent in flight at the same time
-	// at the end of the budget (rate-concurrent), part of it.
+	// at the end of the budget (rate-concurrent); room is how many of them
+	// the budget holds (the others are beyond it).
 	together map[string][]*exchange
+	room     map[string]int
 	// loose are, by role, requests the budget may or may not hold: the
 	// late probes of the window before count under a sliding window that
 	// counts refused requests, and under no other (rate_time.go).
@@ -137,6 +139,13 @@ type burstPlan struct {
 	fill     int  // requests within the budget, in turn
 	first    int  // the operation the requests beyond it start with
 	together int  // requests within the budget sent at the same time, after fill
+	// cross is, for the second of two accounts, how many of its fill
+	// requests are instead sent at the same time as crossExtra more: the
+	// limit is crossed by requests in flight together.
+	cross int
+	// stride shifts the operation the requests beyond the limit start
+	// with from one account to the next.
+	stride int
 	loose    int  // requests the budget may or may not hold, after those
 	late     bool // probes late in the window, after the requests beyond
 }
@@ -199,8 +208,13 @@ func (s *scenario) tryBursts(ctx context.Context, plan burstPlan) error {
 
 func (s *scenario) burst(ctx context.Context, plan burstPlan) (*rateProof, error) {
 	p := &rateProof{within: map[string][]*exchange{}, beyond: map[string][]*exchange{},
-		together: map[string][]*exchange{}, loose: map[string][]*exchange{}}
+		together: map[string][]*exchange{}, room: map[string]int{}, loose: map[string][]*exchange{}}
 	fill, first := plan.fill, plan.first
+	stride := max(1, plan.stride)
+	crossRole := ""
+	if plan.cross > 0 && len(s.rateRoles()) > 1 {
+		crossRole = s.rateRoles()[1]
+	}
 	ops, roles := s.rateOps(), s.rateRoles()
 	send := func(role, op string) (*exchange, error) {
 		body, err := s.validBodyFor(withPrep(ctx), role, op)
@@ -220,6 +234,9 @@ func (s *scenario) burst(ctx context.Context, plan burstPlan) (*rateProof, error
 	}
 	for i := range fill {
 		for r, role := range roles {
+			if role == crossRole && i >= fill-plan.cross {
+				continue // sent at the same time, below
+			}
 			// Each account starts at another operation, so that the
 			// request at every position is of each operation somewhere.
 			x, err := send(role, ops[(i+r)%len(ops)])
@@ -230,7 +247,12 @@ func (s *scenario) burst(ctx context.Context, plan burstPlan) (*rateProof, error
 		}
 	}
 	if plan.together > 0 {
-		if err := s.sendTogether(ctx, p, fill, plan.together); err != nil {
+		if err := s.sendTogether(ctx, p, roles, fill, plan.together, plan.together); err != nil {
+			return nil, err
+		}
+	}
+	if crossRole != "" {
+		if err := s.sendTogether(ctx, p, []string{crossRole}, fill-plan.cross, plan.cross+crossExtra, plan.cross); err != nil {
 			return nil, err
 		}
 	}
@@ -245,7 +267,7 @@ func (s *scenario) burst(ctx context.Context, plan burstPlan) (*rateProof, error
 	}
 	for r, role := range roles {
 		for k := range ops {
-			x, err := send(role, ops[(first+r+k)%len(ops)])
+			x, err := send(role, ops[(first+r*stride+k)%len(ops)])
 			if err != nil {
 				return nil, err
 			}
@@ -266,6 +288,15 @@ func (s *scenario) undecided(p *rateProof) string {
 		for _, x := range xs {
 			admitted = admitted || x.status/100 == 2
 		}
+	}
+	for role, xs := range p.together {
+		served := 0
+		for _, x := range xs {
+			if x.status/100 == 2 {
+				served++
+			}
+		}
+		admitted = admitted || served > p.room[role]
 	}
 	if !admitted {
 		return ""
