@@ -136,9 +136,9 @@ type rateProof struct {
 
 // burstPlan is what one try of the bursts sends, per account.
 type burstPlan struct {
-	fill     int  // requests within the budget, in turn
-	first    int  // the operation the requests beyond it start with
-	together int  // requests within the budget sent at the same time, after fill
+	fill     int // requests within the budget, in turn
+	first    int // the operation the requests beyond it start with
+	together int // requests within the budget sent at the same time, after fill
 	// cross is, for the second of two accounts, how many of its fill
 	// requests are instead sent at the same time as crossExtra more: the
 	// limit is crossed by requests in flight together.
@@ -146,8 +146,8 @@ type burstPlan struct {
 	// stride shifts the operation the requests beyond the limit start
 	// with from one account to the next.
 	stride int
-	loose    int  // requests the budget may or may not hold, after those
-	late     bool // probes late in the window, after the requests beyond
+	loose  int  // requests the budget may or may not hold, after those
+	late   bool // probes late in the window, after the requests beyond
 }
 
 // sendsBursts sends, for every account at once (their requests in turn, so
