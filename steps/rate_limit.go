@@ -104,7 +104,7 @@ func (s *scenario) freshBudgets(ctx context.Context) error {
 		waited = true
 	}
 	if waited {
-		return s.env.Pacer.WaitBoundary(ctx, burstLead(s.env.Pacer.Window()))
+		return s.env.Pacer.WaitBoundary(ctx, burstLead(s.env.Pacer.Window(), s.env.Pacer.LateGuard()))
 	}
 	return nil
 }

@@ -51,11 +51,14 @@ func (s *scenario) registerRateTime(sc *godog.ScenarioContext) {
 }
 
 // burstLead is how far past a boundary of the target's clock a burst may
-// start without waiting for the next one: a sixth of the window (10 s of a
-// minute). The late probes then come well over half a window after the
-// burst's first request, when a limiter whose window is half the run's has
-// freed it.
-func burstLead(w time.Duration) time.Duration { return w / 6 }
+// start without waiting for the next one: a quarter of the window (15 s of
+// a minute), and no more than lets the late probes (a twelfth of the window
+// twice, and the Date header's second, before its end) come after a limiter
+// whose window is half the run's has freed the budget. Each second of lead
+// is a second less that a run waits, on average, for the next boundary.
+func burstLead(w, guard time.Duration) time.Duration {
+	return max(0, min(w/4, w/2-2*guard-time.Second))
+}
 
 // lateSpan is the time the late probes are given before their deadline:
 // four round trips each (those on new connections shake hands first), at
