@@ -30,8 +30,9 @@ Feature: Rate limit of 100 requests per minute per account
   # counts refused requests refuses only the first request past the limit
   # as the 101st: the window after the first, each account fills its budget
   # again and tries another operation first (the primary Add Contact, then
-  # Campaign Stats; the second Campaign List, then Add Contact), which costs
-  # no more waiting.
+  # Campaign Stats; the second crosses its first limit with requests in
+  # flight at the same time, rule rate-concurrent below, and its second
+  # with Campaign List), which costs no more waiting.
   #
   # Rule rate-holds (§8 "per minute", §7): the limit holds for the whole
   # minute. The first burst starts just after a boundary of the target's
@@ -53,16 +54,14 @@ Feature: Rate limit of 100 requests per minute per account
   # last requests of its budget in flight at the same time: each is served,
   # and the next request of every operation is refused. A counter read and
   # written in two steps decides on a count read before the others were
-  # counted, or loses their counts, and lets more through. The second
-  # account's second crossing starts with the operation no other crossing
-  # starts with, so each operation is still the 101st somewhere. The late requests of the
-  # first window still count under a sliding window that counts refused
-  # requests, and under no other: as many requests after the concurrent ones
-  # may each be served or refused (with the 429 of §7).
+  # counted, or loses their counts, and lets more through. The late
+  # requests of the first window still count under a sliding window that
+  # counts refused requests, and under no other: as many requests after the
+  # concurrent ones may each be served or refused (with the 429 of §7).
   @normative @rate-limit @spec-8 @spec-7 @spec-1 @rule-rate-shared @rule-rate-per-account @rule-rate-frees @rule-rate-holds @rule-rate-concurrent
   Scenario: Each account's requests of a minute count once whatever the operation, the next of every operation is refused for the rest of the window on any connection, a window later all are served, and the limit holds again under concurrency
     Given each account starts with an unused rate-limit budget
-    When each account sends as many requests as the limit allows, Add Contact, Campaign List and Campaign Stats in turn, then one more of each operation, and late in the window one more of each operation on the run's connection and on a new connection
+    When each account sends as many requests as the limit allows, Add Contact, Campaign List and Campaign Stats in turn, the second account its last 6 and 6 more in flight at the same time, then one more of each operation, and late in the window one more of each operation on the run's connection and on a new connection
     Then all of them but the last of each operation should have succeeded
     And the last Add Contact, Campaign List and Campaign Stats request of each account should be refused with status 429 and exactly this JSON body:
       """

@@ -73,17 +73,19 @@ func lateSpan(n int, latency, guard time.Duration) time.Duration {
 // own, and one kept-alive HTTP/1.1 connection.
 var togetherRoutes = []wire.Route{wire.Shared, wire.Fresh, wire.HTTP2, wire.HTTP1}
 
-// crossExtra is how many requests beyond the limit the second account
-// sends at the same time as the last of its first budget: a counter that
-// decides on a count read before the others were counted lets some through.
-const crossExtra = 6
-
 // lateProbe is one request of rule rate-holds.
 type lateProbe = cellExchange
 
-func (s *scenario) sendsBurstsAndLate(ctx context.Context) error {
-	limit, ops := s.env.Pacer.Limit(), len(s.rateOps())
-	return s.tryBursts(ctx, burstPlan{fill: limit, late: true, cross: min(len(togetherRoutes)*ops/2, limit/2)})
+// sendsBurstsAndLate is sendsBursts whose second account crosses its limit
+// with its last cross requests and extra more in flight at the same time
+// (rate-concurrent), then late in the window sends the probes of
+// rate-holds. A limit below 2 × cross leaves half of it to cross with.
+func (s *scenario) sendsBurstsAndLate(ctx context.Context, cross, extra int) error {
+	if extra < 1 {
+		return fmt.Errorf("the scenario crosses the limit with %d requests beyond it, want at least 1", extra)
+	}
+	limit := s.env.Pacer.Limit()
+	return s.tryBursts(ctx, burstPlan{fill: limit, late: true, cross: min(cross, limit/2), crossExtra: extra})
 }
 
 // refillsBurstsTogether is refillsBursts whose last requests within the
