@@ -3,7 +3,9 @@ package steps
 // Spec §8: 100 requests per minute per account, all operations together
 // (one shared counter per account); exceeding it yields 429, whose body is
 // exactly {"error": "Rate limit exceeded. Try again later."} (§7). Rules
-// rate-shared, rate-per-account and rate-frees of the matrix.
+// rate-shared, rate-per-account and rate-frees of the matrix; rate-holds
+// and rate-concurrent (§8 over time and under concurrency) are in
+// rate_time.go.
 
 import (
 	"context"
@@ -32,7 +34,10 @@ var ErrInconclusive = errors.New("inconclusive")
 func (s *scenario) registerRateLimit(sc *godog.ScenarioContext) {
 	sc.Step(`^each account starts with an unused rate-limit budget$`, s.accountsStartFresh)
 	sc.Step(`^each account sends as many requests as the limit allows, Add Contact, Campaign List and Campaign Stats in turn, then one more of each operation$`, s.sendsBursts)
+	sc.Step(`^each account sends as many requests as the limit allows, Add Contact, Campaign List and Campaign Stats in turn, the second account its last (\d+) and (\d+) more in flight at the same time, then one more of each operation, and late in the window one more of each operation on the run's connection and on a new connection$`, s.sendsBurstsAndLate)
 	sc.Step(`^each account fills the rest of its budget, Add Contact, Campaign List and Campaign Stats in turn, then sends one more of each operation, another one first$`, s.refillsBursts)
+	sc.Step(`^each account fills the rest of its budget, Add Contact, Campaign List and Campaign Stats in turn, its last requests in flight at the same time, then sends one more of each operation, another one first$`, s.refillsBurstsTogether)
+	s.registerRateTime(sc)
 	sc.Step(`^all of them but the last of each operation should have succeeded$`, s.burstsSucceeded)
 	sc.Step(`^the last Add Contact, Campaign List and Campaign Stats request of each account should be refused with status 429 and exactly this JSON body:$`, s.nextRefused)
 	sc.Step(`^each account's Add Contact, Campaign List and Campaign Stats should be served again$`, s.servedAgain)
@@ -72,21 +77,33 @@ func (s *scenario) accountsStartFresh(ctx context.Context) error {
 
 // freshBudgets empties every account's counter (the simulator's control
 // API) or waits until none of them sent a request for a window, and for a
-// clock-aligned window with room for every burst.
+// clock-aligned window with room for every burst; then until the burst can
+// start just after a boundary of the target's clock (rate-holds: the late
+// probes must tell a window shorter than the run's from every window §8
+// allows), or, with the control API, moves each account's clock there.
 func (s *scenario) freshBudgets(ctx context.Context) error {
 	roles := s.rateRoles()
 	n := len(roles) * (s.env.Pacer.Limit() + len(s.rateOps()))
+	waited := false
 	for _, role := range roles {
 		acct, _ := s.account(role)
 		reset, err := s.env.Pacer.ResetBudget(ctx, acct.AccountID)
 		if err != nil {
 			return err
 		}
-		if !reset {
-			if err := s.env.Pacer.WaitFresh(ctx, acct.AccountID, n); err != nil {
+		if reset {
+			if err := s.alignAccountClock(ctx, acct.AccountID); err != nil {
 				return err
 			}
+			continue
 		}
+		if err := s.env.Pacer.WaitFresh(ctx, acct.AccountID, n); err != nil {
+			return err
+		}
+		waited = true
+	}
+	if waited {
+		return s.env.Pacer.WaitBoundary(ctx, burstLead(s.env.Pacer.Window(), s.env.Pacer.LateGuard()))
 	}
 	return nil
 }
@@ -98,6 +115,40 @@ type rateProof struct {
 	beyond map[string][]*exchange // by role: one more of each operation
 	first  *exchange
 	last   *exchange
+	// together are, by role, the requests sent in flight at the same time
+	// at the end of the budget (rate-concurrent); room is how many of them
+	// the budget holds (the others are beyond it).
+	together map[string][]*exchange
+	room     map[string]int
+	// loose are, by role, requests the budget may or may not hold: the
+	// late probes of the window before count under a sliding window that
+	// counts refused requests, and under no other (rate_time.go).
+	loose map[string][]*exchange
+	// late are the probes late in the window (rate-holds), sent before
+	// lateDeadline (zero with the control API); lateMissed says why they
+	// could not all be sent in time (the try decides nothing), lateSkipped
+	// why none can be placed on this target (the cells are unverified).
+	late                    []cellExchange
+	lateDeadline            time.Time
+	lateMissed, lateSkipped string
+}
+
+// burstPlan is what one try of the bursts sends, per account.
+type burstPlan struct {
+	fill     int // requests within the budget, in turn
+	first    int // the operation the requests beyond it start with
+	together int // requests within the budget sent at the same time, after fill
+	// cross is, for the second of two accounts, how many of its fill
+	// requests are instead sent at the same time as crossExtra more: the
+	// limit is crossed by requests in flight together (a counter that
+	// decides on a count read before the others were counted lets some
+	// of the extra through).
+	cross, crossExtra int
+	// stride shifts the operation the requests beyond the limit start
+	// with from one account to the next.
+	stride int
+	loose  int  // requests the budget may or may not hold, after those
+	late   bool // probes late in the window, after the requests beyond
 }
 
 // sendsBursts sends, for every account at once (their requests in turn, so
@@ -108,7 +159,7 @@ type rateProof struct {
 // window) while the target let a request beyond the limit through is tried
 // again after a fresh window, up to MaxBurstAttempts times.
 func (s *scenario) sendsBursts(ctx context.Context) error {
-	return s.tryBursts(ctx, s.env.Pacer.Limit(), 0)
+	return s.tryBursts(ctx, burstPlan{fill: s.env.Pacer.Limit()})
 }
 
 // refillsBursts, in the window after sendsBursts' (the accounts have sent
@@ -117,21 +168,27 @@ func (s *scenario) sendsBursts(ctx context.Context) error {
 // counts refused requests refuses only the first request past the limit
 // as the 101st, so each burst tries another operation there.
 func (s *scenario) refillsBursts(ctx context.Context) error {
-	return s.tryBursts(ctx, s.env.Pacer.Limit()-len(s.rateOps()), 2)
+	return s.tryBursts(ctx, burstPlan{fill: s.env.Pacer.Limit() - len(s.rateOps()), first: 2})
 }
 
-// tryBursts sends fill requests per account, then the operations beyond
-// the limit starting at operation first (shifted by one per account), and
-// tries again after a fresh window (then with a whole budget) while the
-// try cannot decide.
-func (s *scenario) tryBursts(ctx context.Context, fill, first int) error {
+// tryBursts sends plan's requests per account, and tries again after a
+// fresh window (then with a whole budget) while the try cannot decide.
+func (s *scenario) tryBursts(ctx context.Context, plan burstPlan) error {
 	for attempt := 1; ; attempt++ {
-		p, err := s.burst(ctx, fill, first)
+		p, err := s.burst(ctx, plan)
 		if err != nil {
 			return err
 		}
+		if plan.late {
+			if err := s.sendLate(ctx, p); err != nil {
+				return err
+			}
+		}
 		s.proof = p
 		why := s.undecided(p)
+		if why == "" && plan.late {
+			why = s.lateUndecided(p)
+		}
 		if why == "" {
 			return nil
 		}
@@ -144,12 +201,21 @@ func (s *scenario) tryBursts(ctx context.Context, fill, first int) error {
 		if err := s.freshBudgets(ctx); err != nil {
 			return err
 		}
-		fill = s.env.Pacer.Limit()
+		// A fresh window: the whole budget, and nothing of the window
+		// before that it may or may not hold.
+		plan.fill, plan.loose = s.env.Pacer.Limit()-plan.together, 0
 	}
 }
 
-func (s *scenario) burst(ctx context.Context, fill, first int) (*rateProof, error) {
-	p := &rateProof{within: map[string][]*exchange{}, beyond: map[string][]*exchange{}}
+func (s *scenario) burst(ctx context.Context, plan burstPlan) (*rateProof, error) {
+	p := &rateProof{within: map[string][]*exchange{}, beyond: map[string][]*exchange{},
+		together: map[string][]*exchange{}, room: map[string]int{}, loose: map[string][]*exchange{}}
+	fill, first := plan.fill, plan.first
+	stride := max(1, plan.stride)
+	crossRole := ""
+	if plan.cross > 0 && len(s.rateRoles()) > 1 {
+		crossRole = s.rateRoles()[1]
+	}
 	ops, roles := s.rateOps(), s.rateRoles()
 	send := func(role, op string) (*exchange, error) {
 		body, err := s.validBodyFor(withPrep(ctx), role, op)
@@ -169,6 +235,9 @@ func (s *scenario) burst(ctx context.Context, fill, first int) (*rateProof, erro
 	}
 	for i := range fill {
 		for r, role := range roles {
+			if role == crossRole && i >= fill-plan.cross {
+				continue // sent at the same time, below
+			}
 			// Each account starts at another operation, so that the
 			// request at every position is of each operation somewhere.
 			x, err := send(role, ops[(i+r)%len(ops)])
@@ -178,9 +247,28 @@ func (s *scenario) burst(ctx context.Context, fill, first int) (*rateProof, erro
 			p.within[role] = append(p.within[role], x)
 		}
 	}
+	if plan.together > 0 {
+		if err := s.sendTogether(ctx, p, roles, fill, plan.together, plan.together); err != nil {
+			return nil, err
+		}
+	}
+	if crossRole != "" {
+		if err := s.sendTogether(ctx, p, []string{crossRole}, fill-plan.cross, plan.cross+plan.crossExtra, plan.cross); err != nil {
+			return nil, err
+		}
+	}
+	for i := range plan.loose {
+		for r, role := range roles {
+			x, err := send(role, ops[(fill+plan.together+i+r)%len(ops)])
+			if err != nil {
+				return nil, err
+			}
+			p.loose[role] = append(p.loose[role], x)
+		}
+	}
 	for r, role := range roles {
 		for k := range ops {
-			x, err := send(role, ops[(first+r+k)%len(ops)])
+			x, err := send(role, ops[(first+r*stride+k)%len(ops)])
 			if err != nil {
 				return nil, err
 			}
@@ -201,6 +289,15 @@ func (s *scenario) undecided(p *rateProof) string {
 		for _, x := range xs {
 			admitted = admitted || x.status/100 == 2
 		}
+	}
+	for role, xs := range p.together {
+		served := 0
+		for _, x := range xs {
+			if x.status/100 == 2 {
+				served++
+			}
+		}
+		admitted = admitted || served > p.room[role]
 	}
 	if !admitted {
 		return ""
@@ -272,8 +369,12 @@ func (s *scenario) nextRefused(doc *godog.DocString) error {
 					// were not counted, or the limit is above 100.
 					cond = matrix.CondCounted
 				}
-				c.fail(cellOf("rate-shared", op, role, cond), x, "status %d, want 429: request %d of the window was not refused; the limit is %d per %s per account, all operations together (spec §8)",
-					x.status, s.env.Pacer.Limit()+1, s.env.Pacer.Limit(), s.env.Pacer.Window())
+				also := ""
+				if len(s.proof.together[role]) > 0 && cond == matrix.CondCounted {
+					also = fmt.Sprintf("; %d of the account's requests before it were in flight at the same time: a counter read and written in two steps counts overlapping requests as fewer (rule rate-concurrent)", len(s.proof.together[role]))
+				}
+				c.fail(cellOf("rate-shared", op, role, cond), x, "status %d, want 429: request %d of the window was not refused; the limit is %d per %s per account, all operations together (spec §8)%s",
+					x.status, s.env.Pacer.Limit()+1, s.env.Pacer.Limit(), s.env.Pacer.Window(), also)
 				continue
 			}
 			// The same check as the whole-run observer's (observer.go).

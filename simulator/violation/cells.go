@@ -282,6 +282,10 @@ func cellBreach(c matrix.Cell) (breach, bool) {
 		}}, true
 	case "every-answer":
 		return everyAnswerBreach(c)
+	case "rate-holds":
+		return rateHoldsBreach(c)
+	case "rate-concurrent":
+		return rateConcurrentBreach(c), true
 	}
 	return breach{}, false
 }

@@ -38,6 +38,9 @@ type note struct {
 	// in the accounts file ("primary", "second"), and other the other
 	// one's id: for the cell switches (cells.go).
 	role, other string
+	// remote is the client's address: one per connection (rate-holds'
+	// switch counts per connection).
+	remote string
 
 	phoneAdded  bool // contact-no-requirement: phoneNo was put in for the server
 	dobISO      bool // contact-dob-format: dateOfBirth came as YYYY-MM-DD
@@ -80,7 +83,7 @@ type exchange struct {
 }
 
 func (l *layer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	n := &note{}
+	n := &note{remote: r.RemoteAddr}
 	x := &exchange{l: l, note: n, r: r.WithContext(context.WithValue(r.Context(), noteKey{}, n)),
 		header: w.Header().Clone()}
 	answered := x.route()

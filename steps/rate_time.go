@@ -1,0 +1,443 @@
+package steps
+
+// Spec §8 over time, across connections and under concurrency (issue 27):
+// rules rate-holds and rate-concurrent of the matrix.
+//
+// "100 requests per minute per account" holds for the whole minute. The
+// spec allows a sliding window, fixed windows aligned to the target's clock
+// and windows opened by the first request; under all three a budget spent
+// in a burst that starts just after a boundary of the target's clock stays
+// spent until that clock-aligned window ends. So the first proof of
+// rate-shared starts there (freshBudgets), and late in the window (55 s of
+// 60, scaled to the run's window, less the Date header's one-second
+// resolution and the latency) every operation of every account is sent
+// again, on the run's connection and on a connection opened after the
+// budget was spent: a 200 is a §8 FAILURE (a limiter that frees the budget
+// early, or counts per connection). The probes share the window the burst
+// spends anyway: they wait for nothing the scenario did not wait for.
+//
+// The limit is per account, not per sequence of requests: in the window of
+// the second proof each account sends the last requests of its budget in
+// flight at the same time (goroutines, new connections, a kept-alive
+// HTTP/1.1 connection and HTTP/2 streams where offered). Each must be
+// served, and the next request of each operation refused: a counter read
+// and written in two steps loses the counts of overlapping requests and
+// leaves room for it.
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cucumber/godog"
+
+	"github.com/partner-v3/conformance-kit/fixtures/matrix"
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
+	"github.com/partner-v3/conformance-kit/steps/internal/pace"
+	"github.com/partner-v3/conformance-kit/steps/internal/record"
+	"github.com/partner-v3/conformance-kit/steps/internal/wire"
+)
+
+func (s *scenario) registerRateTime(sc *godog.ScenarioContext) {
+	sc.Step(`^late in the window, every operation of each account should still be refused with status 429 and exactly this JSON body, on the run's connection and on a new connection:$`, s.lateRefused)
+	sc.Step(`^the requests each account had in flight at the same time should have been served as far as its budget held, every other refused with status 429 and exactly this JSON body:$`, s.togetherServed)
+}
+
+// burstLead is how far past a boundary of the target's clock a burst may
+// start without waiting for the next one: a quarter of the window (15 s of
+// a minute), and no more than lets the late probes (a twelfth of the window
+// twice, and the Date header's second, before its end) come after a limiter
+// whose window is half the run's has freed the budget. Each second of lead
+// is a second less that a run waits, on average, for the next boundary.
+func burstLead(w, guard time.Duration) time.Duration {
+	return max(0, min(w/4, w/2-2*guard-time.Second))
+}
+
+// lateSpan is the time the late probes are given before their deadline:
+// four round trips each (those on new connections shake hands first), at
+// least a quarter of a second, at most the guard before the window's end.
+func lateSpan(n int, latency, guard time.Duration) time.Duration {
+	return min(guard, max(250*time.Millisecond, 4*time.Duration(n+2)*latency))
+}
+
+// togetherRoutes are the ways the requests in flight at the same time
+// travel, in turn: the run's pool (HTTP/2 streams on one connection when
+// the target offers it), connections of their own, HTTP/2 by a pool of its
+// own, and one kept-alive HTTP/1.1 connection.
+var togetherRoutes = []wire.Route{wire.Shared, wire.Fresh, wire.HTTP2, wire.HTTP1}
+
+// lateProbe is one request of rule rate-holds.
+type lateProbe = cellExchange
+
+// sendsBurstsAndLate is sendsBursts whose second account crosses its limit
+// with its last cross requests and extra more in flight at the same time
+// (rate-concurrent), then late in the window sends the probes of
+// rate-holds. A limit below 2 × cross leaves half of it to cross with.
+func (s *scenario) sendsBurstsAndLate(ctx context.Context, cross, extra int) error {
+	if extra < 1 {
+		return fmt.Errorf("the scenario crosses the limit with %d requests beyond it, want at least 1", extra)
+	}
+	limit := s.env.Pacer.Limit()
+	return s.tryBursts(ctx, burstPlan{fill: limit, late: true, cross: min(cross, limit/2), crossExtra: extra})
+}
+
+// refillsBurstsTogether is refillsBursts whose last requests within the
+// budget are in flight at the same time. The late probes of the window
+// before are counted now by a sliding window that counts refused requests,
+// and by no other: as many requests after those in flight may each be
+// served or refused (loose), and the requests beyond come after them.
+func (s *scenario) refillsBurstsTogether(ctx context.Context) error {
+	limit, ops := s.env.Pacer.Limit(), len(s.rateOps())
+	loose := 0
+	if s.proof != nil {
+		for _, pr := range s.proof.late {
+			if pr.cell.Account == matrix.Primary {
+				loose++
+			}
+		}
+	}
+	loose = min(loose, max(0, limit-ops))
+	together := min(len(togetherRoutes)*ops, max(0, (limit-ops-loose)/2))
+	// The second account's first burst crossed its limit with requests in
+	// flight together; here it crosses it one request after another, with
+	// the operation no other crossing starts with (stride): each of the
+	// three is the 101st somewhere in the run.
+	return s.tryBursts(ctx, burstPlan{fill: max(0, limit-ops-loose-together), first: 2, stride: ops - 1, together: together, loose: loose})
+}
+
+// alignAccountClock moves the simulator's clock of an account just past a
+// boundary of a window aligned to it, so that a burst fills a clock-aligned
+// window from its start, as freshBudgets waits for on any other target.
+func (s *scenario) alignAccountClock(ctx context.Context, accountID string) error {
+	if s.env.Control == nil {
+		return nil
+	}
+	w := s.env.Pacer.Window()
+	c, err := s.env.Control.AccountClock(ctx, accountID)
+	if err != nil {
+		return fmt.Errorf("read the simulator's clock: %w", err)
+	}
+	next := pace.WindowStart(c.Now, w).Add(w + 100*time.Millisecond)
+	if _, err := s.env.Control.AdvanceAccountClock(ctx, accountID, next.Sub(c.Now)); err != nil {
+		return fmt.Errorf("advance the simulator's clock: %w", err)
+	}
+	return nil
+}
+
+// sendLate sends the probes of rule rate-holds late in the window the
+// burst of p spent: every operation of every account on the run's
+// connection and on a new one. Against the simulator's control API each
+// account's clock is moved there; against any other target the suite
+// waits (within the window the scenario spends anyway) until the latest
+// instant at which every window §8 allows must still refuse, less the
+// time the probes take.
+func (s *scenario) sendLate(ctx context.Context, p *rateProof) error {
+	roles, ops := s.rateRoles(), s.rateOps()
+	w, guard := s.env.Pacer.Window(), s.env.Pacer.LateGuard()
+	if s.env.Control != nil {
+		for _, role := range roles {
+			acct, _ := s.account(role)
+			c, err := s.env.Control.AccountClock(ctx, acct.AccountID)
+			if err != nil {
+				return fmt.Errorf("read the simulator's clock: %w", err)
+			}
+			// The account's clock when the burst began, and the end of
+			// the clock-aligned window that held it.
+			end := pace.WindowStart(c.Now.Add(-time.Since(p.first.sent)), w).Add(w)
+			if d := end.Add(-guard).Sub(c.Now); d > 0 {
+				if _, err := s.env.Control.AdvanceAccountClock(ctx, acct.AccountID, d); err != nil {
+					return fmt.Errorf("advance the simulator's clock: %w", err)
+				}
+			}
+		}
+	} else {
+		d, ok := s.env.Pacer.WindowDeadline(p.first.sent, p.first.rheader.Get("Date"), guard)
+		if !ok {
+			p.lateSkipped = "the target sends no Date header, so the end of a window aligned to its clock is unknown and no request can be placed late in it"
+			return nil
+		}
+		p.lateDeadline = d
+		n := len(roles) * len(ops) * len(matrix.LateConditions)
+		start := d.Add(-lateSpan(n, s.env.Pacer.Latency(), guard))
+		if wait := time.Until(start); wait > 0 {
+			s.env.Pacer.Logf("waiting %s to send a request of each operation late in the rate-limit window (spec §8)", wait.Round(100*time.Millisecond))
+			if err := s.env.Pacer.Sleep(ctx, wait); err != nil {
+				return err
+			}
+		}
+	}
+	for _, role := range roles {
+		for _, op := range ops {
+			for _, cond := range matrix.LateConditions {
+				if !p.lateDeadline.IsZero() && time.Now().After(p.lateDeadline) {
+					p.lateMissed = fmt.Sprintf("the burst and the late requests took %s: none could be sent late in the window and still before its end by the server's clock", time.Since(p.first.sent).Round(time.Millisecond))
+					return nil
+				}
+				body, err := s.validBodyFor(withPrep(ctx), role, op)
+				if err != nil {
+					return err
+				}
+				route := wire.Shared
+				if cond == matrix.CondLateFresh {
+					route = wire.Fresh
+				}
+				x, err := s.sendAs(wire.WithRoute(ctx, route), role, op, body)
+				if err != nil {
+					return err
+				}
+				s.last = x
+				p.late = append(p.late, lateProbe{cell: cellOf("rate-holds", op, role, cond), x: x})
+			}
+		}
+	}
+	return nil
+}
+
+// lateUndecided says why the late probes of p prove nothing: they could
+// not be sent in time, or one was served while, by the server's Date
+// headers, it may have been past the window's end. Empty means they decide.
+func (s *scenario) lateUndecided(p *rateProof) string {
+	if p.lateMissed != "" {
+		return p.lateMissed
+	}
+	if s.env.Control != nil {
+		return "" // the clocks were moved: nothing was left to chance
+	}
+	for _, pr := range p.late {
+		if pr.x.status/100 != 2 {
+			continue
+		}
+		if same, known := s.env.Pacer.SameServerWindow(p.first.sent, pr.x.recv, p.first.rheader.Get("Date"), pr.x.rheader.Get("Date")); known && !same {
+			return fmt.Sprintf("by the server's clock (Date headers %s to %s) a request late in the window may have been handled after its end", p.first.rheader.Get("Date"), pr.x.rheader.Get("Date"))
+		}
+	}
+	return ""
+}
+
+// lateRefused checks rule rate-holds: every probe late in the window was
+// refused with exactly the 429 of §7.
+func (s *scenario) lateRefused(doc *godog.DocString) error {
+	if err := s.decided(); err != nil {
+		return err
+	}
+	want, err := decodeJSON([]byte(doc.Content))
+	if err != nil {
+		return fmt.Errorf("the scenario's expected body: %w", err)
+	}
+	c := s.cells("rate-holds")
+	s.unsentCells(c)
+	if why := s.proof.lateSkipped; why != "" {
+		for _, cell := range c.rule.Cells() {
+			c.unreachable(cell, why)
+		}
+		return nil
+	}
+	w := s.env.Pacer.Window()
+	for _, pr := range s.proof.late {
+		x := pr.x
+		after := x.sent.Sub(s.proof.first.sent).Round(100 * time.Millisecond)
+		switch {
+		case x.err != nil:
+			c.fail(pr.cell, x, "no answer: %v", x.err)
+		case x.status != http.StatusTooManyRequests:
+			why := "a limiter that frees the budget early (a window shorter than the run's) lets it through"
+			if pr.cell.Condition == matrix.CondLateFresh {
+				why = "a budget spent on one connection holds on a connection opened after it was spent; a limiter that counts per connection, or frees the budget early, lets it through"
+			}
+			c.fail(pr.cell, x, "status %d, want 429: the account's budget of %d per %s was spent by the burst that began %s before, just after a boundary of the target's clock, and this request came before the end of that window under every window §8 allows (sliding, fixed and aligned to the clock, opened by the first request); %s",
+				x.status, s.env.Pacer.Limit(), w, after, why)
+		default:
+			got, err := x.json()
+			switch {
+			case err != nil:
+				c.fail(pr.cell, x, "the 429 body is not JSON: spec §7 shows it as a JSON object with one string field \"error\"")
+			case !reflect.DeepEqual(got, want):
+				c.fail(pr.cell, x, "the 429 body is %s, want %s (spec §7: one string field \"error\" holding %q)", cut(s.env.Secrets, x.rbody), strings.TrimSpace(doc.Content), spec.MsgRateLimit)
+			}
+		}
+	}
+	return c.err()
+}
+
+// unsentCells records, once, the cells of c's rule that this run cannot
+// send: the second account's without one, Add Contact's in a read-only
+// run.
+func (s *scenario) unsentCells(c *cellCheck) {
+	for _, cell := range c.rule.Cells() {
+		why := ""
+		switch {
+		case cell.Account == matrix.Second && !s.env.Second.Complete():
+			why = "no second account is configured"
+		case cell.Operation == spec.OpAddContact && s.env.ReadOnly:
+			why = "a read-only run creates no contact"
+		default:
+			continue
+		}
+		s.lib.mu.Lock()
+		seen := slices.Contains(s.result.Unverified, cell.String()+": "+why)
+		s.lib.mu.Unlock()
+		if !seen {
+			c.unreachable(cell, why)
+		}
+	}
+}
+
+// togetherServed checks rule rate-concurrent: of the requests an account
+// had in flight at the same time, exactly as many as its budget held were
+// served, every other refused with exactly the 429 of §7 (doc); the loose
+// requests after them may be refused, with that 429 only.
+func (s *scenario) togetherServed(doc *godog.DocString) error {
+	if err := s.decided(); err != nil {
+		return err
+	}
+	want, err := decodeJSON([]byte(doc.Content))
+	if err != nil {
+		return fmt.Errorf("the scenario's expected body: %w", err)
+	}
+	c := s.cells("rate-concurrent")
+	s.unsentCells(c)
+	refused := func(x *exchange) string {
+		if got, err := x.json(); err != nil || !reflect.DeepEqual(got, want) {
+			return fmt.Sprintf("the 429 body is %s, want %s (spec §7: one string field \"error\" holding %q)", cut(s.env.Secrets, x.rbody), strings.TrimSpace(doc.Content), spec.MsgRateLimit)
+		}
+		return ""
+	}
+	for _, role := range s.rateRoles() {
+		xs, room := s.proof.together[role], s.proof.room[role]
+		served := 0
+		for _, x := range xs {
+			if x.err == nil && x.status == http.StatusOK {
+				served++
+			}
+		}
+		named := map[matrix.Cell]bool{} // a count off is said once per cell
+		for _, x := range xs {
+			cell := cellOf("rate-concurrent", opOf(x), role, matrix.CondInFlight)
+			if named[cell] && x.err == nil && (x.status == http.StatusOK && served > room || x.status == http.StatusTooManyRequests && served < room) {
+				continue
+			}
+			switch {
+			case x.err != nil:
+				c.fail(cell, x, "no answer: %v", x.err)
+			case x.status == http.StatusOK && served > room:
+				c.fail(cell, x, "%d of %d requests of the account in flight at the same time were served, but its budget of %d per %s held %d of them (spec §8: the limit is the account's, whatever the connection or the order): a counter that decides on a count read before the others were counted lets more through",
+					served, len(xs), s.env.Pacer.Limit(), s.env.Pacer.Window(), room)
+				named[cell] = true
+			case x.status == http.StatusOK:
+				if p := labelProblem(x); p != "" {
+					c.fail(cell, x, "%s", p)
+				}
+			case x.status == http.StatusTooManyRequests && served < room:
+				c.fail(cell, x, "status 429, want 200: %d of %d requests of the account in flight at the same time were served, but its budget of %d per %s held %d of them (spec §8)",
+					served, len(xs), s.env.Pacer.Limit(), s.env.Pacer.Window(), room)
+				named[cell] = true
+			case x.status == http.StatusTooManyRequests:
+				if p := refused(x); p != "" {
+					c.fail(cell, x, "%s", p)
+				}
+			default:
+				c.fail(cell, x, "status %d, want 200 within the budget or 429 beyond it (spec §8, §7)", x.status)
+			}
+		}
+		for _, x := range s.proof.loose[role] {
+			switch x.status {
+			case http.StatusOK:
+			case http.StatusTooManyRequests:
+				if p := refused(x); p != "" {
+					c.fail(cellOf("rate-shared", opOf(x), role, matrix.CondRefused), x, "%s", p)
+				}
+			default:
+				c.fail(cellOf("rate-shared", opOf(x), role, matrix.CondCounted), x, "status %d, want 200 or 429: the request is the account's %d requests of the window or one past them (spec §8)", x.status, s.env.Pacer.Limit())
+			}
+		}
+	}
+	return c.err()
+}
+
+// sendTogether sends n requests of each of roles at the same time, room of
+// them within the budget: the operations in turn from the from-th, the
+// routes of togetherRoutes in turn. Scenario state is not safe for
+// concurrent use:
+// the requests go straight to the run's client (paced, recorded, routed),
+// and what is checked and recorded of each answer is done here, one by
+// one, once all are back.
+func (s *scenario) sendTogether(ctx context.Context, p *rateProof, roles []string, from, n, room int) error {
+	type flight struct {
+		role string
+		req  *http.Request
+		note *pace.Note
+		x    *exchange
+	}
+	ops := s.rateOps()
+	var all []*flight
+	for _, role := range roles {
+		p.room[role] = room
+	}
+	for i := range n {
+		for r, role := range roles {
+			op := ops[(from+i+r)%len(ops)]
+			body, err := s.validBodyFor(withPrep(ctx), role, op)
+			if err != nil {
+				return err
+			}
+			acct, _ := s.account(role)
+			rctx := record.WithScenario(wire.WithRoute(pace.Deliberate(ctx), togetherRoutes[i%len(togetherRoutes)]), s.result.Title())
+			rctx, note := pace.WithNote(rctx)
+			u := strings.TrimSuffix(s.env.BaseURL.String(), "/") + "/" + operations[op]
+			req, err := http.NewRequestWithContext(rctx, http.MethodPost, u, bytes.NewReader(body))
+			if err != nil {
+				return fmt.Errorf("build a request of %s: %w", op, err)
+			}
+			req.Header = credentialHeaders(acct)
+			req.Header.Set("Content-Type", spec.ContentType)
+			all = append(all, &flight{role: role, req: req, note: note,
+				x: &exchange{method: http.MethodPost, url: u, body: body, header: req.Header.Clone()}})
+		}
+	}
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for _, f := range all {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			x := f.x
+			x.sent = time.Now()
+			resp, err := s.env.Client.Do(f.req)
+			if err != nil {
+				x.recv, x.err = time.Now(), err
+				return
+			}
+			defer resp.Body.Close()
+			x.rbody, x.err = io.ReadAll(resp.Body)
+			x.recv = time.Now()
+			x.status, x.rheader, x.tls = resp.StatusCode, resp.Header.Clone(), resp.TLS != nil
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for _, f := range all {
+		x := f.x
+		s.noteSent(f.note)
+		x.budget = f.note.Finding
+		if x.err == nil {
+			s.inspect(x)
+		}
+		p.together[f.role] = append(p.together[f.role], x)
+		if p.first == nil || x.sent.Before(p.first.sent) {
+			p.first = x
+		}
+		if p.last == nil || x.recv.After(p.last.recv) {
+			p.last = x
+		}
+		s.last = x
+	}
+	return nil
+}
