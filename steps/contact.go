@@ -77,31 +77,14 @@ func (s *scenario) addsNoContact(ctx context.Context) error {
 // "contactId": "<string>"}, and no two of an account's contacts share a
 // contactId (spec §4.1: the identifier of the created contact).
 func (s *scenario) everyCreated() error {
-	ids := map[string]matrix.Cell{}
+	ids := contactIDs{}
 	return s.eachCell(func(c *cellCheck, ce cellExchange) {
 		x := ce.x
 		if x.status != http.StatusOK {
 			c.fail(ce.cell, x, "status %d, want 200: the contact has what §2.1 requires", x.status)
 			return
 		}
-		m, err := x.object()
-		if err != nil {
-			c.fail(ce.cell, x, "%v (spec §1 rule 3)", err)
-			return
-		}
-		id, ok := m["contactId"].(string)
-		switch {
-		case m["status"] != spec.StatusSuccess:
-			c.fail(ce.cell, x, "status is %s, want %q (spec §4.1)", jsonText(m["status"]), spec.StatusSuccess)
-		case !ok || id == "":
-			c.fail(ce.cell, x, "contactId is %s, want a non-empty string (spec §4.1)", jsonText(m["contactId"]))
-		default:
-			key := ce.cell.Account + "\x00" + id
-			if prev, dup := ids[key]; dup {
-				c.fail(ce.cell, x, "contactId %q was answered for the contact of %s too: different contacts (new address, new number) each get the identifier of the created contact (spec §4.1)", id, prev.Condition)
-			}
-			ids[key] = ce.cell
-		}
+		ids.check(c, ce)
 	})
 }
 
@@ -157,4 +140,34 @@ func (s *scenario) simulatorHoldsContact(ctx context.Context) error {
 		}
 	}
 	return s.failf("the simulator holds %d contacts for the account, none with the email %s", total, s.email)
+}
+
+// contactIDs are the contactIds an account's creations got, by cell, to
+// find one answered twice (spec §4.1: the identifier of the created
+// contact).
+type contactIDs map[string]matrix.Cell
+
+// check judges a 200 to Add Contact: a JSON object with status "success"
+// and a non-empty string contactId that no other contact of the account
+// got (every cell's contact is distinct: its own address or number).
+func (ids contactIDs) check(c *cellCheck, ce cellExchange) {
+	x := ce.x
+	m, err := x.object()
+	if err != nil {
+		c.fail(ce.cell, x, "%v (spec §1 rule 3)", err)
+		return
+	}
+	id, ok := m["contactId"].(string)
+	switch {
+	case m["status"] != spec.StatusSuccess:
+		c.fail(ce.cell, x, "status is %s, want %q (spec §4.1)", jsonText(m["status"]), spec.StatusSuccess)
+	case !ok || id == "":
+		c.fail(ce.cell, x, "contactId is %s, want a non-empty string (spec §4.1)", jsonText(m["contactId"]))
+	default:
+		key := ce.cell.Account + "\x00" + id
+		if prev, dup := ids[key]; dup {
+			c.fail(ce.cell, x, "contactId %q was answered for the contact of %s too: distinct contacts (each its own address or number) each get the identifier of the created contact (spec §4.1)", id, prev.Condition)
+		}
+		ids[key] = ce.cell
+	}
 }

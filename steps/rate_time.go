@@ -25,10 +25,8 @@ package steps
 // leaves room for it.
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"reflect"
 	"slices"
@@ -41,7 +39,6 @@ import (
 	"github.com/partner-v3/conformance-kit/fixtures/matrix"
 	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/steps/internal/pace"
-	"github.com/partner-v3/conformance-kit/steps/internal/record"
 	"github.com/partner-v3/conformance-kit/steps/internal/wire"
 )
 
@@ -370,10 +367,10 @@ func (s *scenario) togetherServed(doc *godog.DocString) error {
 // one, once all are back.
 func (s *scenario) sendTogether(ctx context.Context, p *rateProof, roles []string, from, n, room int) error {
 	type flight struct {
-		role string
-		req  *http.Request
-		note *pace.Note
-		x    *exchange
+		role, op string
+		route    wire.Route
+		body     []byte
+		x        *exchange
 	}
 	ops := s.rateOps()
 	var all []*flight
@@ -387,49 +384,24 @@ func (s *scenario) sendTogether(ctx context.Context, p *rateProof, roles []strin
 			if err != nil {
 				return err
 			}
-			acct, _ := s.account(role)
-			rctx := record.WithScenario(wire.WithRoute(pace.Deliberate(ctx), togetherRoutes[i%len(togetherRoutes)]), s.result.Title())
-			rctx, note := pace.WithNote(rctx)
-			u := strings.TrimSuffix(s.env.BaseURL.String(), "/") + "/" + operations[op]
-			req, err := http.NewRequestWithContext(rctx, http.MethodPost, u, bytes.NewReader(body))
-			if err != nil {
-				return fmt.Errorf("build a request of %s: %w", op, err)
-			}
-			req.Header = credentialHeaders(acct)
-			req.Header.Set("Content-Type", spec.ContentType)
-			all = append(all, &flight{role: role, req: req, note: note,
-				x: &exchange{method: http.MethodPost, url: u, body: body, header: req.Header.Clone()}})
+			all = append(all, &flight{role: role, op: op, route: togetherRoutes[i%len(togetherRoutes)], body: body})
 		}
 	}
 	start := make(chan struct{})
 	var wg sync.WaitGroup
 	for _, f := range all {
+		acct, _ := s.account(f.role)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			<-start
-			x := f.x
-			x.sent = time.Now()
-			resp, err := s.env.Client.Do(f.req)
-			if err != nil {
-				x.recv, x.err = time.Now(), err
-				return
-			}
-			defer resp.Body.Close()
-			x.rbody, x.err = io.ReadAll(resp.Body)
-			x.recv = time.Now()
-			x.status, x.rheader, x.tls = resp.StatusCode, resp.Header.Clone(), resp.TLS != nil
+			f.x, _ = s.sendVia(ctx, f.route, false, credentialHeaders(acct), f.op, f.body)
 		}()
 	}
 	close(start)
 	wg.Wait()
 	for _, f := range all {
 		x := f.x
-		s.noteSent(f.note)
-		x.budget = f.note.Finding
-		if x.err == nil {
-			s.inspect(x)
-		}
 		p.together[f.role] = append(p.together[f.role], x)
 		if p.first == nil || x.sent.Before(p.first.sent) {
 			p.first = x

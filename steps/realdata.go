@@ -15,7 +15,6 @@ import (
 	"github.com/cucumber/godog"
 
 	"github.com/partner-v3/conformance-kit/fixtures/matrix"
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
 )
 
 func (s *scenario) registerRealData(sc *godog.ScenarioContext) {
@@ -58,7 +57,7 @@ func (e errUnknownCondition) Error() string {
 // FAILURE for a value §2.1 allows without doubt and a WARNING for a shape
 // or length it leaves open.
 func (s *scenario) realDataCreated() error {
-	ids := map[string]matrix.Cell{}
+	ids := contactIDs{}
 	return s.eachCell(func(c *cellCheck, ce cellExchange) {
 		x := ce.x
 		d, _ := matrix.RealDatumOf(ce.cell.Condition)
@@ -76,23 +75,6 @@ func (s *scenario) realDataCreated() error {
 			c.fail(ce.cell, x, "status %d, want 200 (spec §4.1)", x.status)
 			return
 		}
-		m, err := x.object()
-		if err != nil {
-			c.fail(ce.cell, x, "%v (spec §1 rule 3)", err)
-			return
-		}
-		id, ok := m["contactId"].(string)
-		switch {
-		case m["status"] != spec.StatusSuccess:
-			c.fail(ce.cell, x, "status is %s, want %q (spec §4.1)", jsonText(m["status"]), spec.StatusSuccess)
-		case !ok || id == "":
-			c.fail(ce.cell, x, "contactId is %s, want a non-empty string (spec §4.1)", jsonText(m["contactId"]))
-		default:
-			key := ce.cell.Account + "\x00" + id
-			if prev, dup := ids[key]; dup {
-				c.fail(ce.cell, x, "contactId %q was answered for the contact of %s too: two distinct contacts (each its own address or number) each get the identifier of the created contact (spec §4.1)", id, prev.Condition)
-			}
-			ids[key] = ce.cell
-		}
+		ids.check(c, ce)
 	})
 }

@@ -8,7 +8,6 @@ package steps
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -16,15 +15,12 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/cucumber/godog"
-	"github.com/gavv/httpexpect/v2"
 
 	"github.com/partner-v3/conformance-kit/fixtures/matrix"
 	"github.com/partner-v3/conformance-kit/fixtures/spec"
-	"github.com/partner-v3/conformance-kit/steps/internal/pace"
-	"github.com/partner-v3/conformance-kit/steps/internal/record"
+	"github.com/partner-v3/conformance-kit/steps/internal/wire"
 )
 
 // maxConcurrentPages bounds the pages each walk of rule list-concurrent
@@ -36,54 +32,6 @@ func (s *scenario) registerState(sc *godog.ScenarioContext) {
 	sc.Step(`^each of the two walks should hold every campaign once, as many as filteredRecords, the same campaigns as the walk alone$`, s.concurrentWalksConsistent)
 	sc.Step(`^each account reads its campaign list and statistics around a Campaign Stats call and an Add Contact$`, s.readsAroundOperations)
 	sc.Step(`^neither operation should have changed what the other operations answer$`, s.operationsIndependent)
-}
-
-// sendApart is send for a goroutine of its own: it touches no scenario
-// state but the result's counters (under the library's lock), and its
-// answer is inspected later, by the scenario's goroutine (inspectApart).
-// Each call is its own httpexpect client with its own reporter: a client
-// as a partner's would be.
-func (s *scenario) sendApart(ctx context.Context, role, op string, body []byte) *exchange {
-	acct, _ := s.account(role)
-	var rep collectReporter
-	e := httpexpect.WithConfig(httpexpect.Config{
-		BaseURL:  strings.TrimSuffix(s.env.BaseURL.String(), "/"),
-		Client:   s.env.Client,
-		Reporter: &rep,
-	}).Builder(func(r *httpexpect.Request) {
-		for k, vs := range credentialHeaders(acct) {
-			for _, v := range vs {
-				r.WithHeader(k, v)
-			}
-		}
-	})
-	ctx = record.WithScenario(ctx, s.result.Title())
-	ctx, note := pace.WithNote(ctx)
-	path := operations[op]
-	x := &exchange{method: http.MethodPost, url: strings.TrimSuffix(s.env.BaseURL.String(), "/") + "/" + path, body: body}
-	x.sent = time.Now()
-	resp := e.Request(http.MethodPost, "/"+path).WithContext(ctx).WithHeader("Content-Type", spec.ContentType).WithBytes(body).Expect()
-	x.recv = time.Now()
-	s.noteSent(note)
-	x.budget = note.Finding
-	x.header = credentialHeaders(acct)
-	raw := resp.Raw()
-	if raw == nil {
-		x.err = errors.New(cmpOr(rep.take(), "no response"))
-		return x
-	}
-	if raw.Request != nil {
-		x.header = raw.Request.Header.Clone()
-	}
-	x.status, x.rheader, x.rbody, x.tls = raw.StatusCode, raw.Header.Clone(), []byte(resp.Body().Raw()), raw.TLS != nil
-	return x
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // concurrentRun is one account's walks of rule list-concurrent: alone,
@@ -140,12 +88,13 @@ func (s *scenario) walksConcurrently(ctx context.Context) error {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					got[i] = s.sendApart(ctx, cell.Account, spec.OpCampaignList, body(p))
+					// Each client its own: send is safe in a goroutine by
+					// way of sendVia (connections.go).
+					got[i], _ = s.sendVia(ctx, wire.Shared, false, credentialHeaders(acct), spec.OpCampaignList, body(p))
 				}()
 			}
 			wg.Wait()
 			for i, x := range got {
-				s.inspect(x)
 				if x.budget != "" {
 					return s.failIn([]string{"8"}, x, "%s", x.budget)
 				}
