@@ -106,7 +106,25 @@ func (s *scenario) refillsBurstsTogether(ctx context.Context) error {
 	// flight together; here it crosses it one request after another, with
 	// the operation no other crossing starts with (stride): each of the
 	// three is the 101st somewhere in the run.
-	return s.tryBursts(ctx, burstPlan{fill: max(0, limit-ops-loose-together), first: 2, stride: ops - 1, together: together, loose: loose})
+	fill := max(0, limit-ops-loose-together)
+	s.inFlightUnsent(fill, together)
+	return s.tryBursts(ctx, burstPlan{fill: fill, first: 2, stride: ops - 1, together: together, loose: loose})
+}
+
+// inFlightUnsent lists as unverified the cells of rule rate-concurrent
+// that a limit too small for requests in flight together leaves unsent:
+// the primary account's together requests of this proof are the
+// operations from the fill-th on (the second account's first crossing
+// sent every operation in flight already).
+func (s *scenario) inFlightUnsent(fill, together int) {
+	ops := s.rateOps()
+	c := s.cells("rate-concurrent")
+	for k, op := range ops {
+		if (k-fill%len(ops)+len(ops))%len(ops) >= together {
+			c.unreachable(cellOf(c.rule.ID, op, matrix.Primary, matrix.CondInFlight),
+				fmt.Sprintf("the run's limit of %d per %s leaves no room for requests of it in flight at the same time", s.env.Pacer.Limit(), s.env.Pacer.Window()))
+		}
+	}
 }
 
 // alignAccountClock moves the simulator's clock of an account just past a
@@ -360,11 +378,8 @@ func (s *scenario) togetherServed(doc *godog.DocString) error {
 
 // sendTogether sends n requests of each of roles at the same time, room of
 // them within the budget: the operations in turn from the from-th, the
-// routes of togetherRoutes in turn. Scenario state is not safe for
-// concurrent use:
-// the requests go straight to the run's client (paced, recorded, routed),
-// and what is checked and recorded of each answer is done here, one by
-// one, once all are back.
+// routes of togetherRoutes in turn, each through sendVia (safe in a
+// goroutine); the proof records the answers once all are back.
 func (s *scenario) sendTogether(ctx context.Context, p *rateProof, roles []string, from, n, room int) error {
 	type flight struct {
 		role, op string

@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 	"github.com/partner-v3/conformance-kit/steps"
@@ -114,5 +116,42 @@ func TestWithoutSecondAccountCellsAreUnverified(t *testing.T) {
 	}
 	if !strings.Contains(md.String(), "## Cells of the matrix not checked") {
 		t.Error("the summary does not list the cells not checked")
+	}
+}
+
+// TestTinyLimitLeavesInFlightCellsUnverified: a limit too small to leave
+// room for requests in flight together in the second proof's window sends
+// none of the primary account's: its cells of rule rate-concurrent are
+// listed as not checked, never passed in silence.
+func TestTinyLimitLeavesInFlightCellsUnverified(t *testing.T) {
+	const limit = 8
+	s, err := sim.New(context.Background(), sim.Config{Insecure: true, DataDir: t.TempDir(), AdminToken: "test-admin-token", RateLimit: limit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	as := devAccounts(t)
+	res, err := suite.Run(context.Background(), suite.Config{
+		Handler: s.Handler(), AdminHandler: s.AdminHandler(), AdminToken: "test-admin-token",
+		Primary:   control.Credentials{APIKey: as[0].APIKey, APISecret: as[0].APISecret, AccountID: as[0].AccountID},
+		Second:    control.Credentials{APIKey: as[1].APIKey, APISecret: as[1].APISecret, AccountID: as[1].AccountID},
+		Tags:      "@normative && @rule-rate-concurrent",
+		NoProfile: true,
+	})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	var u []string
+	for _, sc := range res.Scenarios {
+		u = append(u, sc.Unverified...)
+	}
+	for _, op := range spec.Names() {
+		want := "rate-concurrent: " + op + ", primary account, requests in flight at the same time: the run's limit of 8"
+		if !slices.ContainsFunc(u, func(c string) bool { return strings.HasPrefix(c, want) }) {
+			t.Errorf("no unverified cell %q among %q", want, u)
+		}
+	}
+	if res.Certification {
+		t.Error("a run that left cells unchecked is a certification")
 	}
 }
