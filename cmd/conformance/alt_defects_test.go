@@ -215,13 +215,14 @@ func altDefects() []altDefectCase {
 // hides in a corner; a defect the suite lets through is reported NOT
 // CAUGHT. The runs use a limit of altLimit per altWindow (2 s; 4 s under -race),
 // the two accounts and 72 and 61 campaigns (several pages at limit 7 and
-// 49, some deleted, both channels, both types).
+// 49, some deleted, both channels, both types). The defects are those of
+// altDefects and the real-data ones of altRealDataDefects (§4.1, §2.1).
 func TestAlternativeDefectsAreCaught(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits for rate-limit windows")
 	}
 	t.Parallel()
-	defects := altDefects()
+	defects := append(altDefects(), altRealDataDefects()...)
 	targets := make([]altTarget, len(defects))
 	for i, d := range defects {
 		targets[i] = altTarget{defect: d.defect, limit: altLimit}
