@@ -709,7 +709,7 @@ func startAltRuns(t *testing.T, targets []altTarget) []chan altRun {
 				if attempt > 1 {
 					h.svc.Store(newAltService(accounts, tg.limit, altWindow, tg.opts, tg.defect))
 				}
-				r = runAltOnce(srv.URL, caFile, filepath.Join(dir, fmt.Sprint(attempt)), accounts)
+				r = runAltOnce(srv.URL+spec.BasePath, caFile, filepath.Join(dir, fmt.Sprint(attempt)), accounts, altLimit, altWindow)
 				r.attempts = attempt
 				if r.err != nil || r.code != exitIncomplete {
 					break
@@ -721,19 +721,20 @@ func startAltRuns(t *testing.T, targets []altTarget) []chan altRun {
 	return out
 }
 
-// runAltOnce runs the normative profile against the target at url; dir
-// receives the reports. It touches no *testing.T: it runs on a goroutine
-// of its own.
-func runAltOnce(url, caFile, dir string, accounts []control.Credentials) altRun {
+// runAltOnce runs the normative profile (narrowed by flags, such as
+// --tags) against the target at baseURL with both accounts, told limit
+// requests per window, without a control API; dir receives the reports.
+// It touches no *testing.T: it runs on a goroutine of its own.
+func runAltOnce(baseURL, caFile, dir string, accounts []control.Credentials, limit int, window time.Duration, flags ...string) altRun {
 	primary, second := accounts[0], accounts[1]
 	var stdout, stderr bytes.Buffer
 	started := time.Now()
-	code := run(context.Background(), []string{
-		"--base-url", url + spec.BasePath, "--ca-cert", caFile,
+	code := run(context.Background(), append([]string{
+		"--base-url", baseURL, "--ca-cert", caFile,
 		"--api-key", primary.APIKey, "--api-secret", primary.APISecret, "--account-id", primary.AccountID,
 		"--second-api-key", second.APIKey, "--second-api-secret", second.APISecret, "--second-account-id", second.AccountID,
-		"--rate-limit", fmt.Sprint(altLimit), "--rate-window", altWindow.String(), "--format", "progress", "--report-dir", dir, "--no-colors", "--no-profile",
-	}, &stdout, &stderr)
+		"--rate-limit", fmt.Sprint(limit), "--rate-window", window.String(), "--format", "progress", "--report-dir", dir, "--no-colors", "--no-profile",
+	}, flags...), &stdout, &stderr)
 	r := altRun{code: code, out: stdout.String() + "\nstderr:\n" + stderr.String(), took: time.Since(started)}
 	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
 	if err != nil {

@@ -9,19 +9,12 @@ package main
 // @rate-limit scenario to keep CI time low.
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
-	"fmt"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/partner-v3/conformance-kit/fixtures/spec"
-	"github.com/partner-v3/conformance-kit/steps/suite"
 )
 
 // rateTimeWindow is the window the runs of this file are told: short, so
@@ -68,25 +61,10 @@ func runRateTime(t *testing.T, target rateTimeTarget) altRun {
 	var r altRun
 	for attempt := 1; attempt <= altAttempts; attempt++ {
 		base, ca := target(t)
-		dir := t.TempDir()
-		primary, second := accounts[0], accounts[1]
-		var stdout, stderr bytes.Buffer
-		started := time.Now()
-		r.code = run(context.Background(), []string{
-			"--base-url", base, "--ca-cert", ca,
-			"--api-key", primary.APIKey, "--api-secret", primary.APISecret, "--account-id", primary.AccountID,
-			"--second-api-key", second.APIKey, "--second-api-secret", second.APISecret, "--second-account-id", second.AccountID,
-			"--rate-limit", fmt.Sprint(spec.RateLimit), "--rate-window", rateTimeWindow.String(), "--tags", rateTimeTags,
-			"--format", "progress", "--report-dir", dir, "--no-colors", "--no-profile",
-		}, &stdout, &stderr)
-		r.out, r.attempts, r.took = stdout.String()+"\nstderr:\n"+stderr.String(), attempt, time.Since(started)
-		b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
-		if err != nil {
-			t.Fatalf("exit status %d and no summary: %v\n%s", r.code, err, r.out)
-		}
-		r.res = &suite.Result{}
-		if err := json.Unmarshal(b, r.res); err != nil {
-			t.Fatalf("decode summary: %v", err)
+		r = runAltOnce(base, ca, t.TempDir(), accounts, spec.RateLimit, rateTimeWindow, "--tags", rateTimeTags)
+		r.attempts = attempt
+		if r.err != nil {
+			t.Fatal(r.err)
 		}
 		if r.code != exitIncomplete {
 			break
