@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -116,24 +115,9 @@ func TestAlternativeConnectionChoicesPass(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			r := <-runs[i]
-			if r.err != nil {
-				t.Fatal(r.err)
-			}
-			if why := r.inconclusive(); why != "" && r.code == exitIncomplete {
-				t.Skipf("a burst crossed a window boundary %d times, nothing proven: %s", r.attempts, why)
-			}
-			if r.code != exitPass {
-				var why []string
-				for _, sc := range r.res.FailedScenarios() {
-					why = append(why, fmt.Sprintf("%s (%s): %s", sc.Title(), steps.SectionList(sc.FailureSections()), sc.Message))
-				}
-				t.Fatalf("exit status %d, want 0: the suite failed a correct implementation in:\n  %s", r.code, strings.Join(why, "\n  "))
-			}
+			wantPass(t, r)
 			ran := map[string]bool{}
 			for _, sc := range r.res.Scenarios {
-				if sc.Status == steps.StatusSkipped {
-					t.Errorf("scenario %q skipped: %s", sc.Title(), sc.Message)
-				}
 				for _, rule := range []string{"auth-connection", "framing", "contact-concurrent"} {
 					if slices.Contains(sc.Tags, matrix.Tag(rule)) && sc.Status == steps.StatusPassed {
 						ran[rule] = true
@@ -198,24 +182,13 @@ func TestAlternativeConnectionDefectsAreCaught(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			r := <-runs[i]
-			if r.err != nil {
-				t.Fatal(r.err)
-			}
-			if r.code != exitFail {
+			if r.err == nil && r.code == exitIncomplete {
+				// No scenario failed, and none of these defects is one of
+				// §8: whatever the rate-limit burst proved, it was not
+				// caught.
 				t.Fatalf("NOT CAUGHT: exit status %d, want 1 (%d passed, attempt %d)", r.code, r.res.Passed, r.attempts)
 			}
-			var by []string
-			caught := false
-			for _, sc := range r.res.FailedScenarios() {
-				by = append(by, fmt.Sprintf("%s (%s)", sc.Title(), steps.SectionList(sc.FailureSections())))
-				if slices.Contains(sc.Tags, matrix.Tag(tt.rule)) && slices.Contains(sc.FailureSections(), tt.section) {
-					caught = true
-				}
-			}
-			if !caught {
-				t.Fatalf("the scenario of rule %s did not fail in §%s; failed: %v", tt.rule, tt.section, by)
-			}
-			t.Logf("caught in %s by:\n  %s", r.took.Round(time.Millisecond), strings.Join(by, "\n  "))
+			wantCaught(t, r, tt.name, altCatch{rule: tt.rule, sections: []string{tt.section}})
 		})
 	}
 }

@@ -5,15 +5,9 @@ package main
 // answers, each caught by the scenario of its rule.
 
 import (
-	"fmt"
-	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/partner-v3/conformance-kit/fixtures/matrix"
-	"github.com/partner-v3/conformance-kit/steps"
 )
 
 // altStateDefect is a defect of state and the rule whose scenario must
@@ -97,28 +91,7 @@ func TestAlternativeStateDefectsAreCaught(t *testing.T) {
 	for i, tt := range defects {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			r := <-runs[i]
-			if r.err != nil {
-				t.Fatal(r.err)
-			}
-			if r.code == exitIncomplete {
-				t.Skipf("a burst crossed a window boundary on every try, nothing proven: %s", r.inconclusive())
-			}
-			if r.code != exitFail {
-				t.Fatalf("NOT CAUGHT: %s (breaks %s): exit status %d, want 1\n%s", tt.name, tt.sentence, r.code, r.out)
-			}
-			var by, all []string
-			for _, sc := range r.res.FailedScenarios() {
-				line := fmt.Sprintf("%s (%s): %s", sc.Title(), steps.SectionList(sc.FailureSections()), firstLine(sc.Message))
-				all = append(all, line)
-				if slices.Contains(sc.Tags, matrix.Tag(tt.rule)) {
-					by = append(by, line)
-				}
-			}
-			if len(by) == 0 {
-				t.Fatalf("NOT CAUGHT by rule %s; failed only in\n  %s", tt.rule, strings.Join(all, "\n  "))
-			}
-			t.Logf("caught by:\n  %s", strings.Join(all, "\n  "))
+			wantCaught(t, <-runs[i], tt.String(), altCatch{rule: tt.rule})
 		})
 	}
 }

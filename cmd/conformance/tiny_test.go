@@ -371,7 +371,7 @@ func TestTinyImplementationPasses(t *testing.T) {
 	t.Parallel()
 	accounts := altAccounts(t)
 	srv := serveTLS(t, newTinyService(accounts, altLimit, altWindow), false)
-	r := runAltOnce(srv.URL, writeCert(t, srv), t.TempDir(), accounts)
+	r := runAltOnce(srv.URL+spec.BasePath, writeCert(t, srv), t.TempDir(), accounts, altLimit, altWindow)
 	if r.err != nil {
 		t.Fatal(r.err)
 	}

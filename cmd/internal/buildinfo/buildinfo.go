@@ -48,16 +48,7 @@ func fromBuildInfo(info *debug.BuildInfo) string {
 	if v := info.Main.Version; v != "" && v != "(devel)" {
 		return v
 	}
-	var rev string
-	var dirty bool
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			dirty = s.Value == "true"
-		}
-	}
+	rev, dirty := vcs(info)
 	if rev == "" {
 		return Dev
 	}
@@ -68,6 +59,20 @@ func fromBuildInfo(info *debug.BuildInfo) string {
 		rev += "-dirty"
 	}
 	return rev
+}
+
+// vcs is the VCS revision the toolchain stamped ("" when none) and whether
+// the tree was modified.
+func vcs(info *debug.BuildInfo) (rev string, dirty bool) {
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	return rev, dirty
 }
 
 // Relabelled says, for a version set by hand that is not what git says of
@@ -101,16 +106,7 @@ func Commit(linked string) string {
 	if !ok {
 		return ""
 	}
-	var rev string
-	var dirty bool
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			dirty = s.Value == "true"
-		}
-	}
+	rev, dirty := vcs(info)
 	if rev != "" && dirty {
 		rev += DirtySuffix
 	}
