@@ -156,7 +156,14 @@ func (s *scenario) alignAccountClock(ctx context.Context, accountID string) erro
 func (s *scenario) sendLate(ctx context.Context, p *rateProof) error {
 	roles, ops := s.rateRoles(), s.rateOps()
 	w, guard := s.env.Pacer.Window(), s.env.Pacer.LateGuard()
+	// ends are, with the control API, the end of each account's window
+	// that held the burst, on the account's clock.
+	ends := map[string]time.Time{}
 	if s.env.Control != nil {
+		// The probes of an account take real time while its clock runs:
+		// a quarter of the window leaves room for them on a loaded
+		// machine and is still later than any window of half the length.
+		guard = max(guard, w/4)
 		for _, role := range roles {
 			acct, _ := s.account(role)
 			c, err := s.env.Control.AccountClock(ctx, acct.AccountID)
@@ -165,12 +172,7 @@ func (s *scenario) sendLate(ctx context.Context, p *rateProof) error {
 			}
 			// The account's clock when the burst began, and the end of
 			// the clock-aligned window that held it.
-			end := pace.WindowStart(c.Now.Add(-time.Since(p.first.sent)), w).Add(w)
-			if d := end.Add(-guard).Sub(c.Now); d > 0 {
-				if _, err := s.env.Control.AdvanceAccountClock(ctx, acct.AccountID, d); err != nil {
-					return fmt.Errorf("advance the simulator's clock: %w", err)
-				}
-			}
+			ends[role] = pace.WindowStart(c.Now.Add(-time.Since(p.first.sent)), w).Add(w)
 		}
 	} else {
 		d, ok := s.env.Pacer.WindowDeadline(p.first.sent, p.first.rheader.Get("Date"), guard)
@@ -189,6 +191,19 @@ func (s *scenario) sendLate(ctx context.Context, p *rateProof) error {
 		}
 	}
 	for _, role := range roles {
+		acct, _ := s.account(role)
+		if end, ok := ends[role]; ok {
+			// Moved just before the account's own probes.
+			c, err := s.env.Control.AccountClock(ctx, acct.AccountID)
+			if err != nil {
+				return fmt.Errorf("read the simulator's clock: %w", err)
+			}
+			if d := end.Add(-guard).Sub(c.Now); d > 0 {
+				if _, err := s.env.Control.AdvanceAccountClock(ctx, acct.AccountID, d); err != nil {
+					return fmt.Errorf("advance the simulator's clock: %w", err)
+				}
+			}
+		}
 		for _, op := range ops {
 			for _, cond := range matrix.LateConditions {
 				if !p.lateDeadline.IsZero() && time.Now().After(p.lateDeadline) {
@@ -209,6 +224,18 @@ func (s *scenario) sendLate(ctx context.Context, p *rateProof) error {
 				}
 				s.last = x
 				p.late = append(p.late, lateProbe{cell: cellOf("rate-holds", op, role, cond), x: x})
+				if end, ok := ends[role]; ok && x.status/100 == 2 {
+					// Served: judged only if the account's clock had not
+					// reached the window's end by the answer.
+					c, err := s.env.Control.AccountClock(ctx, acct.AccountID)
+					if err != nil {
+						return fmt.Errorf("read the simulator's clock: %w", err)
+					}
+					if !c.Now.Before(end) {
+						p.lateMissed = fmt.Sprintf("a request late in the window was answered when the simulator's clock of the account had passed the window's end (%s): the machine is too slow for the %s window", c.Now.Sub(end).Round(time.Millisecond), w)
+						return nil
+					}
+				}
 			}
 		}
 	}
@@ -223,7 +250,7 @@ func (s *scenario) lateUndecided(p *rateProof) string {
 		return p.lateMissed
 	}
 	if s.env.Control != nil {
-		return "" // the clocks were moved: nothing was left to chance
+		return "" // the clocks were moved, and read again after a 200 (sendLate)
 	}
 	for _, pr := range p.late {
 		if pr.x.status/100 != 2 {
