@@ -33,9 +33,7 @@ var ErrInconclusive = errors.New("inconclusive")
 
 func (s *scenario) registerRateLimit(sc *godog.ScenarioContext) {
 	sc.Step(`^each account starts with an unused rate-limit budget$`, s.accountsStartFresh)
-	sc.Step(`^each account sends as many requests as the limit allows, Add Contact, Campaign List and Campaign Stats in turn, then one more of each operation$`, s.sendsBursts)
 	sc.Step(`^each account sends as many requests as the limit allows, Add Contact, Campaign List and Campaign Stats in turn, the second account its last (\d+) and (\d+) more in flight at the same time, then one more of each operation, and late in the window one more of each operation on the run's connection and on a new connection$`, s.sendsBurstsAndLate)
-	sc.Step(`^each account fills the rest of its budget, Add Contact, Campaign List and Campaign Stats in turn, then sends one more of each operation, another one first$`, s.refillsBursts)
 	sc.Step(`^each account fills the rest of its budget, Add Contact, Campaign List and Campaign Stats in turn, its last requests in flight at the same time, then sends one more of each operation, another one first$`, s.refillsBurstsTogether)
 	s.registerRateTime(sc)
 	sc.Step(`^all of them but the last of each operation should have succeeded$`, s.burstsSucceeded)
@@ -149,26 +147,6 @@ type burstPlan struct {
 	stride int
 	loose  int  // requests the budget may or may not hold, after those
 	late   bool // probes late in the window, after the requests beyond
-}
-
-// sendsBursts sends, for every account at once (their requests in turn, so
-// that a counter the accounts share fills at the limit), as many requests
-// as the limit allows, every operation in turn, then one more request of
-// each operation. A try whose requests could not decide the rule (they
-// crossed a window boundary by the server's clock, or took longer than a
-// window) while the target let a request beyond the limit through is tried
-// again after a fresh window, up to MaxBurstAttempts times.
-func (s *scenario) sendsBursts(ctx context.Context) error {
-	return s.tryBursts(ctx, burstPlan{fill: s.env.Pacer.Limit()})
-}
-
-// refillsBursts, in the window after sendsBursts' (the accounts have sent
-// one request of each operation in it), fills each account's budget again
-// and sends one more of each operation, another one first: a target that
-// counts refused requests refuses only the first request past the limit
-// as the 101st, so each burst tries another operation there.
-func (s *scenario) refillsBursts(ctx context.Context) error {
-	return s.tryBursts(ctx, burstPlan{fill: s.env.Pacer.Limit() - len(s.rateOps()), first: 2})
 }
 
 // tryBursts sends plan's requests per account, and tries again after a

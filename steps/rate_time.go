@@ -73,10 +73,14 @@ var togetherRoutes = []wire.Route{wire.Shared, wire.Fresh, wire.HTTP2, wire.HTTP
 // lateProbe is one request of rule rate-holds.
 type lateProbe = cellExchange
 
-// sendsBurstsAndLate is sendsBursts whose second account crosses its limit
-// with its last cross requests and extra more in flight at the same time
-// (rate-concurrent), then late in the window sends the probes of
-// rate-holds. A limit below 2 × cross leaves half of it to cross with.
+// sendsBurstsAndLate sends, for every account at once (their requests in
+// turn, so that a counter the accounts share fills at the limit), as many
+// requests as the limit allows, every operation in turn, the second
+// account's last cross requests and extra more in flight at the same time
+// (rate-concurrent), then one more of each operation, and late in the
+// window the probes of rate-holds. A try that cannot decide is tried again
+// after a fresh window, up to MaxBurstAttempts times (tryBursts). A limit
+// below 2 × cross leaves half of it to cross with.
 func (s *scenario) sendsBurstsAndLate(ctx context.Context, cross, extra int) error {
 	if extra < 1 {
 		return fmt.Errorf("the scenario crosses the limit with %d requests beyond it, want at least 1", extra)
@@ -85,11 +89,16 @@ func (s *scenario) sendsBurstsAndLate(ctx context.Context, cross, extra int) err
 	return s.tryBursts(ctx, burstPlan{fill: limit, late: true, cross: min(cross, limit/2), crossExtra: extra})
 }
 
-// refillsBurstsTogether is refillsBursts whose last requests within the
-// budget are in flight at the same time. The late probes of the window
-// before are counted now by a sliding window that counts refused requests,
-// and by no other: as many requests after those in flight may each be
-// served or refused (loose), and the requests beyond come after them.
+// refillsBurstsTogether, in the window after the first proof's (the
+// accounts have sent one request of each operation in it), fills each
+// account's budget again, its last requests in flight at the same time,
+// then sends one more of each operation, another one first: a target that
+// counts refused requests refuses only the first request past the limit
+// as the 101st, so each burst tries another operation there. The late
+// probes of the window before are counted now by a sliding window that
+// counts refused requests, and by no other: as many requests after those
+// in flight may each be served or refused (loose), and the requests beyond
+// come after them.
 func (s *scenario) refillsBurstsTogether(ctx context.Context) error {
 	limit, ops := s.env.Pacer.Limit(), len(s.rateOps())
 	loose := 0
