@@ -78,21 +78,7 @@ func TestExitStatusOfEachVerdict(t *testing.T) {
 // account checks every cell of the primary's, lists the second account's
 // as not checked, and is no certification for it.
 func TestWithoutSecondAccountCellsAreUnverified(t *testing.T) {
-	s, err := sim.New(context.Background(), sim.Config{Insecure: true, DataDir: t.TempDir(), AdminToken: "test-admin-token"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	as := devAccounts(t)
-	res, err := suite.Run(context.Background(), suite.Config{
-		Handler: s.Handler(), AdminHandler: s.AdminHandler(), AdminToken: "test-admin-token",
-		Primary:   control.Credentials{APIKey: as[0].APIKey, APISecret: as[0].APISecret, AccountID: as[0].AccountID},
-		Tags:      "@normative && @rule-auth-key",
-		NoProfile: true,
-	})
-	if err != nil {
-		t.Fatalf("run: %v", err)
-	}
+	res := runInProcess(t, 0, "@normative && @rule-auth-key", false)
 	if res.Verdict != suite.VerdictPass || res.Certification {
 		t.Fatalf("verdict %s, certification %v: want a pass that is no certification", res.Verdict, res.Certification)
 	}
@@ -124,23 +110,7 @@ func TestWithoutSecondAccountCellsAreUnverified(t *testing.T) {
 // none of the primary account's: its cells of rule rate-concurrent are
 // listed as not checked, never passed in silence.
 func TestTinyLimitLeavesInFlightCellsUnverified(t *testing.T) {
-	const limit = 8
-	s, err := sim.New(context.Background(), sim.Config{Insecure: true, DataDir: t.TempDir(), AdminToken: "test-admin-token", RateLimit: limit})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	as := devAccounts(t)
-	res, err := suite.Run(context.Background(), suite.Config{
-		Handler: s.Handler(), AdminHandler: s.AdminHandler(), AdminToken: "test-admin-token",
-		Primary:   control.Credentials{APIKey: as[0].APIKey, APISecret: as[0].APISecret, AccountID: as[0].AccountID},
-		Second:    control.Credentials{APIKey: as[1].APIKey, APISecret: as[1].APISecret, AccountID: as[1].AccountID},
-		Tags:      "@normative && @rule-rate-concurrent",
-		NoProfile: true,
-	})
-	if err != nil {
-		t.Fatalf("run: %v", err)
-	}
+	res := runInProcess(t, 8, "@normative && @rule-rate-concurrent", true)
 	var u []string
 	for _, sc := range res.Scenarios {
 		u = append(u, sc.Unverified...)
@@ -154,4 +124,32 @@ func TestTinyLimitLeavesInFlightCellsUnverified(t *testing.T) {
 	if res.Certification {
 		t.Error("a run that left cells unchecked is a certification")
 	}
+}
+
+// runInProcess runs the scenarios tags selects against an in-process
+// simulator with its control API, whose limit is limit per window (0: the
+// spec's), with the primary development account and, when second, the
+// other one too.
+func runInProcess(t *testing.T, limit int, tags string, second bool) *suite.Result {
+	t.Helper()
+	s, err := sim.New(context.Background(), sim.Config{Insecure: true, DataDir: t.TempDir(), AdminToken: "test-admin-token", RateLimit: limit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	as := devAccounts(t)
+	cfg := suite.Config{
+		Handler: s.Handler(), AdminHandler: s.AdminHandler(), AdminToken: "test-admin-token",
+		Primary:   control.Credentials{APIKey: as[0].APIKey, APISecret: as[0].APISecret, AccountID: as[0].AccountID},
+		Tags:      tags,
+		NoProfile: true,
+	}
+	if second {
+		cfg.Second = control.Credentials{APIKey: as[1].APIKey, APISecret: as[1].APISecret, AccountID: as[1].AccountID}
+	}
+	res, err := suite.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	return res
 }
