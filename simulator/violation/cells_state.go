@@ -86,11 +86,21 @@ func independenceBreach(c matrix.Cell) (breach, bool) {
 	if !slices.Contains(matrix.IndependenceConditions, c.Condition) {
 		return breach{}, false
 	}
-	fx := &sideEffects{touched: map[int64]int64{}}
+	// The switch is made once per process: what calls left behind is kept
+	// per simulator (its layer), so that a new simulator starts clean.
+	var mu sync.Mutex
+	bySim := map[*layer]*sideEffects{}
 	return breach{after: func(x *exchange) {
 		if x.note.role != c.Account || x.status != http.StatusOK {
 			return
 		}
+		mu.Lock()
+		fx := bySim[x.l]
+		if fx == nil {
+			fx = &sideEffects{touched: map[int64]int64{}}
+			bySim[x.l] = fx
+		}
+		mu.Unlock()
 		fx.mu.Lock()
 		defer fx.mu.Unlock()
 		switch x.operation() {
