@@ -220,17 +220,25 @@ func (s *scenario) eachCell(check func(c *cellCheck, ce cellExchange)) error {
 // everyOK checks every cell's answer is a 200 whose body has the spec's
 // fields (shapeProblems); why says what a refusal means.
 func (s *scenario) everyOK(why string) error {
-	return s.eachCell(func(c *cellCheck, ce cellExchange) {
-		x := ce.x
-		switch {
-		case x.status != http.StatusOK:
-			c.fail(ce.cell, x, "status %d, want 200: %s", x.status, why)
-		case labelProblem(x) != "":
-			c.fail(ce.cell, x, "%s", labelProblem(x))
-		default:
-			if secs, p := shapeProblems(x); p != "" {
-				c.fail(ce.cell, x, "%s (spec %s)", p, SectionList(secs))
-			}
+	return s.eachCell(func(c *cellCheck, ce cellExchange) { c.served(ce, why) })
+}
+
+// served checks a cell's answer is a 200 labelled JSON whose body has the
+// spec's fields (shapeProblems), failing the cell when not; why says what
+// a refusal means. It reports whether the answer was served so.
+func (c *cellCheck) served(ce cellExchange, why string) bool {
+	x := ce.x
+	switch {
+	case x.status != http.StatusOK:
+		c.fail(ce.cell, x, "status %d, want 200: %s", x.status, why)
+	case labelProblem(x) != "":
+		c.fail(ce.cell, x, "%s", labelProblem(x))
+	default:
+		if secs, p := shapeProblems(x); p != "" {
+			c.fail(ce.cell, x, "%s (spec %s)", p, SectionList(secs))
+			return false
 		}
-	})
+		return true
+	}
+	return false
 }

@@ -387,16 +387,7 @@ func (s *scenario) everyConnectionAnswer() error {
 		x := ce.x
 		header, conn, _ := connConditionOf(ce.cell.Condition)
 		if header == "" {
-			switch {
-			case x.status != http.StatusOK:
-				c.fail(ce.cell, x, "status %d, want 200: the account's own credentials, on %s that had carried a refusal (spec §5 judges each request)", x.status, conn)
-			case labelProblem(x) != "":
-				c.fail(ce.cell, x, "%s", labelProblem(x))
-			default:
-				if secs, p := shapeProblems(x); p != "" {
-					c.fail(ce.cell, x, "%s (spec %s)", p, SectionList(secs))
-				}
-			}
+			c.served(ce, fmt.Sprintf("the account's own credentials, on %s that had carried a refusal (spec §5 judges each request)", conn))
 			return
 		}
 		status, msg := refusalOf(header)
@@ -488,16 +479,7 @@ const framingLimit = 2
 func (s *scenario) everyFramingServed() error {
 	return s.eachCell(func(c *cellCheck, ce cellExchange) {
 		x := ce.x
-		switch {
-		case x.status != http.StatusOK:
-			c.fail(ce.cell, x, "status %d, want 200: a valid request (spec §4) whose body HTTP framed another way (%s) was not served", x.status, ce.cell.Condition)
-			return
-		case labelProblem(x) != "":
-			c.fail(ce.cell, x, "%s", labelProblem(x))
-			return
-		}
-		if secs, p := shapeProblems(x); p != "" {
-			c.fail(ce.cell, x, "%s (spec %s)", p, SectionList(secs))
+		if !c.served(ce, fmt.Sprintf("a valid request (spec §4) whose body HTTP framed another way (%s) was not served", ce.cell.Condition)) {
 			return
 		}
 		if ce.cell.Operation != spec.OpCampaignList {
