@@ -10,7 +10,7 @@ import (
 	messages "github.com/cucumber/messages/go/v21"
 	"github.com/partner-v3/conformance-kit/features"
 	"github.com/partner-v3/conformance-kit/fixtures"
-	"github.com/partner-v3/conformance-kit/fixtures/matrix"
+	"github.com/partner-v3/conformance-kit/steps/matrix"
 )
 
 // sectionList is fixtures/spec-sections.json, the suite's own copy of the

@@ -3,7 +3,7 @@
 // application error type and the simulator's own messages, and the
 // interfaces of the stores and the rate counter that the backends (inmem,
 // redisstore) implement. It imports nothing but the standard library and
-// fixtures/spec, where the spec's messages, paths and limits are stated.
+// simulator/spec, where the spec's messages, paths and limits are stated.
 package simulator
 
 import (
@@ -121,7 +121,7 @@ type AccountSpec struct {
 	// Seed drives the account's generated campaigns. Zero means the
 	// simulator's own seed (--seed).
 	Seed int64 `json:"seed,omitempty"`
-	// Profile is a deployment profile (fixtures/profile's file format)
+	// Profile is a deployment profile (simulator/profile's file format)
 	// the account plays instead of the simulator's (issue 20). Empty
 	// means the simulator's own.
 	Profile json.RawMessage `json:"profile,omitempty"`

@@ -8,7 +8,7 @@ import (
 	"regexp"
 	"time"
 
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
 // Timestamp is a time that marshals as spec.TimestampLayout and unmarshals only

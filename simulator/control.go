@@ -37,7 +37,7 @@ const (
 var FaultKinds = []string{FaultError, FaultRateLimit, FaultMalformed, FaultDelay, FaultDrop}
 
 // Fault is an injected failure for the next Remaining requests of Operation
-// (an operation path of package fixtures/spec, or "*" for all three) made
+// (an operation path of package simulator/spec, or "*" for all three) made
 // by AccountID (every account when empty). With a Probability below 1,
 // each matching request is faulted with that probability, and one that is
 // not faulted consumes nothing.

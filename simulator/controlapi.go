@@ -36,7 +36,7 @@ type ConfigResponse struct {
 }
 
 // ProfileInfo names a deployment profile: its source's name and the
-// digest of its canonical JSON (fixtures/profile's Marshal and Digest).
+// digest of its canonical JSON (simulator/profile's Marshal and Digest).
 type ProfileInfo struct {
 	Name   string `json:"name"`
 	Digest string `json:"digest"`

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
 // Application error codes. The server maps each to an HTTP status

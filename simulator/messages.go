@@ -1,7 +1,7 @@
 package simulator
 
 // The spec's own messages, operation paths and base path are in package
-// fixtures/spec, stated once for the simulator and the suite alike.
+// simulator/spec, stated once for the simulator and the suite alike.
 
 // Messages of the simulator's own choices, where the spec says "not shown".
 // They are documented in docs/simulator.md and may change between versions.

@@ -133,7 +133,7 @@ func CountPolicy(ctx context.Context, c RateCounter, key string, now time.Time, 
 	return c.Count(ctx, key, now)
 }
 
-// Rate windows a RatePolicy names (fixtures/profile's rateLimit.window):
+// Rate windows a RatePolicy names (simulator/profile's rateLimit.window):
 // the ways a deployment may read spec §8's "100 requests per minute".
 const (
 	// WindowSliding: a request is allowed when fewer than the limit were

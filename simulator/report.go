@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
 // RequestRecord is one answered partner request as the request path saw

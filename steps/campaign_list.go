@@ -14,7 +14,7 @@ import (
 
 	"github.com/cucumber/godog"
 
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
 func (s *scenario) registerCampaignList(sc *godog.ScenarioContext) {

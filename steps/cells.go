@@ -1,6 +1,6 @@
 package steps
 
-// Running a rule's cells (fixtures/matrix): one step sends what every cell needs
+// Running a rule's cells (steps/matrix): one step sends what every cell needs
 // and collects, cell by cell, what does not hold. The step fails once, at
 // its end, naming every cell that broke (the first one's exchange shown),
 // so a report says which corner of the rule a target breaks, not only that
@@ -16,9 +16,9 @@ import (
 
 	"github.com/gavv/httpexpect/v2"
 
-	"github.com/partner-v3/conformance-kit/fixtures/matrix"
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator/control"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
+	"github.com/partner-v3/conformance-kit/steps/matrix"
 )
 
 // cellExchange is one cell's request and answer, for the Then steps.

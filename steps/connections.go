@@ -29,10 +29,10 @@ import (
 
 	"github.com/cucumber/godog"
 
-	"github.com/partner-v3/conformance-kit/fixtures/matrix"
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator/control"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 	"github.com/partner-v3/conformance-kit/steps/internal/wire"
+	"github.com/partner-v3/conformance-kit/steps/matrix"
 )
 
 func (s *scenario) registerConnections(sc *godog.ScenarioContext) {

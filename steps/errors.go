@@ -9,9 +9,9 @@ import (
 
 	"github.com/cucumber/godog"
 
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/control"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
 func (s *scenario) registerErrors(sc *godog.ScenarioContext) {

@@ -14,7 +14,7 @@ package steps
 // that is not JSON (§1 rule 3).
 
 import (
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
 // headerOfRule is the §5 header a credential rule changes.

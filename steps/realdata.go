@@ -14,7 +14,7 @@ import (
 
 	"github.com/cucumber/godog"
 
-	"github.com/partner-v3/conformance-kit/fixtures/matrix"
+	"github.com/partner-v3/conformance-kit/steps/matrix"
 )
 
 func (s *scenario) registerRealData(sc *godog.ScenarioContext) {

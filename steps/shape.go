@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
 // The spec's field tables (§2.2, §2.3, §4.1, §4.2), as the scenarios' own

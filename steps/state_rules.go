@@ -18,9 +18,9 @@ import (
 
 	"github.com/cucumber/godog"
 
-	"github.com/partner-v3/conformance-kit/fixtures/matrix"
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 	"github.com/partner-v3/conformance-kit/steps/internal/wire"
+	"github.com/partner-v3/conformance-kit/steps/matrix"
 )
 
 // maxConcurrentPages bounds the pages each walk of rule list-concurrent

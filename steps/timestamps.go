@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
 // utcLayout parses a timestamp of §2.2 with Z or a numeric offset; the

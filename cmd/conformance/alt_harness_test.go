@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/partner-v3/conformance-kit/fixtures/matrix"
 	"github.com/partner-v3/conformance-kit/steps"
+	"github.com/partner-v3/conformance-kit/steps/matrix"
 )
 
 // wantPass: r is a run against a correct implementation. It must pass

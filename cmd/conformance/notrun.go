@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/partner-v3/conformance-kit/cmd/internal/flagenv"
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 	"github.com/partner-v3/conformance-kit/steps/suite"
 )
 

@@ -20,7 +20,7 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 
 	"github.com/partner-v3/conformance-kit/fixtures"
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 	"github.com/partner-v3/conformance-kit/steps/suite"
 )
 

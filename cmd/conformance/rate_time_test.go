@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
 // rateTimeWindow is the window the runs of this file are told: short, so

@@ -43,10 +43,10 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/partner-v3/conformance-kit/cmd/internal/flagenv"
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/server"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
 // version is set with -ldflags "-X main.version=…" (make load passes git

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/partner-v3/conformance-kit/fixtures/profile"
+	"github.com/partner-v3/conformance-kit/simulator/profile"
 )
 
 // writeProfile writes the default profile with one replacement made, and

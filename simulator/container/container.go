@@ -48,10 +48,10 @@ import (
 	"github.com/testcontainers/testcontainers-go/wait"
 
 	"github.com/partner-v3/conformance-kit/fixtures"
-	"github.com/partner-v3/conformance-kit/fixtures/profile"
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/control"
+	"github.com/partner-v3/conformance-kit/simulator/profile"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
 // DefaultImage is the image Run starts unless WithImage names another: the

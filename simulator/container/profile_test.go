@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/partner-v3/conformance-kit/fixtures/profile"
+	"github.com/partner-v3/conformance-kit/simulator/profile"
 )
 
 // TestProfileOptions: WithProfile and WithProfileFile copy the profile

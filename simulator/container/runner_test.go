@@ -21,9 +21,9 @@ import (
 	"github.com/testcontainers/testcontainers-go/wait"
 
 	"github.com/partner-v3/conformance-kit/fixtures"
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/container"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 	"github.com/partner-v3/conformance-kit/steps/suite"
 )
 

@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/simtest"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
 func TestThrowawayAccountLifecycle(t *testing.T) {

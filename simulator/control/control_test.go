@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/partner-v3/conformance-kit/fixtures/profile"
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/control"
+	"github.com/partner-v3/conformance-kit/simulator/profile"
 	"github.com/partner-v3/conformance-kit/simulator/simtest"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
 // The tests run against a real simulator over HTTPS (sim.New on

@@ -13,7 +13,7 @@ import (
 // FaultSpec asks for an injected failure (POST /faults). Zero fields take
 // the control API's defaults.
 type FaultSpec struct {
-	// Operation is one of the operation paths of package fixtures/spec
+	// Operation is one of the operation paths of package simulator/spec
 	// (spec.PathCampaignList, …) or "*" for all three. Required.
 	Operation string
 	// Kind is one of simulator.FaultKinds. Required.

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/partner-v3/conformance-kit/fixtures/profile"
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/profile"
 	"github.com/partner-v3/conformance-kit/simulator/simtest"
 )
 

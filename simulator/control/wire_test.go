@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/partner-v3/conformance-kit/fixtures/profile"
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/profile"
 	"github.com/partner-v3/conformance-kit/simulator/simtest"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
 // The server answers and decodes the wire types of simulator/controlapi.go

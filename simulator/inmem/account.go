@@ -6,8 +6,8 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
 // AccountStore holds the configured accounts, a fixed list, and the

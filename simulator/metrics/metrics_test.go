@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/metrics"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
 // scrape serves m's handler once and parses the answer, which must be

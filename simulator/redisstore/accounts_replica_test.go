@@ -5,8 +5,8 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
 // TestReplicaAccounts: a throwaway account (issue 12) made through one

@@ -9,10 +9,10 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/metrics"
 	"github.com/partner-v3/conformance-kit/simulator/redisstore"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
 // benchmarkTake measures the Lua limiter at the spec §8 settings, one

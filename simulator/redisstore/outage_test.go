@@ -13,9 +13,9 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/redisstore"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
 // hangBound is the "does not hang" bound of the outage tests: a store call

@@ -15,8 +15,8 @@ import (
 	"github.com/brianvoe/gofakeit/v7"
 	"github.com/brianvoe/gofakeit/v7/data"
 
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
 // contactsGeneratorVersion changes whenever the contact generator's output

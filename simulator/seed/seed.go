@@ -13,8 +13,8 @@ import (
 
 	"github.com/brianvoe/gofakeit/v7"
 
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
 // DefaultSeed is the --seed default. Not zero: gofakeit takes seed 0 to

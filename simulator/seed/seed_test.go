@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/seed"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
 var accounts = []string{"acc_a", "acc_b", "acc_c"}

@@ -12,8 +12,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
 // controlAPI is the control listener's router: the bearer token, then the

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
 // answers plays the profile's choices of how an authenticated request's

@@ -6,8 +6,8 @@ import (
 
 	"github.com/gavv/httpexpect/v2"
 
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
 // TestAuthentication covers spec §5 and the 401/403 rows of §7 on every

@@ -6,8 +6,8 @@ import (
 	"mime"
 	"net/http"
 
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
 // bodyError returns the error the operation's handler would answer for r's

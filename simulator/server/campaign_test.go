@@ -10,9 +10,10 @@ import (
 	"testing"
 
 	"github.com/gavv/httpexpect/v2"
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
+
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
 var campaignKeys = []any{"Id", "campaignName", "campaignType", "campaignChannel", "status", "statusColor", "active",

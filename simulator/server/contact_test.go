@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
 // TestContactAdd_Accepted covers spec §4.1 success: either identifier is

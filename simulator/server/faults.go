@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
 // Bounds of the control API's fault fields.

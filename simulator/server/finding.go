@@ -4,8 +4,8 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
 // The request path's record of each partner request (simulator.RequestRecord)

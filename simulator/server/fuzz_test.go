@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/inmem"
 	"github.com/partner-v3/conformance-kit/simulator/mock"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
 // The fuzz targets: every decoder, alone and behind the handler that uses

@@ -14,9 +14,9 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/partner-v3/conformance-kit/fixtures/profile"
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/profile"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
 // codes maps application error codes to HTTP statuses (spec §4, §7).

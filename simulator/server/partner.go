@@ -4,8 +4,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
 // partnerAPI is the partner listener's router: the three operations of

@@ -18,8 +18,8 @@ import (
 	"time"
 	"weak"
 
-	"github.com/partner-v3/conformance-kit/fixtures/profile"
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/profile"
 )
 
 // play is one profile's choices of the sections Errors, Auth, Contact,

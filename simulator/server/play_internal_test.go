@@ -6,7 +6,7 @@ import (
 	"time"
 	"weak"
 
-	"github.com/partner-v3/conformance-kit/fixtures/profile"
+	"github.com/partner-v3/conformance-kit/simulator/profile"
 )
 
 // TestPlayOf_Cache: one play per profile, the default's for nil and for

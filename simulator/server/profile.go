@@ -12,12 +12,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/partner-v3/conformance-kit/fixtures/profile"
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/profile"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
-// defaultProfile is the simulator's own choices (fixtures/profile's
+// defaultProfile is the simulator's own choices (simulator/profile's
 // default.json), read once.
 var defaultProfile = profile.Default()
 

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
 // What net/http refuses before any handler runs (a head it cannot parse,

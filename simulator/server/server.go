@@ -16,9 +16,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/partner-v3/conformance-kit/fixtures/profile"
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/profile"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
 // DefaultMaxBodyBytes caps a request body. The spec shows no maximum
@@ -54,7 +54,7 @@ type Server struct {
 
 	// Profile is the deployment profile the simulator plays where the
 	// spec is silent (docs/fidelity.md). May be nil: the default profile
-	// (fixtures/profile's default.json), today's choices.
+	// (fixtures/profile/default.json), today's choices.
 	Profile *profile.Profile
 	// ProfileLatency delays each partner answer by a draw of the latency
 	// the playing profile learned for the operation (--profile-latency,

@@ -9,9 +9,9 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
 // TestRedisGate_Violations: in Redis mode the rate switches of the

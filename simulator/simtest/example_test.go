@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/simtest"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
 // A partner's client test: start the simulator, call Campaign List (spec

@@ -17,10 +17,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/simtest"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
 // call sends one partner request (spec §4) with acc's three headers of

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
 // gateCounter runs the rate counter contract through a Gate: Take is an

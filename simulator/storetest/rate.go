@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
 func mustTake(t *testing.T, c simulator.RateCounter, key string, now time.Time) simulator.RateDecision {

@@ -1,6 +1,6 @@
 package violation
 
-// One switch per cell of the conformance suite's matrix (fixtures/matrix):
+// One switch per cell of the conformance suite's matrix (steps/matrix):
 // each breaks its rule for one operation, one account and one condition,
 // and nowhere else, so that a suite which checks the rule only in some
 // corners lets it through. They are generated from the matrix, named by
@@ -23,9 +23,9 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/partner-v3/conformance-kit/fixtures/matrix"
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
+	"github.com/partner-v3/conformance-kit/steps/matrix"
 )
 
 // cells are the generated switches, in matrix order.

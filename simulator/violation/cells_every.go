@@ -1,6 +1,6 @@
 package violation
 
-// The switches of rule every-answer (fixtures/matrix every.go): each breaks
+// The switches of rule every-answer (steps/matrix every.go): each breaks
 // what the spec says of every response on ONE answer of its operation and
 // account, an answer the rule's own scenario draws and judges none of (the
 // preflight's first read, the second answer, the first refusal): only the
@@ -13,8 +13,8 @@ import (
 	"net/http"
 	"sync"
 
-	"github.com/partner-v3/conformance-kit/fixtures/matrix"
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
+	"github.com/partner-v3/conformance-kit/steps/matrix"
 )
 
 // nth counts, per simulator (per layer: every simulator wraps its own), the

@@ -1,7 +1,7 @@
 package violation
 
 // The cell switches of rules contact-realdata, list-concurrent and
-// independence (fixtures/matrix): real-world contact data refused, a pager
+// independence (steps/matrix): real-world contact data refused, a pager
 // that keeps state between requests, and reads or writes that change what
 // another operation answers. Each breaks its cell's operation and account
 // only.
@@ -15,9 +15,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/partner-v3/conformance-kit/fixtures/matrix"
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
+	"github.com/partner-v3/conformance-kit/steps/matrix"
 )
 
 // realDataBreach answers a contact of the cell's condition, of the cell's

@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/partner-v3/conformance-kit/fixtures/matrix"
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
+	"github.com/partner-v3/conformance-kit/steps/matrix"
 )
 
 // TestConnContext: only a switch that lives in connections ties requests

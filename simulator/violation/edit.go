@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
 // Generic edits of an answer, driven by the catalogue: a field at a path,

@@ -8,8 +8,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
 // maxPeek is how much of a request body the layer reads to decide; a larger

@@ -17,8 +17,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
 // Name names one switch, as --violate takes it: lower-case kebab.

@@ -1,4 +1,4 @@
-// Package learn learns a deployment's profile (fixtures/profile): every
+// Package learn learns a deployment's profile (simulator/profile): every
 // choice it makes where the spec says "not shown", each with the
 // exchanges that showed it. It probes the target through the run's own
 // paced client, so the probes stay within the account's rate budget (spec
@@ -22,9 +22,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/partner-v3/conformance-kit/fixtures/profile"
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator/control"
+	"github.com/partner-v3/conformance-kit/simulator/profile"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 	"github.com/partner-v3/conformance-kit/steps/internal/mask"
 	"github.com/partner-v3/conformance-kit/steps/internal/pace"
 )

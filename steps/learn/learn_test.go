@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/partner-v3/conformance-kit/fixtures/profile"
+	"github.com/partner-v3/conformance-kit/simulator/profile"
 )
 
 func TestClassifyID(t *testing.T) {

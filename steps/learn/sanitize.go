@@ -3,7 +3,7 @@ package learn
 import (
 	"strings"
 
-	"github.com/partner-v3/conformance-kit/fixtures/profile"
+	"github.com/partner-v3/conformance-kit/simulator/profile"
 )
 
 // forget makes a choice Unknown, keeping its evidence.

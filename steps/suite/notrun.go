@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/partner-v3/conformance-kit/features"
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 	"github.com/partner-v3/conformance-kit/steps"
 )
 

@@ -6,7 +6,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/partner-v3/conformance-kit/fixtures/profile"
+	"github.com/partner-v3/conformance-kit/simulator/profile"
 	"github.com/partner-v3/conformance-kit/steps/internal/record"
 	"github.com/partner-v3/conformance-kit/steps/learn"
 )

@@ -14,11 +14,11 @@ import (
 
 	"github.com/partner-v3/conformance-kit/features"
 	"github.com/partner-v3/conformance-kit/fixtures"
-	"github.com/partner-v3/conformance-kit/fixtures/matrix"
-	"github.com/partner-v3/conformance-kit/fixtures/profile"
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
+	"github.com/partner-v3/conformance-kit/simulator/profile"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 	"github.com/partner-v3/conformance-kit/steps"
 	"github.com/partner-v3/conformance-kit/steps/internal/record"
+	"github.com/partner-v3/conformance-kit/steps/matrix"
 )
 
 // Verdicts of a run.
@@ -65,7 +65,7 @@ type Digests struct {
 	// Steps is the digest of the step library and runner source.
 	Steps string `json:"steps"`
 	// Matrix is the digest of the matrix's source and of the spec facts it
-	// is derived from (fixtures/matrix, fixtures/spec): the rules and cells
+	// is derived from (steps/matrix, simulator/spec): the rules and cells
 	// the steps run.
 	Matrix string `json:"matrix"`
 	// Source is the SHA-256 of the three above: the suite's source digest,
@@ -382,7 +382,7 @@ func matrixDigest() string {
 	for _, t := range []struct {
 		fsys   fs.FS
 		prefix string
-	}{{matrix.Source, "fixtures/matrix/"}, {spec.Source, "fixtures/spec/"}} {
+	}{{matrix.Source, "steps/matrix/"}, {spec.Source, "simulator/spec/"}} {
 		sum, _ := digestTree(t.fsys, t.prefix, ".go")
 		h.Write([]byte(sum))
 	}

@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/partner-v3/conformance-kit/fixtures/spec"
 	"github.com/partner-v3/conformance-kit/simulator/control"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
 // Note receives, for one request, what the Transport did besides sending it.
