@@ -186,9 +186,7 @@ func (r *run) result(started time.Time, tags string, fsys fs.FS) *Result {
 		entries:      r.recorder.Entries(),
 	}
 	res.Duration = res.Ended.Sub(res.Started)
-	for _, w := range r.pacer.Waits() {
-		res.BudgetWaits = append(res.BudgetWaits, steps.BudgetWait(w))
-	}
+	res.BudgetWaits = append(res.BudgetWaits, r.pacer.Waits()...)
 	res.Digests = digestsOf(fsys)
 	return res
 }
