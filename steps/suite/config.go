@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/features"
 	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
@@ -221,6 +222,24 @@ func (c Config) parse() (*url.URL, error) {
 		return nil, fmt.Errorf("%w: %s", ErrConfig, strings.Join(problems, "; "))
 	}
 	return base, nil
+}
+
+// featureFS is the features the run reads: Features, else the embedded
+// suite.
+func (c Config) featureFS() fs.FS {
+	if c.Features == nil {
+		return features.FS
+	}
+	return c.Features
+}
+
+// selection is the tag expression the run selects its scenarios with:
+// Tags, without the @writes scenarios for a read-only run.
+func (c Config) selection() string {
+	if c.ReadOnly {
+		return c.Tags + " && ~@writes"
+	}
+	return c.Tags
 }
 
 // hasAdmin reports whether the simulator's control API is configured.
