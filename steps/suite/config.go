@@ -53,7 +53,9 @@ var (
 
 // Config describes one run of the suite. The zero value of every optional
 // field is documented; only Primary and one of BaseURL or Handler are
-// required.
+// required. The runner's flags bind onto its fields. A run reads it and
+// never writes to it: what the run resolves (throwaway accounts, the
+// simulator's rate limit) is the run's own (package steps/internal/target).
 type Config struct {
 	// BaseURL is the target's base address, ending in /v3/partner/webhook.
 	// An address that is not https or ends elsewhere is not rejected here:
