@@ -17,7 +17,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -25,40 +24,16 @@ import (
 
 	"github.com/cucumber/godog"
 
-	"github.com/partner-v3/conformance-kit/simulator/control"
-	"github.com/partner-v3/conformance-kit/steps/internal/mask"
-	"github.com/partner-v3/conformance-kit/steps/internal/pace"
+	"github.com/partner-v3/conformance-kit/steps/internal/target"
 )
 
-// Env is what the step library needs from the runner.
+// Env is what the step library needs from the runner: the run's
+// resolved target (its client, accounts, pacer, control API, secrets),
+// and what the library alone uses.
 type Env struct {
-	// BaseURL is the target's base address (spec §1), parsed once.
-	BaseURL *url.URL
-	// Client sends every partner request: paced, budget-aware, recorded.
-	Client *http.Client
-	// Primary is the account every scenario uses; Second may be zero.
-	Primary, Second control.Credentials
-	// Pacer keeps the run within the target's rate limit (spec §8).
-	Pacer *pace.Pacer
-	// Control is the simulator's control API; nil for any other target.
-	Control *control.Client
-	// InProcess reports that requests never cross a network (the target is
-	// an http.Handler), so the transport of §1 cannot be checked.
-	InProcess bool
-	// ReadOnly is set for a run that creates no contacts: matrix cells of
-	// Add Contact successes are then not checked.
-	ReadOnly bool
-	// EmailDomain is the domain of the contacts the @writes scenarios
-	// create.
-	EmailDomain string
-	// RunID is part of every contact address the run creates.
-	RunID string
+	target.Target
 	// Examples names outline rows by their values, by ExampleKey.
 	Examples map[string]string
-	// Secrets hides the run's secret values in everything the library
-	// reports: exchanges, failure and warning messages, skip reasons. May
-	// be nil: only the credential headers are masked, by name.
-	Secrets *mask.Secrets
 	// Observer holds every answer of the run to what the spec says of
 	// every response (rule every-answer); its Transport must carry the
 	// run's requests (Client's and the preflight's). May be nil: the

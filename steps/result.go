@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/partner-v3/conformance-kit/steps/internal/pace"
 )
 
 // Status is a scenario's outcome.
@@ -128,13 +130,10 @@ func writeHeaders(b *strings.Builder, h http.Header) {
 // BudgetWait is one wait a scenario made because the target refused a
 // request that does not test §8 with 429: the account's budget was spent
 // before (by another client or an earlier run), which is never the
-// target's fault.
-type BudgetWait struct {
-	Account  string        `json:"account"`
-	Reason   string        `json:"reason"`
-	Duration time.Duration `json:"durationNs"`
-	At       time.Time     `json:"at"`
-}
+// target's fault. It is the pacer's own record of the wait (pace.Wait),
+// so the scenario's result, the run's result and the reports share one
+// type and one JSON shape.
+type BudgetWait = pace.Wait
 
 // ScenarioResult is the outcome of one scenario (one row of an outline).
 type ScenarioResult struct {

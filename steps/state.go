@@ -264,9 +264,7 @@ func (s *scenario) noteSent(n *pace.Note) {
 	s.lib.mu.Lock()
 	defer s.lib.mu.Unlock()
 	s.result.Requests += n.Attempts
-	for _, w := range n.Waits {
-		s.result.BudgetWaits = append(s.result.BudgetWaits, BudgetWait(w))
-	}
+	s.result.BudgetWaits = append(s.result.BudgetWaits, n.Waits...)
 }
 
 // headersOf reconstructs the credential headers e would send, for a dump of

@@ -77,13 +77,14 @@ func parseDiffFlags(args []string, getenv func(string) string) (*diffOptions, er
 	o.fs = fs
 	o.a.registerTarget(fs, "", "the account at a URL side (side A's when both are URLs)", "a URL side (side A when both are URLs)")
 	o.b.registerTarget(fs, "b-", "side B's account when both sides are URLs", "side B when both sides are URLs")
-	fs.IntVar(&o.a.rateLimit, "rate-limit", 0, fmt.Sprintf("a URL side's rate limit when configured away from the spec's %d", spec.RateLimit))
-	fs.DurationVar(&o.a.rateWindow, "rate-window", 0, "a URL side's rate-limit window when configured away from the spec's "+flagenv.Duration(spec.RateWindow))
-	fs.IntVar(&o.b.rateLimit, "b-rate-limit", 0, "side B's rate limit when both sides are URLs")
-	fs.DurationVar(&o.b.rateWindow, "b-rate-window", 0, "side B's rate-limit window when both sides are URLs")
-	fs.DurationVar(&o.a.timeout, "timeout", 30*time.Second, "timeout of each request to a URL side")
-	fs.BoolVar(&o.a.readOnly, "read-only", false, "learn a URL side without creating contacts (for production; those choices are then not compared)")
-	fs.StringVar(&o.a.emailDomain, "email-domain", "example.com", "domain of the contacts learning a URL side creates")
+	fs.IntVar(&o.a.cfg.RateLimit, "rate-limit", 0, fmt.Sprintf("a URL side's rate limit when configured away from the spec's %d", spec.RateLimit))
+	fs.DurationVar(&o.a.cfg.RateWindow, "rate-window", 0, "a URL side's rate-limit window when configured away from the spec's "+flagenv.Duration(spec.RateWindow))
+	fs.IntVar(&o.b.cfg.RateLimit, "b-rate-limit", 0, "side B's rate limit when both sides are URLs")
+	fs.DurationVar(&o.b.cfg.RateWindow, "b-rate-window", 0, "side B's rate-limit window when both sides are URLs")
+	// How requests are made is both sides': bound once, on side A's.
+	fs.DurationVar(&o.a.cfg.Timeout, "timeout", 30*time.Second, "timeout of each request to a URL side")
+	fs.BoolVar(&o.a.cfg.ReadOnly, "read-only", false, "learn a URL side without creating contacts (for production; those choices are then not compared)")
+	fs.StringVar(&o.a.cfg.EmailDomain, "email-domain", "example.com", "domain of the contacts learning a URL side creates")
 	fs.BoolVar(&o.all, "all", false, "print every choice, not only the differing ones")
 	fs.BoolVar(&o.json, "json", false, "print the comparison as JSON instead of text")
 	fs.StringVar(&o.html, "html", "", "write the comparison as an HTML page to this file")
@@ -117,8 +118,6 @@ func parseDiffFlags(args []string, getenv func(string) string) (*diffOptions, er
 		v := getenv(name)
 		return v, v != ""
 	})
-	// Side B shares how requests are made.
-	o.b.timeout, o.b.readOnly, o.b.emailDomain = o.a.timeout, o.a.readOnly, o.a.emailDomain
 	return o, err
 }
 
@@ -142,11 +141,7 @@ func diff(ctx context.Context, args []string, stdout, stderr io.Writer, getenv f
 	both := isURL(o.sides[0]) && isURL(o.sides[1])
 	var ps [2]*profile.Profile
 	for i, side := range o.sides {
-		flags := &o.a
-		if i == 1 && both {
-			flags = &o.b
-		}
-		p, err := loadSide(ctx, side, flags, i == 1 && both, stderr)
+		p, err := o.loadSide(ctx, side, i == 1 && both, stderr)
 		if err != nil {
 			fmt.Fprintf(stderr, "conformance diff: side %c (%s): %v\n", 'A'+i, side, err)
 			return diffNotRun
@@ -188,28 +183,29 @@ func diff(ctx context.Context, args []string, stdout, stderr io.Writer, getenv f
 }
 
 // loadSide reads one side: default, a profile file (Load: strict JSON,
-// then Check), or a base URL, probed with the target flags in flags. sideB
-// says the flags are the --b-* ones, for the messages.
-func loadSide(ctx context.Context, side string, flags *options, sideB bool, stderr io.Writer) (*profile.Profile, error) {
+// then Check), or a base URL, probed with the target flags. sideB says the
+// side is the second of two URLs, which takes the --b-* flags.
+func (o *diffOptions) loadSide(ctx context.Context, side string, sideB bool, stderr io.Writer) (*profile.Profile, error) {
 	switch {
 	case side == "default":
 		return profile.Default(), nil
 	case !isURL(side):
 		return profile.Load(side)
 	}
-	prefix, env := "--", envPrefix
+	prefix, env, flags := "--", envPrefix, &o.a
 	if sideB {
-		prefix, env = "--b-", envPrefix+"B_"
+		prefix, env, flags = "--b-", envPrefix+"B_", &o.b
 	}
-	flags.baseURL, flags.format = side, ""
-	cfg, err := flags.config(stderr, stderr)
+	cfg, err := flags.target(side)
+	// Side B makes its requests as side A does (the flags are bound once).
+	cfg.Timeout, cfg.ReadOnly, cfg.EmailDomain = o.a.cfg.Timeout, o.a.cfg.ReadOnly, o.a.cfg.EmailDomain
+	cfg.Output, cfg.Log = stderr, stderr
 	if err == nil {
 		err = cfg.Validate()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w\n(give this side's %sapi-key, %sapi-secret, %saccount-id and, for a private CA, %sca-cert, or their %s* variables)", err, prefix, prefix, prefix, prefix, env)
 	}
-	cfg.Log = stderr
 	p, err := learnTarget(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("learn its profile: %w\n(check that the address ends in %s and answers, and the credentials %sapi-key, %sapi-secret, %saccount-id and %sca-cert)", err, spec.BasePath, prefix, prefix, prefix, prefix)

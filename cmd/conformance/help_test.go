@@ -108,7 +108,7 @@ func TestVersionIsOneResolution(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := o.config(io.Discard, io.Discard)
+	cfg, _, err := o.config(io.Discard, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

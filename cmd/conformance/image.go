@@ -48,12 +48,14 @@ func (im *imageOptions) register(fs *flag.FlagSet) {
 	fs.DurationVar(&im.timeout, "image-timeout", time.Minute, "how long to wait for the --image container to answer over HTTPS")
 }
 
-// setBaseURL gives --image runs their default base URL: the container
-// shares the host's network, so it is on this machine's loopback.
-func (im *imageOptions) setBaseURL(baseURL *string) {
-	if im.name != "" && *baseURL == "" {
-		*baseURL = "https://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(im.port)) + spec.BasePath
+// baseURL is the base URL of a run given baseURL (--base-url): an --image
+// run's default is the container's, which shares the host's network, so
+// it is on this machine's loopback.
+func (im *imageOptions) baseURL(given string) string {
+	if im.name != "" && given == "" {
+		return "https://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(im.port)) + spec.BasePath
 	}
+	return given
 }
 
 // run runs the suite, around a container of --image when one is given.

@@ -25,8 +25,7 @@ func TestImageFlagsParse(t *testing.T) {
 	if got := o.image.env.m; len(got) != 2 || got["A"] != "1" || got["B"] != "x=y" {
 		t.Errorf("image env=%v, want A=1 and B=x=y (one per line, split at the first =)", got)
 	}
-	o.image.setBaseURL(&o.baseURL)
-	if got, want := o.baseURL, "https://127.0.0.1:9443/v3/partner/webhook"; got != want {
+	if got, want := o.image.baseURL(o.cfg.BaseURL), "https://127.0.0.1:9443/v3/partner/webhook"; got != want {
 		t.Errorf("default base URL=%q, want %q", got, want)
 	}
 
@@ -34,8 +33,7 @@ func TestImageFlagsParse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o.image.setBaseURL(&o.baseURL)
-	if got, want := o.baseURL, "https://localhost:9443/v3/partner/webhook"; got != want {
+	if got, want := o.image.baseURL(o.cfg.BaseURL), "https://localhost:9443/v3/partner/webhook"; got != want {
 		t.Errorf("base URL=%q, want the one given, %q", got, want)
 	}
 }

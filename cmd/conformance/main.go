@@ -25,7 +25,6 @@ import (
 
 	"github.com/partner-v3/conformance-kit/cmd/internal/buildinfo"
 	"github.com/partner-v3/conformance-kit/cmd/internal/flagenv"
-	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 	"github.com/partner-v3/conformance-kit/steps"
 	"github.com/partner-v3/conformance-kit/steps/suite"
@@ -139,33 +138,25 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// options are the parsed flags.
+// options are the parsed flags. Those the suite reads bind straight onto
+// cfg, the suite's configuration (as godog's BindFlags binds its flags
+// onto its Options); the others are the command's own, or name what config
+// reads into the configuration it hands the suite (a CA file, a features
+// directory, the report formats). Nothing is written into them after the
+// flags and the environment are read.
 type options struct {
-	baseURL, apiKey, apiSecret, accountID  string
-	secondKey, secondSecret, secondAccount string
-	caCert                                 string
-	insecure                               bool
-	adminURL, adminToken                   string
-	ephemeral                              bool
-	tags                                   string
-	readOnly                               bool
-	noProfile                              bool
-	out                                    string // conformance profile --out
-	format                                 string
-	reportDir                              string
-	featuresDir                            string
-	rateLimit                              int
-	rateWindow                             time.Duration
-	timeout                                time.Duration
-	noColors                               bool
-	showVersion                            bool
-	random                                 int64
-	emailDomain                            string
-	signKey                                string
-	formats                                []string          // --format, checked
-	flags                                  map[string]string // as given, credentials masked, for the certificate
-	image                                  imageOptions      // image.go
-	fs                                     *flag.FlagSet     // for --help
+	cfg         suite.Config      // bound by the flags; config derives the run's from it
+	caCert      string            // --ca-cert: a PEM file, read by target
+	insecure    bool              // --insecure
+	featuresDir string            // --features: a directory, opened by config
+	format      string            // --format, as given
+	reportDir   string            // --report-dir
+	out         string            // conformance profile --out
+	showVersion bool              // --version
+	signKey     string            // --sign-key: a key file
+	image       imageOptions      // image.go
+	flags       map[string]string // as given, credentials masked, for the certificate
+	fs          *flag.FlagSet     // for --help
 }
 
 // parseFlags reads args, then the CONFORMANCE_* environment for every flag
@@ -181,26 +172,27 @@ func parseFlagsOf(name string, args []string, getenv func(string) string) (*opti
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	flagenv.Quiet(fs)
 	o.fs = fs
-	fs.StringVar(&o.baseURL, "base-url", "", "target base address, ending in "+spec.BasePath+" (required)")
+	c := &o.cfg
+	fs.StringVar(&c.BaseURL, "base-url", "", "target base address, ending in "+spec.BasePath+" (required)")
 	o.registerTarget(fs, "", "the primary account (required)", "the target")
-	fs.StringVar(&o.secondKey, "second-api-key", "", spec.HeaderAPIKey+" of a second account (optional; enables @two-accounts)")
-	fs.StringVar(&o.secondSecret, "second-api-secret", "", spec.HeaderAPISecret+" of the second account")
-	fs.StringVar(&o.secondAccount, "second-account-id", "", spec.HeaderAccountID+" of the second account")
-	fs.BoolVar(&o.ephemeral, "ephemeral-accounts", false, "make the primary and second accounts through the simulator's control API for this run and delete them after it (needs --admin-url; replaces the credential flags), so parallel runs against one simulator never share a budget")
-	fs.StringVar(&o.tags, "tags", suite.DefaultTags, `scenarios to run, a godog tag expression ("@normative && ~@rate-limit", "@normative,@simulator")`)
-	fs.BoolVar(&o.readOnly, "read-only", false, "skip the @writes scenarios (for production)")
-	fs.BoolVar(&o.noProfile, "no-profile", false, "do not learn the deployment profile after the scenarios (profile.json; its probes spend the rate budget again)")
+	fs.StringVar(&c.Second.APIKey, "second-api-key", "", spec.HeaderAPIKey+" of a second account (optional; enables @two-accounts)")
+	fs.StringVar(&c.Second.APISecret, "second-api-secret", "", spec.HeaderAPISecret+" of the second account")
+	fs.StringVar(&c.Second.AccountID, "second-account-id", "", spec.HeaderAccountID+" of the second account")
+	fs.BoolVar(&c.EphemeralAccounts, "ephemeral-accounts", false, "make the primary and second accounts through the simulator's control API for this run and delete them after it (needs --admin-url; replaces the credential flags), so parallel runs against one simulator never share a budget")
+	fs.StringVar(&c.Tags, "tags", suite.DefaultTags, `scenarios to run, a godog tag expression ("@normative && ~@rate-limit", "@normative,@simulator")`)
+	fs.BoolVar(&c.ReadOnly, "read-only", false, "skip the @writes scenarios (for production)")
+	fs.BoolVar(&c.NoProfile, "no-profile", false, "do not learn the deployment profile after the scenarios (profile.json; its probes spend the rate budget again)")
 	fs.StringVar(&o.format, "format", "pretty", "reports, comma-separated: pretty, progress, cucumber, junit, html; the first is shown on stdout, each is written to --report-dir")
 	fs.StringVar(&o.reportDir, "report-dir", "conformance-report", `directory for the formatter files and the summary (summary.json, summary.md); "" writes none`)
 	fs.StringVar(&o.featuresDir, "features", "", "directory of .feature files to run instead of the embedded suite")
-	fs.IntVar(&o.rateLimit, "rate-limit", 0, fmt.Sprintf("the target's rate limit when configured away from the spec's %d (the verdict is then not a certification)", spec.RateLimit))
-	fs.DurationVar(&o.rateWindow, "rate-window", 0, "the target's rate-limit window when configured away from the spec's "+flagenv.Duration(spec.RateWindow))
-	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "timeout of each request")
-	fs.BoolVar(&o.noColors, "no-colors", false, "no ANSI colours on stdout")
+	fs.IntVar(&c.RateLimit, "rate-limit", 0, fmt.Sprintf("the target's rate limit when configured away from the spec's %d (the verdict is then not a certification)", spec.RateLimit))
+	fs.DurationVar(&c.RateWindow, "rate-window", 0, "the target's rate-limit window when configured away from the spec's "+flagenv.Duration(spec.RateWindow))
+	fs.DurationVar(&c.Timeout, "timeout", 30*time.Second, "timeout of each request")
+	fs.BoolVar(&c.NoColors, "no-colors", false, "no ANSI colours on stdout")
 	fs.BoolVar(&o.showVersion, "version", false, "print the suite version and exit")
-	fs.StringVar(&o.emailDomain, "email-domain", "example.com", "domain of the contacts the @writes scenarios create (each run uses new addresses)")
+	fs.StringVar(&c.EmailDomain, "email-domain", "example.com", "domain of the contacts the @writes scenarios create (each run uses new addresses)")
 	fs.StringVar(&o.signKey, "sign-key", "", "Ed25519 private key (PEM, PKCS #8) to sign certificate.json with (see: conformance keygen)")
-	fs.Int64Var(&o.random, "random", 0, "scenario order: 0 file order (rate limit last), -1 a random seed (printed by the formatter), N that seed")
+	fs.Int64Var(&c.Randomize, "random", 0, "scenario order: 0 file order (rate limit last), -1 a random seed (printed by the formatter), N that seed")
 	o.image.register(fs)
 	if name == profileCommand {
 		fs.StringVar(&o.out, "out", "deployment-profile.json", "file the learned profile is written to")
@@ -228,13 +220,13 @@ func parseFlagsOf(name string, args []string, getenv func(string) string) (*opti
 // so that both read the same flags and variables into the same options.
 // account and target say whose they are in --help.
 func (o *options) registerTarget(fs *flag.FlagSet, prefix, account, target string) {
-	fs.StringVar(&o.apiKey, prefix+"api-key", "", spec.HeaderAPIKey+" of "+account)
-	fs.StringVar(&o.apiSecret, prefix+"api-secret", "", spec.HeaderAPISecret+" of "+account)
-	fs.StringVar(&o.accountID, prefix+"account-id", "", spec.HeaderAccountID+" of "+account)
+	fs.StringVar(&o.cfg.Primary.APIKey, prefix+"api-key", "", spec.HeaderAPIKey+" of "+account)
+	fs.StringVar(&o.cfg.Primary.APISecret, prefix+"api-secret", "", spec.HeaderAPISecret+" of "+account)
+	fs.StringVar(&o.cfg.Primary.AccountID, prefix+"account-id", "", spec.HeaderAccountID+" of "+account)
 	fs.StringVar(&o.caCert, prefix+"ca-cert", "", "PEM file of a CA (or self-signed certificate) to trust for "+target)
 	fs.BoolVar(&o.insecure, prefix+"insecure", false, "skip TLS certificate verification of "+target+" (development targets only)")
-	fs.StringVar(&o.adminURL, prefix+"admin-url", "", "the simulator's control API, for "+target+" (simulator runs only)")
-	fs.StringVar(&o.adminToken, prefix+"admin-token", "", "the token of the control API at --"+prefix+"admin-url")
+	fs.StringVar(&o.cfg.AdminURL, prefix+"admin-url", "", "the simulator's control API, for "+target+" (simulator runs only)")
+	fs.StringVar(&o.cfg.AdminToken, prefix+"admin-token", "", "the token of the control API at --"+prefix+"admin-url")
 }
 
 // maskedFlags lists every flag set away from its default, by flag or
@@ -258,31 +250,15 @@ func maskedFlags(fs *flag.FlagSet) map[string]string {
 	return out
 }
 
-// config turns the options into a suite.Config.
-func (o *options) config(stdout, stderr io.Writer) (suite.Config, error) {
-	cfg := suite.Config{
-		BaseURL:           o.baseURL,
-		Primary:           control.Credentials{APIKey: o.apiKey, APISecret: o.apiSecret, AccountID: o.accountID},
-		Second:            control.Credentials{APIKey: o.secondKey, APISecret: o.secondSecret, AccountID: o.secondAccount},
-		AdminURL:          o.adminURL,
-		AdminToken:        o.adminToken,
-		EphemeralAccounts: o.ephemeral,
-		Tags:              o.tags,
-		ReadOnly:          o.readOnly,
-		NoProfile:         o.noProfile,
-		RateLimit:         o.rateLimit,
-		RateWindow:        o.rateWindow,
-		Timeout:           o.timeout,
-		Output:            stdout,
-		Log:               stderr,
-		NoColors:          o.noColors || !isTerminal(stdout),
-		Randomize:         o.random,
-		EmailDomain:       o.emailDomain,
-		SuiteVersion:      suiteVersion(),
-		SuiteCommit:       suiteCommit(),
-		Flags:             o.flags,
-	}
-	if o.baseURL == "" {
+// target is the configuration of the target at baseURL the flags
+// describe: cfg as bound, the suite's build, and the TLS configuration of
+// --ca-cert and --insecure. On error it returns what it has, for the
+// reports of a run that did not start.
+func (o *options) target(baseURL string) (suite.Config, error) {
+	cfg := o.cfg
+	cfg.BaseURL = baseURL
+	cfg.SuiteVersion, cfg.SuiteCommit = suiteVersion(), suiteCommit()
+	if baseURL == "" {
 		return cfg, errors.New("--base-url (or CONFORMANCE_BASE_URL) is required: the target's address, ending in " + spec.BasePath)
 	}
 	if o.insecure && o.caCert != "" {
@@ -303,19 +279,34 @@ func (o *options) config(stdout, stderr io.Writer) (suite.Config, error) {
 		}
 		cfg.TLSConfig = tc
 	}
+	return cfg, nil
+}
+
+// config is the run's configuration: the target's (the --image
+// container's address when --base-url is not given), the features to run,
+// where the formatters write, and the streams; formats are the --format
+// names, checked, the first shown on stdout. On error it returns what it
+// has, for the reports of a run that did not start.
+func (o *options) config(stdout, stderr io.Writer) (cfg suite.Config, formats []string, err error) {
+	cfg, err = o.target(o.image.baseURL(o.cfg.BaseURL))
+	cfg.Output, cfg.Log = stdout, stderr
+	cfg.NoColors = o.cfg.NoColors || !isTerminal(stdout)
+	cfg.Flags = o.flags
+	if err != nil {
+		return cfg, nil, err
+	}
 	if o.featuresDir != "" {
 		if st, err := os.Stat(o.featuresDir); err != nil || !st.IsDir() {
-			return cfg, fmt.Errorf("--features %s is not a directory", o.featuresDir)
+			return cfg, nil, fmt.Errorf("--features %s is not a directory", o.featuresDir)
 		}
 		cfg.Features = os.DirFS(o.featuresDir)
 	}
 	// godog takes its formatters as one comma-separated list of
 	// name:path: a path with a comma in it cannot be said there.
 	if strings.Contains(o.reportDir, ",") && o.format != "" {
-		return cfg, fmt.Errorf("--report-dir %q holds a comma, which the formatters' list cannot carry: choose a directory without one", o.reportDir)
+		return cfg, nil, fmt.Errorf("--report-dir %q holds a comma, which the formatters' list cannot carry: choose a directory without one", o.reportDir)
 	}
-	var formats []string
-	o.formats = nil
+	var godogFormats []string
 	for f := range strings.SplitSeq(o.format, ",") {
 		f = strings.TrimSpace(f)
 		if f == "" {
@@ -323,21 +314,21 @@ func (o *options) config(stdout, stderr io.Writer) (suite.Config, error) {
 		}
 		file, ok := reportFiles[f]
 		if !ok {
-			return cfg, fmt.Errorf("--format %q: want pretty, progress, cucumber, junit or html", f)
+			return cfg, formats, fmt.Errorf("--format %q: want pretty, progress, cucumber, junit or html", f)
 		}
-		o.formats = append(o.formats, f)
+		formats = append(formats, f)
 		if _, ours := resultFormats[f]; ours {
 			continue
 		}
-		if len(o.formats) == 1 {
-			formats = append(formats, f)
+		if len(formats) == 1 {
+			godogFormats = append(godogFormats, f)
 		}
 		if o.reportDir != "" {
-			formats = append(formats, f+":"+filepath.Join(o.reportDir, file))
+			godogFormats = append(godogFormats, f+":"+filepath.Join(o.reportDir, file))
 		}
 	}
-	cfg.Formats = slices.Compact(formats)
-	return cfg, nil
+	cfg.Formats = slices.Compact(godogFormats)
+	return cfg, formats, nil
 }
 
 // run is the whole command; main only adds the process around it.
@@ -373,20 +364,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, versionLine())
 		return exitPass
 	}
-	o.image.setBaseURL(&o.baseURL)
-	cfg, err := o.config(stdout, stderr)
+	cfg, formats, err := o.config(stdout, stderr)
 	if err == nil {
 		err = o.checkCredentials()
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "conformance: usage error: %v\n", err)
-		return notRun(stdout, stderr, o.reportDir, suite.NotRun(o.notRunConfig(cfg), "usage error: "+err.Error()), o.formats)
+		return notRun(stdout, stderr, o.reportDir, suite.NotRun(o.notRunConfig(cfg), "usage error: "+err.Error()), formats)
 	}
 	var key ed25519.PrivateKey
 	if o.signKey != "" {
 		if key, err = suite.LoadPrivateKey(o.signKey); err != nil {
 			fmt.Fprintf(stderr, "conformance: usage error: --sign-key: %v\n", err)
-			return notRun(stdout, stderr, o.reportDir, suite.NotRun(o.notRunConfig(cfg), "usage error: --sign-key: "+err.Error()), o.formats)
+			return notRun(stdout, stderr, o.reportDir, suite.NotRun(o.notRunConfig(cfg), "usage error: --sign-key: "+err.Error()), formats)
 		}
 	}
 	if o.reportDir != "" {
@@ -405,17 +395,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		// The suite did not run: say so in the reports too, never that
 		// the target does not conform.
-		return notRun(stdout, stderr, o.reportDir, res, o.formats)
+		return notRun(stdout, stderr, o.reportDir, res, formats)
 	}
 	if o.reportDir != "" {
-		if err := writeReports(o.reportDir, res, key, o.formats); err != nil {
+		if err := writeReports(o.reportDir, res, key, formats); err != nil {
 			fmt.Fprintf(stderr, "conformance: %v\n", err)
 			return exitUsage
 		}
 	}
 	// The first format is the one shown on stdout; godog printed its own.
-	if len(o.formats) > 0 {
-		if write, ours := resultFormats[o.formats[0]]; ours {
+	if len(formats) > 0 {
+		if write, ours := resultFormats[formats[0]]; ours {
 			if err := write(res, stdout); err != nil {
 				fmt.Fprintf(stderr, "conformance: %v\n", err)
 			}

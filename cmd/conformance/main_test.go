@@ -387,16 +387,16 @@ func TestFlagsOverrideEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := o.apiKey, "flag-key"; got != want {
+	if got, want := o.cfg.Primary.APIKey, "flag-key"; got != want {
 		t.Errorf("api key %q, want the flag's %q", got, want)
 	}
-	if got, want := o.baseURL, env["CONFORMANCE_BASE_URL"]; got != want {
+	if got, want := o.cfg.BaseURL, env["CONFORMANCE_BASE_URL"]; got != want {
 		t.Errorf("base URL %q, want the environment's %q", got, want)
 	}
-	if !o.readOnly || o.rateLimit != 7 {
-		t.Errorf("read-only %v, rate limit %d: want true, 7 from the environment", o.readOnly, o.rateLimit)
+	if !o.cfg.ReadOnly || o.cfg.RateLimit != 7 {
+		t.Errorf("read-only %v, rate limit %d: want true, 7 from the environment", o.cfg.ReadOnly, o.cfg.RateLimit)
 	}
-	if got, want := o.tags, "@normative"; got != want {
+	if got, want := o.cfg.Tags, "@normative"; got != want {
 		t.Errorf("tags %q, want the default %q", got, want)
 	}
 	if _, err := parseFlags(nil, func(k string) string {

@@ -114,21 +114,22 @@ func missingCredentials(account string, flags []credentialFlag) error {
 // (unless --ephemeral-accounts makes them), and all three of the second
 // account or none.
 func (o *options) checkCredentials() error {
-	if o.adminURL != "" && o.adminToken == "" {
-		return fmt.Errorf("the control API at --admin-url %s needs its token: set --admin-token or %s (the simulator prints it at start)", o.adminURL, flagenv.Name(envPrefix, "admin-token"))
+	c := &o.cfg
+	if c.AdminURL != "" && c.AdminToken == "" {
+		return fmt.Errorf("the control API at --admin-url %s needs its token: set --admin-token or %s (the simulator prints it at start)", c.AdminURL, flagenv.Name(envPrefix, "admin-token"))
 	}
-	if o.ephemeral {
+	if c.EphemeralAccounts {
 		return nil // the suite says what excludes what
 	}
 	if err := missingCredentials("primary", []credentialFlag{
-		{o.apiKey, "api-key", spec.HeaderAPIKey}, {o.apiSecret, "api-secret", spec.HeaderAPISecret}, {o.accountID, "account-id", spec.HeaderAccountID},
+		{c.Primary.APIKey, "api-key", spec.HeaderAPIKey}, {c.Primary.APISecret, "api-secret", spec.HeaderAPISecret}, {c.Primary.AccountID, "account-id", spec.HeaderAccountID},
 	}); err != nil {
 		return err
 	}
-	if o.secondKey == "" && o.secondSecret == "" && o.secondAccount == "" {
+	if c.Second.IsZero() {
 		return nil
 	}
 	return missingCredentials("second", []credentialFlag{
-		{o.secondKey, "second-api-key", spec.HeaderAPIKey}, {o.secondSecret, "second-api-secret", spec.HeaderAPISecret}, {o.secondAccount, "second-account-id", spec.HeaderAccountID},
+		{c.Second.APIKey, "second-api-key", spec.HeaderAPIKey}, {c.Second.APISecret, "second-api-secret", spec.HeaderAPISecret}, {c.Second.AccountID, "second-account-id", spec.HeaderAccountID},
 	})
 }

@@ -56,7 +56,7 @@ func learnProfile(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintln(stderr, "conformance profile: usage error: --out is empty")
 		return exitUsage
 	}
-	cfg, err := o.config(io.Discard, stderr)
+	cfg, _, err := o.config(io.Discard, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "conformance profile: usage error: %v\n", err)
 		return exitUsage

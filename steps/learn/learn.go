@@ -16,7 +16,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"regexp"
 	"strings"
 	"sync"
@@ -27,46 +26,29 @@ import (
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 	"github.com/partner-v3/conformance-kit/steps/internal/mask"
 	"github.com/partner-v3/conformance-kit/steps/internal/pace"
+	"github.com/partner-v3/conformance-kit/steps/internal/target"
 )
 
-// Env is what a run already has: the target, its paced client, its
-// accounts and the simulator's control API when there is one.
+// Env is what a run already has: its resolved target (the paced client,
+// the accounts, the control API when there is one, the secrets), and what
+// the probes alone use.
 type Env struct {
-	// BaseURL is the target's base address (§1). Required.
-	BaseURL *url.URL
-	// Client sends every request through the run's pacer. Required.
-	Client *http.Client
-	// Pacer is the run's pacer (the one Client goes through). Required.
-	Pacer *pace.Pacer
-	// Primary is the account probed. Required. Second may be zero.
-	Primary, Second control.Credentials
-	// Control is the simulator's control API. May be nil: rate-limit
-	// windows are then waited for instead of skipped over with its clock.
-	Control *control.Client
+	// Target is the run's target. BaseURL, Client, Pacer and Primary are
+	// required; Secrets hides the run's secrets in evidence (a body that
+	// echoes a credential), and when nil only the credential headers are
+	// masked.
+	target.Target
 	// TLSConfig is the run's TLS configuration, for the HTTP/2 probe. May
 	// be nil: the system roots.
 	TLSConfig *tls.Config
-	// InProcess reports that requests never cross a network: the HTTP/2
-	// choice is then Unknown.
-	InProcess bool
-	// ReadOnly creates no contact: the contact choices are then Unknown.
-	ReadOnly bool
 	// RateLimit and RateWindow are the limit the run assumes (§8). Zero:
 	// the Pacer's.
 	RateLimit  int
 	RateWindow time.Duration
-	// EmailDomain is the domain of the contacts the probes create. Empty:
-	// example.com.
-	EmailDomain string
-	// RunID is part of every address the probes create. May be empty.
-	RunID string
 	// Log receives progress lines. May be nil.
 	Log io.Writer
 	// SuiteVersion is recorded in the profile's Source.
 	SuiteVersion string
-	// Redact hides the run's secrets in evidence (a body that echoes a
-	// credential). May be nil: only the credential headers are masked.
-	Redact func(string) string
 }
 
 // Learn probes env's target and returns its profile. Every choice is set,
@@ -150,12 +132,8 @@ func (l *learner) logf(format string, args ...any) {
 	fmt.Fprintf(l.env.Log, "conformance: "+format+"\n", args...)
 }
 
-func (l *learner) redact(s string) string {
-	if l.env.Redact == nil {
-		return s
-	}
-	return l.env.Redact(s)
-}
+// redact hides the run's secrets in s (a nil Secrets hides nothing).
+func (l *learner) redact(s string) string { return l.env.Secrets.String(s) }
 
 // exch is one probe: what was sent and answered.
 type exch struct {

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/features"
 	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
@@ -52,7 +53,9 @@ var (
 
 // Config describes one run of the suite. The zero value of every optional
 // field is documented; only Primary and one of BaseURL or Handler are
-// required.
+// required. The runner's flags bind onto its fields. A run reads it and
+// never writes to it: what the run resolves (throwaway accounts, the
+// simulator's rate limit) is the run's own (package steps/internal/target).
 type Config struct {
 	// BaseURL is the target's base address, ending in /v3/partner/webhook.
 	// An address that is not https or ends elsewhere is not rejected here:
@@ -221,6 +224,24 @@ func (c Config) parse() (*url.URL, error) {
 		return nil, fmt.Errorf("%w: %s", ErrConfig, strings.Join(problems, "; "))
 	}
 	return base, nil
+}
+
+// featureFS is the features the run reads: Features, else the embedded
+// suite.
+func (c Config) featureFS() fs.FS {
+	if c.Features == nil {
+		return features.FS
+	}
+	return c.Features
+}
+
+// selection is the tag expression the run selects its scenarios with:
+// Tags, without the @writes scenarios for a read-only run.
+func (c Config) selection() string {
+	if c.ReadOnly {
+		return c.Tags + " && ~@writes"
+	}
+	return c.Tags
 }
 
 // hasAdmin reports whether the simulator's control API is configured.

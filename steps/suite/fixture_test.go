@@ -135,7 +135,7 @@ func sampleResult(t testing.TB) *Result {
 			},
 		},
 	}
-	r.judge(Config{SuiteVersion: r.SuiteVersion, Tags: DefaultTags, RateLimit: spec.RateLimit, RateWindow: spec.RateWindow})
+	r.judge(Config{SuiteVersion: r.SuiteVersion, Tags: DefaultTags}, spec.RateLimit, spec.RateWindow)
 	return r
 }
 

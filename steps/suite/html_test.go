@@ -226,7 +226,7 @@ func TestHTMLWarningsOnceFormattedAndLinked(t *testing.T) {
 			}})
 	}
 	r.Sections = nil
-	r.judge(Config{SuiteVersion: r.SuiteVersion, Tags: DefaultTags, RateLimit: spec.RateLimit, RateWindow: spec.RateWindow})
+	r.judge(Config{SuiteVersion: r.SuiteVersion, Tags: DefaultTags}, spec.RateLimit, spec.RateWindow)
 	page := writeHTML(t, r)
 	checkBalanced(t, page)
 

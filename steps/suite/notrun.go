@@ -3,7 +3,6 @@ package suite
 import (
 	"time"
 
-	"github.com/partner-v3/conformance-kit/features"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 	"github.com/partner-v3/conformance-kit/steps"
 )
@@ -20,10 +19,6 @@ func NotRun(cfg Config, why string) *Result {
 	cfg = cfg.withDefaults()
 	sec := cfg.secrets()
 	now := time.Now().UTC()
-	fsys := cfg.Features
-	if fsys == nil {
-		fsys = features.FS
-	}
 	return &Result{
 		SuiteVersion: cfg.SuiteVersion,
 		SuiteCommit:  cfg.SuiteCommit,
@@ -36,7 +31,7 @@ func NotRun(cfg Config, why string) *Result {
 		RateLimit:    cfg.RateLimit,
 		RateWindow:   rateWindowText(cfg.RateWindow),
 		Flags:        maskedFlags(sec, cfg.Flags),
-		Digests:      digestsOf(fsys),
+		Digests:      digestsOf(cfg.featureFS()),
 		Scenarios:    []*steps.ScenarioResult{},
 		Caveats:      []string{},
 		Verdict:      VerdictNotRun,

@@ -27,19 +27,19 @@ import (
 // without /v3, one operation missing) is the scenarios' to judge.
 func (r *run) preflight(ctx context.Context) error {
 	ctx = record.WithScenario(ctx, "preflight")
-	status, msg, err := r.probe(ctx, r.cfg.Primary, spec.PathCampaignList, `{"limit": 1, "page": 1}`)
+	status, msg, err := r.probe(ctx, r.Primary, spec.PathCampaignList, `{"limit": 1, "page": 1}`)
 	if err != nil {
 		return err
 	}
-	if r.base.Scheme == "http" && status/100 != 2 && speaksTLS(ctx, r.base.Host) {
-		return fmt.Errorf("%w: %s answers TLS: the address is https://%s%s (a target that serves plain HTTP is judged by spec §1; this one does not)", ErrPreflight, r.base.Host, r.base.Host, r.base.Path)
+	if r.BaseURL.Scheme == "http" && status/100 != 2 && speaksTLS(ctx, r.BaseURL.Host) {
+		return fmt.Errorf("%w: %s answers TLS: the address is https://%s%s (a target that serves plain HTTP is judged by spec §1; this one does not)", ErrPreflight, r.BaseURL.Host, r.BaseURL.Host, r.BaseURL.Path)
 	}
 	if status == http.StatusNotFound {
 		missing := true
 		for _, op := range []string{spec.PathCampaignStats, spec.PathContactAdd} {
 			// Bodies every conforming service refuses before it acts (§4.1,
 			// §4.3: 400), so the probe creates nothing.
-			st, _, err := r.probe(ctx, r.cfg.Primary, op, `{}`)
+			st, _, err := r.probe(ctx, r.Primary, op, `{}`)
 			if err != nil {
 				return err
 			}
@@ -47,14 +47,14 @@ func (r *run) preflight(ctx context.Context) error {
 		}
 		if missing {
 			return fmt.Errorf("%w: no operation of the spec answers at %s: %s, %s and %s all answered 404; check --base-url (the deployment's address of %s, spec §1)",
-				ErrPreflight, r.base, spec.OpCampaignList, spec.OpCampaignStats, spec.OpAddContact, spec.BasePath)
+				ErrPreflight, r.BaseURL, spec.OpCampaignList, spec.OpCampaignStats, spec.OpAddContact, spec.BasePath)
 		}
 	}
 	if err := credentialsRefused(status, msg, "primary", "--api-key, --api-secret", "--account-id"); err != nil {
 		return err
 	}
-	if r.cfg.Second.Complete() {
-		status, msg, err := r.probe(ctx, r.cfg.Second, spec.PathCampaignList, `{"limit": 1, "page": 1}`)
+	if r.Second.Complete() {
+		status, msg, err := r.probe(ctx, r.Second, spec.PathCampaignList, `{"limit": 1, "page": 1}`)
 		if err != nil {
 			return err
 		}
@@ -99,7 +99,7 @@ func credentialsRefused(status int, msg, which, keyFlags, accountFlag string) er
 // a full quiet window stops the run: nothing could be verified.
 func (r *run) probe(ctx context.Context, acct control.Credentials, op, body string) (int, string, error) {
 	ctx, note := pace.WithNote(ctx)
-	u := strings.TrimSuffix(r.base.String(), "/") + "/" + op
+	u := strings.TrimSuffix(r.BaseURL.String(), "/") + "/" + op
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, strings.NewReader(body))
 	if err != nil {
 		return 0, "", fmt.Errorf("%w: build the first request: %w", ErrConfig, err)
@@ -108,9 +108,9 @@ func (r *run) probe(ctx context.Context, acct control.Credentials, op, body stri
 	req.Header.Set(spec.HeaderAPIKey, acct.APIKey)
 	req.Header.Set(spec.HeaderAPISecret, acct.APISecret)
 	req.Header.Set(spec.HeaderAccountID, acct.AccountID)
-	resp, err := r.client.Do(req)
+	resp, err := r.Client.Do(req)
 	if err != nil {
-		return 0, "", fmt.Errorf("%w: %s: %w%s", ErrConnection, r.base, err, tlsHint(err))
+		return 0, "", fmt.Errorf("%w: %s: %w%s", ErrConnection, r.BaseURL, err, tlsHint(err))
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))

@@ -16,57 +16,32 @@ import (
 // instead of the scenarios. Errors are Run's: ErrConfig, ErrConnection,
 // ErrPreflight (with what to fix), or the probes' own failure.
 func Learn(ctx context.Context, cfg Config) (_ *profile.Profile, err error) {
-	cfg = cfg.withDefaults()
-	secrets := cfg.secrets()
-	defer func() { err = hideSecrets(secrets, err) }()
-	base, err := cfg.parse()
+	r, err := begin(ctx, cfg, false)
+	if r == nil {
+		return nil, err
+	}
+	defer r.close(ctx)
 	if err != nil {
 		return nil, err
 	}
-	runID := randomHex(4)
-	r, err := newRun(ctx, cfg, base, runID)
-	if err != nil {
-		return nil, err
-	}
-	defer r.closeIdleConnections()
-	defer r.deleteAccounts(ctx)
-	secrets = r.secrets
-	if err := r.preflight(ctx); err != nil {
-		return nil, err
-	}
-	return r.learn(ctx, runID)
+	defer func() { err = hideSecrets(r.Secrets, err) }()
+	return r.learn(ctx)
 }
 
-// learn runs the probes of steps/learn with the run's clients.
-func (r *run) learn(ctx context.Context, runID string) (*profile.Profile, error) {
+// learn runs the probes of steps/learn against the run's target.
+func (r *run) learn(ctx context.Context) (*profile.Profile, error) {
 	ctx = record.WithScenario(ctx, "profile")
-	return learn.Learn(ctx, learn.Env{
-		BaseURL:      r.base,
-		Client:       r.client,
-		Pacer:        r.pacer,
-		Primary:      r.cfg.Primary,
-		Second:       r.cfg.Second,
-		Control:      r.control,
-		TLSConfig:    r.cfg.TLSConfig,
-		InProcess:    r.cfg.Handler != nil,
-		ReadOnly:     r.cfg.ReadOnly,
-		RateLimit:    r.cfg.RateLimit,
-		RateWindow:   r.cfg.RateWindow,
-		EmailDomain:  r.cfg.EmailDomain,
-		RunID:        runID,
-		Log:          r.cfg.Log,
-		SuiteVersion: r.cfg.SuiteVersion,
-		Redact:       r.secrets.String,
-	})
+	// The rate limit is the Pacer's, the one the run resolved.
+	return learn.Learn(ctx, learn.Env{Target: r.Target, TLSConfig: r.cfg.TLSConfig, Log: r.cfg.Log, SuiteVersion: r.cfg.SuiteVersion})
 }
 
 // learnAfterRun learns the profile after the scenarios of Run. A failure
 // is logged and leaves the profile out: it never changes the verdict.
-func (r *run) learnAfterRun(ctx context.Context, runID string) *profile.Profile {
+func (r *run) learnAfterRun(ctx context.Context) *profile.Profile {
 	started := time.Now()
-	p, err := r.learn(ctx, runID)
+	p, err := r.learn(ctx)
 	if err != nil {
-		fmt.Fprintf(r.cfg.Log, "conformance: the deployment profile could not be learned (the verdict stands): %v\n", hideSecrets(r.secrets, err))
+		fmt.Fprintf(r.cfg.Log, "conformance: the deployment profile could not be learned (the verdict stands): %v\n", hideSecrets(r.Secrets, err))
 		return nil
 	}
 	fmt.Fprintf(r.cfg.Log, "conformance: learned the deployment profile: %d requests, %s\n", p.Source.Requests, time.Since(started).Round(time.Millisecond))

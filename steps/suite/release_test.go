@@ -30,7 +30,7 @@ func TestOnlyACleanReleaseBuildCertifies(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := &Result{TLS: []TLSSession{{Version: "TLS 1.3", Verified: true}}, ControlAPI: true,
 				Scenarios: []*steps.ScenarioResult{{Name: "A page", Sections: []string{"4.2"}, Tags: []string{"@normative"}, Status: steps.StatusPassed}}}
-			r.judge(Config{SuiteVersion: tt.version, SuiteCommit: tt.commit, Tags: DefaultTags, RateLimit: spec.RateLimit, RateWindow: spec.RateWindow})
+			r.judge(Config{SuiteVersion: tt.version, SuiteCommit: tt.commit, Tags: DefaultTags}, spec.RateLimit, spec.RateWindow)
 			if got, want := r.Certification, tt.caveat == ""; got != want {
 				t.Fatalf("Certification=%v, want %v; caveats %q", got, want, r.Caveats)
 			}

@@ -163,33 +163,30 @@ func (r *Result) FailedScenarios() []*steps.ScenarioResult {
 
 // result sums up what the run's clients saw; judge adds the verdict once
 // the scenarios ran.
-func (r *run) result(started time.Time, tags string, fsys fs.FS) *Result {
-	cfg := r.cfg
+func (r *run) result() *Result {
 	res := &Result{
-		SuiteVersion: cfg.SuiteVersion,
-		SuiteCommit:  cfg.SuiteCommit,
+		SuiteVersion: r.cfg.SuiteVersion,
+		SuiteCommit:  r.cfg.SuiteCommit,
 		SpecVersion:  spec.Version,
 		Spec:         spec.Title,
-		Target:       r.secrets.String(cfg.BaseURL),
-		Tags:         tags,
-		Started:      started.UTC(),
+		Target:       r.Secrets.String(r.cfg.BaseURL),
+		Tags:         r.plan.tags,
+		Started:      r.started.UTC(),
 		Ended:        time.Now().UTC(),
-		RateLimit:    cfg.RateLimit,
-		RateWindow:   cfg.RateWindow.String(),
-		ControlAPI:   r.control != nil,
-		Requests:     r.pacer.Requests(),
-		Waited:       r.pacer.Waited(),
+		RateLimit:    r.Pacer.Limit(),
+		RateWindow:   r.Pacer.Window().String(),
+		ControlAPI:   r.Control != nil,
+		Requests:     r.Pacer.Requests(),
+		Waited:       r.Pacer.Waited(),
 		TLS:          r.recorder.TLS(),
-		Flags:        maskedFlags(r.secrets, cfg.Flags),
+		Flags:        maskedFlags(r.Secrets, r.cfg.Flags),
 		Scenarios:    []*steps.ScenarioResult{},
 		Caveats:      []string{},
 		entries:      r.recorder.Entries(),
 	}
 	res.Duration = res.Ended.Sub(res.Started)
-	for _, w := range r.pacer.Waits() {
-		res.BudgetWaits = append(res.BudgetWaits, steps.BudgetWait(w))
-	}
-	res.Digests = digestsOf(fsys)
+	res.BudgetWaits = append(res.BudgetWaits, r.Pacer.Waits()...)
+	res.Digests = digestsOf(r.plan.fsys)
 	return res
 }
 
@@ -202,8 +199,10 @@ var releasedRE = regexp.MustCompile(`^v\d+\.\d+\.\d+$`)
 func Released(version string) bool { return releasedRE.MatchString(version) }
 
 // judge sums up the scenarios, gives the verdict, and says whether the run
-// is a certification and why not.
-func (r *Result) judge(cfg Config) {
+// is a certification and why not: of cfg, the run's configuration, and
+// limit per window, the rate limit the run resolved (spec §8's, or
+// another).
+func (r *Result) judge(cfg Config, limit int, window time.Duration) {
 	sections, _, _ := SpecSections()
 	known := make(map[string]bool)
 	for _, sec := range sections {
@@ -288,8 +287,8 @@ func (r *Result) judge(cfg Config) {
 			r.Caveats = append(r.Caveats, "the scenarios are not the suite's own (--features): their digest differs from the embedded ones")
 		}
 	}
-	if cfg.RateLimit != spec.RateLimit || cfg.RateWindow != spec.RateWindow {
-		r.Caveats = append(r.Caveats, fmt.Sprintf("the target was checked against a rate limit of %d per %s, not the spec's %d per %s (§8): the verdict is not a certification", cfg.RateLimit, cfg.RateWindow, spec.RateLimit, spec.RateWindow))
+	if limit != spec.RateLimit || window != spec.RateWindow {
+		r.Caveats = append(r.Caveats, fmt.Sprintf("the target was checked against a rate limit of %d per %s, not the spec's %d per %s (§8): the verdict is not a certification", limit, window, spec.RateLimit, spec.RateWindow))
 	}
 	if cfg.Tags != DefaultTags {
 		r.Caveats = append(r.Caveats, fmt.Sprintf("scenarios were selected with %q, not %q", cfg.Tags, DefaultTags))

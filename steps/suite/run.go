@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"net/url"
@@ -15,7 +16,6 @@ import (
 	"github.com/cucumber/godog"
 	"github.com/gavv/httpexpect/v2"
 
-	"github.com/partner-v3/conformance-kit/features"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
@@ -23,6 +23,7 @@ import (
 	"github.com/partner-v3/conformance-kit/steps/internal/mask"
 	"github.com/partner-v3/conformance-kit/steps/internal/pace"
 	"github.com/partner-v3/conformance-kit/steps/internal/record"
+	"github.com/partner-v3/conformance-kit/steps/internal/target"
 	"github.com/partner-v3/conformance-kit/steps/internal/wire"
 )
 
@@ -41,62 +42,22 @@ import (
 // wait for real windows (two of RateWindow, about two minutes at the spec's
 // limit).
 func Run(ctx context.Context, cfg Config) (_ *Result, err error) {
-	cfg = cfg.withDefaults()
-	// An error is printed, and a preflight's written into the reports:
-	// it may quote the target's answer, which may echo a credential.
-	secrets := cfg.secrets()
-	defer func() { err = hideSecrets(secrets, err) }()
-	base, err := cfg.parse()
-	if err != nil {
+	r, err := begin(ctx, cfg, true)
+	if r == nil {
 		return nil, err
 	}
-	tags := cfg.Tags
-	if cfg.ReadOnly {
-		tags += " && ~@writes"
-	}
-	fsys := cfg.Features
-	if fsys == nil {
-		fsys = features.FS
-	}
-	plan, err := planScenarios(fsys, tags)
+	defer r.close(ctx)
 	if err != nil {
-		return nil, err
-	}
-	runID := randomHex(4)
-	r, err := newRun(ctx, cfg, base, runID)
-	if err != nil {
-		return nil, err
-	}
-	defer r.closeIdleConnections()
-	defer r.deleteAccounts(ctx)
-	cfg = r.cfg // with the throwaway accounts, if any
-	secrets = r.secrets
-	started := time.Now()
-	if err := r.preflight(ctx); err != nil {
-		err = hideSecrets(secrets, err)
-		res := r.result(started, tags, fsys)
+		res := r.result()
 		res.Verdict, res.NotRun = VerdictNotRun, err.Error()
 		return res, err
 	}
-	lib := steps.New(steps.Env{
-		BaseURL:     base,
-		Client:      r.client,
-		Primary:     cfg.Primary,
-		Second:      cfg.Second,
-		Pacer:       r.pacer,
-		Control:     r.control,
-		InProcess:   cfg.Handler != nil,
-		ReadOnly:    cfg.ReadOnly,
-		EmailDomain: cfg.EmailDomain,
-		RunID:       runID,
-		Examples:    plan.examples,
-		Secrets:     r.secrets,
-		Observer:    r.observer,
-	})
+	defer func() { err = hideSecrets(r.Secrets, err) }()
+	lib := steps.New(steps.Env{Target: r.Target, Examples: r.plan.examples, Observer: r.observer})
 	// godog's pretty and progress formatters without their own count: the
 	// verdict's is the run's only one (footer.go).
-	formats := make([]string, len(cfg.Formats))
-	for i, f := range cfg.Formats {
+	formats := make([]string, len(r.cfg.Formats))
+	for i, f := range r.cfg.Formats {
 		formats[i] = countlessFormat(f)
 	}
 	suite := godog.TestSuite{
@@ -104,46 +65,82 @@ func Run(ctx context.Context, cfg Config) (_ *Result, err error) {
 		ScenarioInitializer: lib.InitializeScenario,
 		Options: &godog.Options{
 			Format:         strings.Join(formats, ","),
-			Output:         cfg.Output,
-			NoColors:       cfg.NoColors,
+			Output:         r.cfg.Output,
+			NoColors:       r.cfg.NoColors,
 			Paths:          []string{"."},
-			FS:             fsys,
-			Tags:           tags,
+			FS:             r.plan.fsys,
+			Tags:           r.plan.tags,
 			Strict:         true,
-			Randomize:      cfg.Randomize,
+			Randomize:      r.cfg.Randomize,
 			Concurrency:    1,
 			DefaultContext: ctx,
-			TestingT:       cfg.TestingT,
+			TestingT:       r.cfg.TestingT,
 		},
 	}
-	if len(cfg.Formats) == 0 {
+	if len(r.cfg.Formats) == 0 {
 		suite.Options.Format = "progress"
 		suite.Options.Output = discard{}
 	}
 	if code := suite.Run(); code == 2 {
-		return nil, fmt.Errorf("%w: godog refused the options (formats %q, tags %q)", ErrConfig, suite.Options.Format, tags)
+		return nil, fmt.Errorf("%w: godog refused the options (formats %q, tags %q)", ErrConfig, suite.Options.Format, r.plan.tags)
 	}
 	// An interrupted run has no verdict: its last scenarios failed only
 	// because their requests were cancelled.
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("%w: interrupted after %s: %w", ErrInterrupted, time.Since(started).Round(time.Millisecond), err)
+		return nil, fmt.Errorf("%w: interrupted after %s: %w", ErrInterrupted, time.Since(r.started).Round(time.Millisecond), err)
 	}
-	res := r.result(started, tags, fsys)
+	res := r.result()
 	// What the whole-run observer found that no scenario has reported
 	// (the answers after its scenario, or all when it did not run) fails
 	// the run too; the profile's probes below are not held.
 	lib.FinishObserver()
 	res.Scenarios = lib.Results()
 	for _, sc := range res.Scenarios {
-		sc.FeatureName = plan.featureNames[sc.Feature]
+		sc.FeatureName = r.plan.featureNames[sc.Feature]
 	}
-	res.judge(r.cfg)
+	res.judge(r.cfg, r.Pacer.Limit(), r.Pacer.Window())
 	// The deployment's choices where the spec is silent (issue 20): after
 	// the verdict, which they never change.
-	if !cfg.NoProfile {
-		res.Profile = r.learnAfterRun(ctx, runID)
+	if !r.cfg.NoProfile {
+		res.Profile = r.learnAfterRun(ctx)
 	}
 	return res, nil
+}
+
+// begin starts a run, for Run and Learn alike: the configuration checked
+// (with its documented defaults), the scenarios planned when the run has
+// them (before any request: a tag expression that selects nothing is a
+// usage error), the run resolved once (resolve), then the preflight. Its
+// errors hide the run's secrets. r is nil unless the run was resolved;
+// then the caller closes it, also when err is the preflight's (which Run
+// reports in its Result).
+func begin(ctx context.Context, cfg Config, scenarios bool) (r *run, err error) {
+	cfg = cfg.withDefaults()
+	// An error is printed, and a preflight's written into the reports:
+	// it may quote the target's answer, which may echo a credential.
+	// Until the run is resolved, the secrets are those the caller gave.
+	given := cfg.secrets()
+	defer func() {
+		if r != nil {
+			err = hideSecrets(r.Secrets, err) // the throwaway accounts' too
+		} else {
+			err = hideSecrets(given, err)
+		}
+	}()
+	base, err := cfg.parse()
+	if err != nil {
+		return nil, err
+	}
+	var p *plan
+	if scenarios {
+		if p, err = planScenarios(cfg.featureFS(), cfg.selection()); err != nil {
+			return nil, err
+		}
+	}
+	if r, err = resolve(ctx, cfg, base, given, p); err != nil {
+		return nil, err
+	}
+	return r, r.preflight(ctx)
 }
 
 // discard is an io.Writer for godog when no formatter output is wanted.
@@ -159,6 +156,8 @@ func randomHex(n int) string {
 
 // plan is what the run learns from the feature files before it starts.
 type plan struct {
+	tags         string            // the tag expression run (ReadOnly's included)
+	fsys         fs.FS             // the features
 	count        int               // scenarios the tags select
 	examples     map[string]string // outline rows by steps.ExampleKey
 	featureNames map[string]string // Feature: title by file
@@ -175,7 +174,7 @@ func planScenarios(fsys fs.FS, tags string) (*plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: read features: %w", ErrConfig, err)
 	}
-	p := &plan{examples: map[string]string{}, featureNames: map[string]string{}}
+	p := &plan{tags: tags, fsys: fsys, examples: map[string]string{}, featureNames: map[string]string{}}
 	for _, f := range feats {
 		p.count += len(f.Pickles)
 		if f.GherkinDocument.Feature == nil {
@@ -216,65 +215,35 @@ func planScenarios(fsys fs.FS, tags string) (*plan, error) {
 	return p, nil
 }
 
-// run holds one run's clients.
+// run is one run of the suite, resolved once from its Config (resolve)
+// and never changed after: the steps and the profile's probes take its
+// Target, the reports the rest.
 type run struct {
+	target.Target
+	// cfg is the configuration as given, with its documented defaults.
+	// What the run resolved (the accounts, the rate limit) is in Target
+	// and its Pacer, never written back here.
 	cfg       Config
-	secrets   *mask.Secrets // cfg.secrets(), the throwaway accounts' included
-	base      *url.URL
-	client    *http.Client // partner requests: paced, budget-aware, recorded
+	plan      *plan // the scenarios; nil for Learn
 	recorder  *record.Transport
-	pacer     *pace.Pacer
-	control   *control.Client // nil without a control API
-	adminHTTP *http.Client
+	adminHTTP *http.Client    // nil without a control API
 	observer  *steps.Observer // every answer held to what the spec says of every response (rule every-answer)
 	// throwaway are the accounts the run made (Config.EphemeralAccounts),
-	// deleted at its end.
+	// deleted by close.
 	throwaway []string
+	// started is when the run was resolved, before its preflight.
+	started time.Time
 }
 
-// createAccounts makes the run's primary and second accounts through the
-// control API; on failure it deletes what it made.
-func (r *run) createAccounts(ctx context.Context, cfg *Config, runID string) error {
-	for _, acct := range []struct {
-		role string
-		dst  *control.Credentials
-	}{{"primary", &cfg.Primary}, {"second", &cfg.Second}} {
-		a, err := r.control.CreateAccount(ctx, simulator.AccountSpec{Name: "conformance run " + runID + " (" + acct.role + ")"})
-		if err != nil {
-			r.deleteAccounts(ctx)
-			return fmt.Errorf("%w: make the run's %s account (--ephemeral-accounts): %w", ErrConnection, acct.role, err)
-		}
-		r.throwaway = append(r.throwaway, a.AccountID)
-		*acct.dst = control.CredentialsOf(a.Account)
-		// In full: it dies with the run, and names the run's requests in
-		// the simulator's journal.
-		fmt.Fprintf(r.cfg.Log, "made throwaway %s account %s\n", acct.role, a.AccountID)
-	}
-	return nil
-}
-
-// deleteAccounts deletes the throwaway accounts, even when the run was
-// interrupted. A failure is logged, not held against the target: the
-// verdict stands, and the simulator's DELETE /accounts/{id} can be called
-// again.
-func (r *run) deleteAccounts(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
-	for _, id := range r.throwaway {
-		if err := r.control.DeleteAccount(ctx, id); err != nil {
-			fmt.Fprintf(r.cfg.Log, "could not delete throwaway account %s: %v\n", id, err)
-			continue
-		}
-		fmt.Fprintf(r.cfg.Log, "deleted throwaway account %s\n", id)
-	}
-	r.throwaway = nil
-}
-
-// newRun builds the clients, learns the rate limit (from the simulator's
-// control API, when there is one, which it also resets, or in which it
-// makes the run's throwaway accounts) and the pacer.
-func newRun(ctx context.Context, cfg Config, base *url.URL, runID string) (*run, error) {
-	r := &run{cfg: cfg, base: base}
+// resolve builds the run from its checked configuration, once: the
+// transport to the target; the control API's client; the rate limit
+// (the caller's, else the simulator's, else the spec's); the accounts
+// (the caller's, or throwaway ones made through the control API, which is
+// otherwise reset); the secrets (given's, or the list with the throwaway
+// accounts in it); the pacer, the recorder, the observer and the paced
+// client.
+func resolve(ctx context.Context, cfg Config, base *url.URL, given *mask.Secrets, p *plan) (*run, error) {
+	runID := randomHex(4)
 	var transport http.RoundTripper
 	if cfg.Handler != nil {
 		transport = httpexpect.Binder{Handler: cfg.Handler, TLS: &tls.ConnectionState{HandshakeComplete: true}}
@@ -283,6 +252,11 @@ func newRun(ctx context.Context, cfg Config, base *url.URL, runID string) (*run,
 		// shared pool, a fresh connection, HTTP/1.1 or HTTP/2.
 		transport = wire.New(cfg.TLSConfig)
 	}
+	limit, window := cfg.RateLimit, cfg.RateWindow
+	primary, second, secrets := cfg.Primary, cfg.Second, given
+	var ctl *control.Client
+	var adminHTTP *http.Client
+	var throwaway []string
 	if cfg.hasAdmin() {
 		var at http.RoundTripper
 		if cfg.AdminHandler != nil {
@@ -296,59 +270,58 @@ func newRun(ctx context.Context, cfg Config, base *url.URL, runID string) (*run,
 		if adminURL == "" {
 			adminURL = "http://admin.in-process.invalid"
 		}
-		r.adminHTTP = &http.Client{Transport: at, Timeout: cfg.Timeout}
+		adminHTTP = &http.Client{Transport: at, Timeout: cfg.Timeout}
 		// Its errors quote the control API's answers, and end up in the
 		// reports: they hide the run's secrets (the token among them).
-		r.control = &control.Client{BaseURL: adminURL, Token: cfg.AdminToken, HTTP: r.adminHTTP, Redact: cfg.secrets().String}
+		ctl = &control.Client{BaseURL: adminURL, Token: cfg.AdminToken, HTTP: adminHTTP, Redact: given.String}
 		// The simulator's own limits, unless the caller stated them.
-		if cfg.RateLimit == 0 || cfg.RateWindow == 0 {
-			sim, err := r.control.Config(ctx)
+		if limit == 0 || window == 0 {
+			sim, err := ctl.Config(ctx)
 			if err != nil {
 				return nil, fmt.Errorf("%w: read the simulator's configuration: %w%s", ErrConnection, err, tlsHint(err))
 			}
-			if cfg.RateLimit == 0 {
-				cfg.RateLimit = sim.RateLimit
+			if limit == 0 {
+				limit = sim.RateLimit
 			}
-			if cfg.RateWindow == 0 {
-				cfg.RateWindow = sim.RateWindow
+			if window == 0 {
+				window = sim.RateWindow
 			}
 		}
 		if cfg.EphemeralAccounts {
 			// Other runs may share the simulator: make our own accounts and
 			// reset nothing of theirs.
-			if err := r.createAccounts(ctx, &cfg, runID); err != nil {
+			var err error
+			if primary, second, throwaway, err = makeAccounts(ctx, ctl, cfg.Log, runID); err != nil {
 				return nil, err
 			}
-		} else if err := r.control.Reset(ctx); err != nil {
+			secrets = secretsOf(cfg.AdminToken, primary, second)
+			// From now on its errors hide the throwaway accounts too.
+			ctl = &control.Client{BaseURL: ctl.BaseURL, Token: ctl.Token, HTTP: ctl.HTTP, Redact: secrets.String}
+		} else if err := ctl.Reset(ctx); err != nil {
 			return nil, fmt.Errorf("%w: reset the simulator: %w", ErrConnection, err)
 		}
 	}
-	if cfg.RateLimit == 0 {
-		cfg.RateLimit = spec.RateLimit
+	if limit == 0 {
+		limit = spec.RateLimit
 	}
-	if cfg.RateWindow == 0 {
-		cfg.RateWindow = spec.RateWindow
+	if window == 0 {
+		window = spec.RateWindow
 	}
-	r.cfg = cfg
-	r.secrets = cfg.secrets()
-	if r.control != nil {
-		r.control.Redact = r.secrets.String // the throwaway accounts' too
+	pacer := pace.New(limit, window, cfg.Log)
+	pacer.Mask = mask.Credential
+	if ctl != nil {
+		pacer.Reset = ctl.ResetBudget
 	}
-	r.pacer = pace.New(cfg.RateLimit, cfg.RateWindow, cfg.Log)
-	r.pacer.Mask = mask.Credential
-	if r.control != nil {
-		r.pacer.Reset = r.control.ResetBudget
-	}
-	r.recorder = &record.Transport{Base: transport, Verified: cfg.verifiesTLS() && cfg.Handler == nil, Secrets: r.secrets}
+	recorder := &record.Transport{Base: transport, Verified: cfg.verifiesTLS() && cfg.Handler == nil, Secrets: secrets}
 	// Under the pacer, so that it sees every attempt (an unexpected 429
 	// the pacer sends again too), the preflight's and the scenarios' alike.
-	r.observer = steps.NewObserver(cfg.Primary, cfg.Second, r.secrets)
-	r.client = &http.Client{
+	observer := steps.NewObserver(primary, second, secrets)
+	client := &http.Client{
 		Transport: &pace.Transport{
-			Base:    r.observer.Transport(r.recorder),
-			Pacer:   r.pacer,
-			Primary: cfg.Primary,
-			Second:  cfg.Second,
+			Base:    observer.Transport(recorder),
+			Pacer:   pacer,
+			Primary: primary,
+			Second:  second,
 			// Per attempt, after the pacer's wait: a wait for the window
 			// is the suite's own and never a timeout of the target.
 			Timeout: cfg.Timeout,
@@ -356,13 +329,73 @@ func newRun(ctx context.Context, cfg Config, base *url.URL, runID string) (*run,
 		// A redirect would hide what the target answered.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-	return r, nil
+	return &run{
+		Target: target.Target{
+			BaseURL:     base,
+			Client:      client,
+			Pacer:       pacer,
+			Primary:     primary,
+			Second:      second,
+			Control:     ctl,
+			InProcess:   cfg.Handler != nil,
+			ReadOnly:    cfg.ReadOnly,
+			EmailDomain: cfg.EmailDomain,
+			RunID:       runID,
+			Secrets:     secrets,
+		},
+		cfg:       cfg,
+		plan:      p,
+		recorder:  recorder,
+		adminHTTP: adminHTTP,
+		observer:  observer,
+		throwaway: throwaway,
+		started:   time.Now(),
+	}, nil
 }
 
-// closeIdleConnections hangs up once the run is over: a target shutting
-// down need not wait for our idle (HTTP/2) connections to go.
-func (r *run) closeIdleConnections() {
-	r.client.CloseIdleConnections()
+// makeAccounts makes the run's primary and second accounts through the
+// control API; on failure it deletes what it made.
+func makeAccounts(ctx context.Context, ctl *control.Client, log io.Writer, runID string) (primary, second control.Credentials, made []string, err error) {
+	for _, acct := range []struct {
+		role string
+		dst  *control.Credentials
+	}{{"primary", &primary}, {"second", &second}} {
+		a, err := ctl.CreateAccount(ctx, simulator.AccountSpec{Name: "conformance run " + runID + " (" + acct.role + ")"})
+		if err != nil {
+			deleteAccounts(ctx, ctl, log, made)
+			return primary, second, nil, fmt.Errorf("%w: make the run's %s account (--ephemeral-accounts): %w", ErrConnection, acct.role, err)
+		}
+		made = append(made, a.AccountID)
+		*acct.dst = control.CredentialsOf(a.Account)
+		// In full: it dies with the run, and names the run's requests in
+		// the simulator's journal.
+		fmt.Fprintf(log, "made throwaway %s account %s\n", acct.role, a.AccountID)
+	}
+	return primary, second, made, nil
+}
+
+// deleteAccounts deletes throwaway accounts, even when the run was
+// interrupted. A failure is logged, not held against the target: the
+// verdict stands, and the simulator's DELETE /accounts/{id} can be called
+// again.
+func deleteAccounts(ctx context.Context, ctl *control.Client, log io.Writer, ids []string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	for _, id := range ids {
+		if err := ctl.DeleteAccount(ctx, id); err != nil {
+			fmt.Fprintf(log, "could not delete throwaway account %s: %v\n", id, err)
+			continue
+		}
+		fmt.Fprintf(log, "deleted throwaway account %s\n", id)
+	}
+}
+
+// close ends the run: it deletes the throwaway accounts, then hangs up
+// (a target shutting down need not wait for our idle HTTP/2 connections
+// to go).
+func (r *run) close(ctx context.Context) {
+	deleteAccounts(ctx, r.Control, r.cfg.Log, r.throwaway)
+	r.Client.CloseIdleConnections()
 	if r.adminHTTP != nil {
 		r.adminHTTP.CloseIdleConnections()
 	}

@@ -16,15 +16,19 @@ import (
 // holds, wherever it appears: headers, bodies, URLs, messages. See
 // mask.Secrets for the forms it finds (JSON-escaped, percent-encoded, any
 // case, a long enough part of a value) and how each is shown.
-func (c Config) secrets() *mask.Secrets {
+func (c Config) secrets() *mask.Secrets { return secretsOf(c.AdminToken, c.Primary, c.Second) }
+
+// secretsOf lists the secrets of a control API's token and of accounts:
+// the one place that says which value is shown how.
+func secretsOf(adminToken string, accounts ...control.Credentials) *mask.Secrets {
 	var vs []mask.Value
-	for _, a := range []control.Credentials{c.Primary, c.Second} {
+	for _, a := range accounts {
 		vs = append(vs,
 			mask.Value{Text: a.APIKey},
 			mask.Value{Text: a.APISecret, Secret: true},
 			mask.Value{Text: a.AccountID})
 	}
-	vs = append(vs, mask.Value{Text: c.AdminToken, Secret: true})
+	vs = append(vs, mask.Value{Text: adminToken, Secret: true})
 	return mask.NewSecrets(vs...)
 }
 
