@@ -86,7 +86,9 @@ type ContactStore interface {
 	// §2.1: behaviour for an existing contact is not shown; ASSUMPTION: an
 	// idempotent upsert, so a retried request never creates a duplicate).
 	// Otherwise c is stored as given, with its ID, and returned with created
-	// true. The contact is durable when the call returns without error.
+	// true: c itself or a copy, never a value the store keeps (a caller's
+	// change to it reaches no stored contact). The contact is durable when
+	// the call returns without error.
 	UpsertContact(ctx context.Context, c *Contact) (stored *Contact, created bool, err error)
 
 	// AddContact is UpsertContact under rule: what to do with a contact

@@ -140,3 +140,15 @@ func TestRecord_RoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// clone copies c deeply enough that the model keeps contacts of its own,
+// as the store keeps records.
+func clone(c *simulator.Contact) *simulator.Contact {
+	out := *c
+	out.EmailOptStatus, out.SMSOptStatus, out.Tag, out.PlayerType = nil, nil, nil, nil
+	out.Merge(&simulator.Contact{
+		EmailOptStatus: c.EmailOptStatus, SMSOptStatus: c.SMSOptStatus,
+		Tag: c.Tag, PlayerType: c.PlayerType,
+	})
+	return &out
+}

@@ -84,8 +84,13 @@ const (
 )
 
 func (d *dict) appendWord(b []byte, s string) []byte {
+	if s == "" {
+		// The bytes of a zero-length string in full, without the map
+		// lookup: most of a contact's words are absent (issue 31).
+		return append(b, 0)
+	}
 	id, ok := d.ids[s]
-	if !ok && s != "" && len(s) <= dictWordMax && len(d.words) < dictMax {
+	if !ok && len(s) <= dictWordMax && len(d.words) < dictMax {
 		if d.ids == nil {
 			d.ids = map[string]uint32{}
 		}
