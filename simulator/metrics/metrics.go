@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,22 +43,25 @@ const Namespace = "partnersim"
 // /healthz, the OpenAPI document.
 const OtherOperation = "other"
 
-// Label values of the operation label, indexed by opIndex.
-var operations = [...]string{spec.PathContactAdd, spec.PathCampaignList, spec.PathCampaignStats, OtherOperation}
+// operations are the values of the operation label, indexed by opIndex:
+// the spec's operation paths in its order (spec.Operations(), the one
+// table of them), then OtherOperation. A new operation of the spec gets a
+// label of its own with no change here.
+var operations = append(spec.Paths(), OtherOperation)
 
-const numOps = len(operations)
+// otherIndex is the index of OtherOperation in operations.
+var otherIndex = len(operations) - 1
 
-// opIndex returns the index in operations of a journal entry's operation.
+// opIndex returns the index in operations of a journal entry's operation:
+// its place in the spec's table, or otherIndex for a request that named
+// none of the operations (an unknown path, /healthz, …).
 func opIndex(op string) int {
-	switch op {
-	case spec.PathContactAdd:
-		return 0
-	case spec.PathCampaignList:
-		return 1
-	case spec.PathCampaignStats:
-		return 2
+	for i, p := range operations[:otherIndex] {
+		if p == op {
+			return i
+		}
 	}
-	return 3
+	return otherIndex
 }
 
 // Status codes a label is kept for: 0 (no answer) and 100 to 599. Any
@@ -122,9 +126,9 @@ type Metrics struct {
 	requests *prometheus.CounterVec
 	// reqs caches the requests counter of each operation and status, so
 	// that a request costs no label lookup once its pair was seen.
-	reqs        [numOps][maxStatus]atomic.Pointer[prometheus.Counter]
-	durations   [numOps]prometheus.Observer
-	limited     [numOps]prometheus.Counter
+	reqs        [][maxStatus]atomic.Pointer[prometheus.Counter]
+	durations   []prometheus.Observer
+	limited     []prometheus.Counter
 	faults      *prometheus.CounterVec
 	contacts    prometheus.Counter
 	redisTrips  *prometheus.CounterVec
@@ -140,10 +144,15 @@ type Metrics struct {
 // own (never prometheus.DefaultRegisterer: tests run many simulators in
 // one process), with Go's runtime and the process's metrics alongside.
 func New(src Sources) *Metrics {
-	m := &Metrics{reg: prometheus.NewRegistry()}
+	m := &Metrics{
+		reg:       prometheus.NewRegistry(),
+		reqs:      make([][maxStatus]atomic.Pointer[prometheus.Counter], len(operations)),
+		durations: make([]prometheus.Observer, len(operations)),
+		limited:   make([]prometheus.Counter, len(operations)),
+	}
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "requests_total",
-		Help: "Partner requests answered, by operation (contact/add, campaign/list, campaign/stats, other) and HTTP status (0: cut off without an answer).",
+		Help: "Partner requests answered, by operation (" + strings.Join(operations, ", ") + ") and HTTP status (0: cut off without an answer).",
 	}, []string{"operation", "status"})
 	durations := prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: Namespace, Name: "request_duration_seconds",

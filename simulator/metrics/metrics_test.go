@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -123,16 +124,21 @@ func TestObserveRequest(t *testing.T) {
 	}
 }
 
+// operation is the label a record's operation is counted under: its path
+// when it is one of the spec's operations, else "other".
 func operation(rec *simulator.RequestRecord) string {
-	switch op := rec.Entry.Operation; op {
-	case spec.PathContactAdd, spec.PathCampaignList, spec.PathCampaignStats:
+	if op := rec.Entry.Operation; slices.Contains(spec.Paths(), op) {
 		return op
 	}
 	return metrics.OtherOperation
 }
 
+// labels are the values of the operation label: every operation of the
+// spec's table and "other".
+func labels() []string { return append(spec.Paths(), metrics.OtherOperation) }
+
 // TestLabelsBounded: whatever the records hold, the label values stay
-// within their sets: four operations, the statuses 0 and 100 to 599, the
+// within their sets: the spec's operations and "other", the statuses 0 and 100 to 599, the
 // fault kinds and "other".
 func TestLabelsBounded(t *testing.T) {
 	m := metrics.New(metrics.Sources{})
@@ -146,7 +152,10 @@ func TestLabelsBounded(t *testing.T) {
 		m.ObserveRequest(rec)
 	}
 	s := scrape(t, m)
-	ops4 := map[string]bool{spec.PathContactAdd: true, spec.PathCampaignList: true, spec.PathCampaignStats: true, "other": true}
+	known := map[string]bool{}
+	for _, op := range labels() {
+		known[op] = true
+	}
 	requests, faults := 0, 0
 	for k := range s {
 		switch {
@@ -161,15 +170,16 @@ func TestLabelsBounded(t *testing.T) {
 			continue
 		}
 		op := k[strings.Index(k, `operation="`)+len(`operation="`):]
-		if op = op[:strings.IndexByte(op, '"')]; !ops4[op] {
+		if op = op[:strings.IndexByte(op, '"')]; !known[op] {
 			t.Errorf("%s: operation %q", k, op)
 		}
 	}
-	if max := 4 * 501; requests > max || requests < 4*400 {
+	n := len(labels())
+	if max := n * 501; requests > max || requests < n*400 {
 		t.Errorf("%d requests series, want at most %d (and most of them seen)", requests, max)
 	}
-	if faults != 4 {
-		t.Errorf("%d fault series, want 4 (one per operation, kind other)", faults)
+	if faults != n {
+		t.Errorf("%d fault series, want %d (one per operation and other, kind other)", faults, n)
 	}
 }
 
@@ -218,7 +228,7 @@ func TestSourcesAbsentWhenNil(t *testing.T) {
 		t.Errorf("build_info = %v, want 1 with the defaults", got)
 	}
 	// Every operation's histogram and 429 counter are there from the start.
-	for _, op := range []string{spec.PathContactAdd, spec.PathCampaignList, spec.PathCampaignStats, "other"} {
+	for _, op := range labels() {
 		for _, k := range []string{
 			`partnersim_request_duration_seconds_count{operation="` + op + `"}`,
 			`partnersim_rate_limited_total{operation="` + op + `"}`,

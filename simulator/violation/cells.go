@@ -299,15 +299,16 @@ func (x *exchange) answerEmptyPage(pageNo, pageSize int) {
 		"totalPages": json.Number("0"), "totalRecords": json.Number("0"), "filteredRecords": json.Number("0"), "campaigns": []any{}})
 }
 
-// operationPath is the path of a matrix operation.
+// operationPath is the path of a matrix operation, looked up in the spec's
+// table. The cells are built at init, so a matrix that names an operation
+// the spec has not stops the package there instead of breaking another
+// operation's cell.
 func operationPath(name string) string {
-	switch name {
-	case spec.OpAddContact:
-		return spec.PathContactAdd
-	case spec.OpCampaignList:
-		return spec.PathCampaignList
+	p, ok := spec.PathOf(name)
+	if !ok {
+		panic(fmt.Sprintf("violation: matrix operation %q is not in spec.Operations()", name))
 	}
-	return spec.PathCampaignStats
+	return p
 }
 
 // roleOf names a configured account by its place in the accounts list:

@@ -74,6 +74,12 @@ func everyAnswerBreach(c matrix.Cell) (breach, bool) {
 		}}, true
 	case matrix.AnswerOK:
 		// §4.1, §2.2, §2.3: the first success writes one field its own way.
+		// An operation with no entry in okBreaks has no switch: the cells'
+		// init refuses it.
+		breakOK, ok := okBreaks[op]
+		if !ok {
+			return breach{}, false
+		}
 		return breach{after: func(x *exchange) {
 			if !mine(x) || x.status != http.StatusOK || !n.is(x, 1) {
 				return
@@ -82,22 +88,29 @@ func everyAnswerBreach(c matrix.Cell) (breach, bool) {
 			if obj == nil {
 				return
 			}
-			switch op {
-			case spec.PathContactAdd:
-				obj["contactId"] = json.Number("7") // §4.1: a string
-			case spec.PathCampaignList:
-				if cs, _ := obj["campaigns"].([]any); len(cs) > 0 {
-					if first, ok := cs[0].(map[string]any); ok {
-						fieldBreaks["offset"](first, "offset") // §2.2: +HH:MM
-					}
-				}
-			case spec.PathCampaignStats:
-				if st, ok := obj[spec.EmailStat].(map[string]any); ok {
-					asString(st, "Sent") // §2.3: an integer
-				}
-			}
+			breakOK(obj)
 			x.changed()
 		}}, true
 	}
 	return breach{}, false
+}
+
+// okBreaks writes one field of each operation's 200 answer its own way,
+// by operation path: the breach of every-answer's AnswerOK cells.
+var okBreaks = map[string]func(obj map[string]any){
+	spec.PathContactAdd: func(obj map[string]any) {
+		obj["contactId"] = json.Number("7") // §4.1: a string
+	},
+	spec.PathCampaignList: func(obj map[string]any) {
+		if cs, _ := obj["campaigns"].([]any); len(cs) > 0 {
+			if first, ok := cs[0].(map[string]any); ok {
+				fieldBreaks["offset"](first, "offset") // §2.2: +HH:MM
+			}
+		}
+	},
+	spec.PathCampaignStats: func(obj map[string]any) {
+		if st, ok := obj[spec.EmailStat].(map[string]any); ok {
+			asString(st, "Sent") // §2.3: an integer
+		}
+	},
 }

@@ -103,8 +103,7 @@ func independenceBreach(c matrix.Cell) (breach, bool) {
 		mu.Unlock()
 		fx.mu.Lock()
 		defer fx.mu.Unlock()
-		switch x.operation() {
-		case op:
+		if x.operation() == op {
 			if c.Condition == matrix.IndepStats && op == spec.PathCampaignStats {
 				fx.bumpStats(x, "emailStat", "Opened")
 			}
@@ -114,15 +113,16 @@ func independenceBreach(c matrix.Cell) (breach, bool) {
 				fx.touched[id] = fx.lastCall.UnixMilli()
 			}
 			return
-		case spec.PathCampaignList:
-			if fx.calls == 0 || c.Condition == matrix.IndepStats {
-				return
-			}
+		}
+		// The answers that show what the cell's calls left behind: a
+		// Campaign List page and Campaign Stats' counts. No other answer
+		// carries campaign state, so none other is edited; this is no list
+		// of every operation, and a new one needs no entry here.
+		if x.operation() == spec.PathCampaignList && fx.calls > 0 && c.Condition != matrix.IndepStats {
 			fx.editPage(x, op, c.Condition)
-		case spec.PathCampaignStats:
-			if fx.calls > 0 && c.Condition == matrix.IndepStats {
-				fx.bumpStats(x, "emailStat", "Sent")
-			}
+		}
+		if x.operation() == spec.PathCampaignStats && fx.calls > 0 && c.Condition == matrix.IndepStats {
+			fx.bumpStats(x, "emailStat", "Sent")
 		}
 	}}, true
 }
