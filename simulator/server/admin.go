@@ -16,6 +16,9 @@ import (
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
+// maxAdminBodyBytes caps a control API body.
+const maxAdminBodyBytes = 1 << 20
+
 // controlAPI is the control listener's router: the bearer token, then the
 // calls of docs/control-api.md on a ServeMux, every answer in JSON.
 type controlAPI struct {

@@ -12,11 +12,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"slices"
 	"sync"
 	"time"
 
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/edge"
 	"github.com/partner-v3/conformance-kit/simulator/profile"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
@@ -194,80 +194,31 @@ func (s *Server) validate() error {
 	return nil
 }
 
-// listener answers plain HTTP on a TLS port in JSON (plainHTTPListener),
-// does the TLS handshakes and follows every HTTP/1 connection's requests
-// (edgeListener, edge.go).
-func (s *Server) listener(ln net.Listener) net.Listener {
-	if s.TLSConfig == nil {
-		return newEdgeListener(ln, nil, 0, s.logger())
-	}
-	return newEdgeListener(plainHTTPListener{ln}, s.tlsConfig(), s.readHeaderTimeout(), s.logger())
-}
+// listener puts ln behind the connection edge (package edge): plain HTTP
+// on a TLS port answered in JSON, the TLS handshakes, every HTTP/1
+// connection's requests followed.
+func (s *Server) listener(ln net.Listener) net.Listener { return edge.NewListener(ln, s.edgeOptions()) }
 
-// tlsConfig is the listeners' TLS configuration: HTTP/2 and HTTP/1.1 by
-// ALPN, as ServeTLS offers them, unless TLSConfig names its own protocols
-// (then HTTP/1.1 is added if missing, as ServeTLS adds it), without h2
-// when the server's profile says the deployment does not speak it.
-func (s *Server) tlsConfig() *tls.Config {
-	c := s.TLSConfig.Clone()
-	switch {
-	case len(c.NextProtos) == 0:
-		c.NextProtos = []string{"h2", "http/1.1"}
-	case !slices.Contains(c.NextProtos, "http/1.1"):
-		c.NextProtos = append(c.NextProtos, "http/1.1")
-	}
-	if !s.serverPlay().http2 {
-		// The server's profile's http.http2 false: HTTP/1.1 only. A
-		// listener-wide choice, so per-account profiles cannot change it.
-		c.NextProtos = slices.DeleteFunc(slices.Clone(c.NextProtos), func(p string) bool { return p == "h2" })
-	}
-	return c
-}
+// httpServer serves h through the edge, with its timeouts.
+func (s *Server) httpServer(h http.Handler) *http.Server { return edge.NewServer(h, s.edgeOptions()) }
 
-func (s *Server) readTimeout() time.Duration {
-	if s.ReadTimeout <= 0 {
-		return 30 * time.Second
-	}
-	return s.ReadTimeout
-}
-
-// readHeaderTimeout bounds the reading of a head, and the TLS handshake.
-func (s *Server) readHeaderTimeout() time.Duration { return min(10*time.Second, s.readTimeout()) }
-
-// httpServer sets timeouts, so a slow or stalled client cannot hold a
-// connection forever.
-func (s *Server) httpServer(h http.Handler) *http.Server {
-	srv := &http.Server{
-		Handler: h,
-		// The edge's HTTP/1 connections carry their notes to guard.
-		ConnContext: s.connContext,
-
-		ReadHeaderTimeout: s.readHeaderTimeout(),
-		ReadTimeout:       s.readTimeout(),
-		MaxHeaderBytes:    netHTTPMaxHeaderBytes, // above guard's own cap, so ours answers in JSON
-		// OPTIONS * reaches the handler (a JSON 404) instead of net/http's
-		// empty 200.
-		DisableGeneralOptionsHandler: true,
-		WriteTimeout:                 MaxFaultDelay + 30*time.Second,
-		IdleTimeout:                  2 * time.Minute,
-		ErrorLog:                     slog.NewLogLogger(s.logger().Handler(), slog.LevelWarn),
-	}
+// edgeOptions are both listeners' settings: TLS without h2 when the
+// server's profile's http.http2 is false (a listener-wide choice, so
+// per-account profiles cannot change it), a write timeout above the
+// longest injected delay, and ConnContext after the edge's own.
+func (s *Server) edgeOptions() edge.Options {
+	o := edge.Options{ReadTimeout: s.ReadTimeout, WriteTimeout: MaxFaultDelay + 30*time.Second,
+		ConnContext: s.ConnContext, Logger: s.logger()}
 	if s.TLSConfig != nil {
-		// Serve switches HTTP/2 on for the *tls.Conn the edge hands it
-		// when the config offers h2; one config per server, as Serve edits it.
-		srv.TLSConfig = s.tlsConfig()
+		o.TLS = edge.TLSConfig(s.TLSConfig, s.serverPlay().http2)
 	}
-	return srv
+	return o
 }
 
-// connContext is the partner listener's http.Server.ConnContext: the
-// edge's tracker, then what ConnContext adds.
-func (s *Server) connContext(ctx context.Context, c net.Conn) context.Context {
-	ctx = connContext(ctx, c)
-	if s.ConnContext != nil {
-		ctx = s.ConnContext(ctx, c)
-	}
-	return ctx
+// guard is the edge's check of a request at the HTTP level (edge.Guard),
+// its refusals answered by Error.
+func (s *Server) guard(next http.Handler, maxBody int64) http.Handler {
+	return edge.Guard(next, maxBody, s.Error)
 }
 
 func (s *Server) serve(srv *http.Server, ln net.Listener) {

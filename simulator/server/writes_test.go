@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/partner-v3/conformance-kit/simulator/edge"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
@@ -42,7 +43,7 @@ func (c countingConn) Write(p []byte) (int, error) {
 // are a fifth of all CPU): headers and body leave together, no Flush, no
 // body past the buffers.
 func TestWritesPerAnswer(t *testing.T) {
-	cert, err := LoadOrCreateCertificate(t.TempDir())
+	cert, err := edge.LoadOrCreateCertificate(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/partner-v3/conformance-kit/fixtures"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/clientreport"
+	"github.com/partner-v3/conformance-kit/simulator/edge"
 	"github.com/partner-v3/conformance-kit/simulator/inmem"
 	"github.com/partner-v3/conformance-kit/simulator/metrics"
 	"github.com/partner-v3/conformance-kit/simulator/profile"
@@ -143,7 +144,7 @@ func (c Config) WithDefaults() Config {
 type Simulator struct {
 	*server.Server
 	// Cert is the TLS identity, nil with Insecure.
-	Cert *server.Certificate
+	Cert *edge.Certificate
 	// Accounts are the accounts it serves.
 	Accounts []*simulator.Account
 	// Seeded reports whether this start recorded the seed in the shared
@@ -449,14 +450,14 @@ func loadAccounts(cfg Config) ([]*simulator.Account, error) {
 	return accounts, nil
 }
 
-func certificate(cfg Config) (*server.Certificate, error) {
+func certificate(cfg Config) (*edge.Certificate, error) {
 	if cfg.TLSCert != "" || cfg.TLSKey != "" {
 		if cfg.TLSCert == "" || cfg.TLSKey == "" {
 			return nil, fmt.Errorf("--tls-cert and --tls-key go together")
 		}
-		return server.LoadCertificate(cfg.TLSCert, cfg.TLSKey)
+		return edge.LoadCertificate(cfg.TLSCert, cfg.TLSKey)
 	}
-	return server.LoadOrCreateCertificate(cfg.DataDir)
+	return edge.LoadOrCreateCertificate(cfg.DataDir)
 }
 
 // Close stops the listeners and releases the backends.
