@@ -508,7 +508,7 @@ func startBare(ctx context.Context, simTarget *target, cert *edge.Certificate, o
 		w.WriteHeader(a.status)
 		_, _ = w.Write(a.body)
 	})
-	// The simulator's server settings (simulator/server httpServer):
+	// The simulator's server settings (simulator/edge NewServer):
 	// the same TLS configuration, the same timeouts.
 	srv := &http.Server{
 		Handler:           h,

@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
@@ -96,10 +97,37 @@ func WriteBody(w http.ResponseWriter, status int, body []byte) {
 func WriteBodyAs(w http.ResponseWriter, status int, body []byte, contentType []string) {
 	h := w.Header()
 	h["Content-Type"] = contentType
-	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	h["Content-Length"] = contentLength(len(body))
 	w.WriteHeader(status)
 	// An error means the client went away mid-body; nobody is left to tell.
 	_, _ = w.Write(body)
+}
+
+// sharedLengths bounds the Content-Length values made once: every answer
+// but a Campaign List page is shorter (a Stats answer is some 200 bytes,
+// Add Contact's and an error's under 100).
+const sharedLengths = 2048
+
+// contentLengths[n] is the text of n, for the Content-Length of the
+// answers shorter than sharedLengths: made once rather than a string and a
+// slice per answer (issue 31). Like ContentType, shared: nothing edits a
+// header value in place.
+var contentLengths = func() *[sharedLengths]string {
+	var v [sharedLengths]string
+	for n := range v {
+		v[n] = strconv.Itoa(n)
+	}
+	return &v
+}()
+
+// contentLength is the Content-Length header value of a body of n bytes.
+// The shared slice has no room beyond its one value, so an append to it
+// copies instead of writing into its neighbour's.
+func contentLength(n int) []string {
+	if n < sharedLengths {
+		return contentLengths[n : n+1 : n+1]
+	}
+	return []string{strconv.Itoa(n)}
 }
 
 // buffers recycles answer buffers: a page of 50 campaigns is some 20 KB.
@@ -126,16 +154,39 @@ var requestIDRE = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,64}$`)
 // it sent a sane one (so it can trace its calls), otherwise a new one.
 func RequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := r.Header.Get(RequestIDHeader)
-		if !requestIDRE.MatchString(id) {
-			var b [8]byte
-			_, _ = rand.Read(b[:])
-			id = hex.EncodeToString(b[:])
+		// RequestIDHeader is canonical already: no Header.Get or Set
+		// (issue 21).
+		var id string
+		if vv := r.Header[RequestIDHeader]; len(vv) > 0 {
+			id = vv[0]
 		}
-		// RequestIDHeader is canonical already: no Header.Set (issue 21).
-		w.Header()[RequestIDHeader] = []string{id}
+		if requestIDRE.MatchString(id) {
+			w.Header()[RequestIDHeader] = []string{id}
+		} else {
+			w.Header()[RequestIDHeader] = newRequestID()
+		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// requestIDValue is a new request id and the header value holding it, in
+// one allocation instead of a string and a slice (issue 31).
+type requestIDValue struct {
+	value [1]string
+	text  [16]byte
+}
+
+// newRequestID returns the header value of a new request id: 8 random
+// bytes in lower-case hex.
+func newRequestID() []string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	v := new(requestIDValue)
+	hex.Encode(v.text[:], b[:])
+	// text is written once, above, and never again: the string may
+	// share its bytes.
+	v.value[0] = unsafe.String(&v.text[0], len(v.text))
+	return v.value[:]
 }
 
 // Recoverer turns a panic into a 500 answered by writeError (spec §7)
