@@ -49,6 +49,7 @@ import (
 
 	"github.com/partner-v3/conformance-kit/cmd/internal/flagenv"
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/edge"
 	"github.com/partner-v3/conformance-kit/simulator/server"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
@@ -353,7 +354,7 @@ func errorsOf(m *vegeta.Metrics) string {
 // or one started here. It also returns the server certificate to give the
 // bare server: the simulator's own when started here, else a new one of
 // the same kind.
-func simulatorTarget(ctx context.Context, c *config, stderr io.Writer) (*target, *server.Certificate, func(), error) {
+func simulatorTarget(ctx context.Context, c *config, stderr io.Writer) (*target, *edge.Certificate, func(), error) {
 	account := &simulator.Account{APIKey: c.apiKey, APISecret: c.apiSecret, AccountID: c.accountID}
 	if c.baseURL == "" {
 		tmp, err := os.MkdirTemp("", "load-")
@@ -414,7 +415,7 @@ func simulatorTarget(ctx context.Context, c *config, stderr io.Writer) (*target,
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	cert, err := server.LoadOrCreateCertificate(tmp)
+	cert, err := edge.LoadOrCreateCertificate(tmp)
 	if err != nil {
 		os.RemoveAll(tmp)
 		return nil, nil, nil, err
@@ -551,7 +552,7 @@ type answer struct {
 	body   []byte
 }
 
-func startBare(ctx context.Context, simTarget *target, cert *server.Certificate, ops []operation) (*bareServer, error) {
+func startBare(ctx context.Context, simTarget *target, cert *edge.Certificate, ops []operation) (*bareServer, error) {
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: simTarget.tls}, Timeout: 10 * time.Second}
 	defer client.CloseIdleConnections()
 	answers := map[string]*answer{}
@@ -596,7 +597,7 @@ func startBare(ctx context.Context, simTarget *target, cert *server.Certificate,
 		w.WriteHeader(a.status)
 		_, _ = w.Write(a.body)
 	})
-	// The simulator's server settings (simulator/server httpServer):
+	// The simulator's server settings (simulator/edge NewServer):
 	// the same TLS configuration, the same timeouts.
 	srv := &http.Server{
 		Handler:           h,

@@ -62,11 +62,6 @@ func bodyReadError(err error) error {
 	}
 }
 
-func isTimeout(err error) bool {
-	var t interface{ Timeout() bool }
-	return errors.As(err, &t) && t.Timeout()
-}
-
 // parseFields decodes a JSON object one level deep: in one pass
 // (scanFields) when it can, else parseFieldsSlow, which answers every body
 // scanFields leaves to it, refusals included.
@@ -138,25 +133,6 @@ func parseFieldsSlow(body []byte) (fields, error) {
 func invalidJSON(err error) error {
 	return simulator.Errorf(simulator.EINVALID, "Request body is not valid JSON: %s", jsonErrorText(err))
 }
-
-// quoteField names a field in a message: as it is when it is a plain name,
-// quoted (and so escaped) otherwise, and never longer than 64 bytes.
-func quoteField(name string) string {
-	if fieldNameRE.MatchString(name) {
-		return name
-	}
-	return strconv.Quote(shorten(name))
-}
-
-// shorten cuts a client's string to 64 bytes for a message.
-func shorten(s string) string {
-	if len(s) > 64 {
-		return strings.ToValidUTF8(s[:64], "") + "…"
-	}
-	return s
-}
-
-var fieldNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,63}$`)
 
 // trimJSONSpace trims the four whitespace bytes of RFC 8259 §2 (not
 // bytes.TrimSpace's Unicode spaces, which JSON does not allow).

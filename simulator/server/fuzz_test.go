@@ -157,34 +157,6 @@ func FuzzPartnerRequest(f *testing.F) {
 	})
 }
 
-// FuzzAdminBody drives the control API's bodies through its handler
-// in-process (so it follows any change to the request structs): never a
-// 5xx, every refusal a JSON 4xx with a message.
-func FuzzAdminBody(f *testing.F) {
-	for i, seed := range []string{
-		`{"operation":"*","kind":"error"}`, `{"advance":"1m"}`, `{"accountId":"acc"}`, ``,
-		`{"operation":"*","kind":"error"} x`, `{"operation":"*","kind":"delay","delay":"1ms","count":2}`,
-		`{"freeze":true}`, `{"set":"2026-01-01T00:00:00.000Z"}`, `{"accountId":5}`, `[]`,
-	} {
-		f.Add(uint8(i), []byte(seed))
-	}
-	s := newFuzzServer()
-	s.AdminToken = "tok"
-	h := s.AdminHandler()
-	paths := []string{"/faults", "/clock", "/rate-limit/reset"}
-	f.Fuzz(func(t *testing.T, p uint8, body []byte) {
-		req := httptest.NewRequest(http.MethodPost, paths[int(p)%len(paths)], bytes.NewReader(body))
-		req.Header.Set("Authorization", "Bearer tok")
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, req)
-		mustBeJSONAnswer(t, w, body)
-		// Keep the store small across millions of runs.
-		if err := s.Control.ResetControl(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-	})
-}
-
 func mustBeRefusal(t *testing.T, err error, code string) {
 	t.Helper()
 	if got := simulator.ErrorCode(err); got != code {

@@ -5,70 +5,10 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/partner-v3/conformance-kit/simulator"
 )
-
-// journal is a ring of the latest requests.
-type journal struct {
-	mu      sync.Mutex
-	entries []simulator.JournalEntry
-	next    int
-	full    bool
-}
-
-func newJournal(size int) *journal { return &journal{entries: make([]simulator.JournalEntry, size)} }
-
-func (j *journal) add(e simulator.JournalEntry) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	j.entries[j.next] = e
-	j.next = (j.next + 1) % len(j.entries)
-	j.full = j.full || j.next == 0
-}
-
-// latest returns up to n entries, newest first.
-func (j *journal) latest(n int) []simulator.JournalEntry {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	size := j.next
-	if j.full {
-		size = len(j.entries)
-	}
-	n = min(max(n, 0), size)
-	out := make([]simulator.JournalEntry, 0, n)
-	for i := 1; i <= n; i++ {
-		out = append(out, j.entries[(j.next-i+len(j.entries))%len(j.entries)])
-	}
-	return out
-}
-
-// latestOf returns up to n entries of one account, newest first: those it
-// authenticated as and those attributed to it (JournalEntry.AttributedTo).
-func (j *journal) latestOf(accountID string, n int) []simulator.JournalEntry {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	size := j.next
-	if j.full {
-		size = len(j.entries)
-	}
-	out := []simulator.JournalEntry{}
-	for i := 1; i <= size && len(out) < n; i++ {
-		if e := j.entries[(j.next-i+len(j.entries))%len(j.entries)]; e.AccountID == accountID || e.AttributedTo == accountID {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-func (j *journal) clear() {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	clear(j.entries)
-	j.next, j.full = 0, false
-}
 
 // record journals, hands to Reports (the client report) and Observer (the
 // metrics) and logs every partner request as it is answered: before its
@@ -141,7 +81,7 @@ func (st *requestState) commit(status int) {
 	if s.Observer != nil {
 		s.Observer.ObserveRequest(record)
 	}
-	s.journal.add(*e)
+	s.journal.Add(*e)
 	level := levelFor(e.Status)
 	if e.FaultID != "" {
 		level = slog.LevelInfo // the failure was asked for

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/edge"
 	"github.com/partner-v3/conformance-kit/simulator/inmem"
 	"github.com/partner-v3/conformance-kit/simulator/mock"
 	"github.com/partner-v3/conformance-kit/simulator/server"
@@ -97,16 +99,21 @@ func TestInternalErrors(t *testing.T) {
 			return nil, false, errors.New("disk full")
 		},
 	}
-	s := &server.Server{Addr: "127.0.0.1:0", Stores: server.Stores{
+	s := &server.Server{Stores: server.Stores{
 		Accounts: inmem.NewAccountStore(accounts), Contacts: contacts, Campaigns: campaigns,
 		Counter: inmem.NewRateCounter(100, time.Minute), Control: inmem.NewControlStore(),
 	}}
-	if err := s.Open(); err != nil {
+	// Served on a listener of its own, as package sim serves it.
+	o := edge.Options{}
+	srv := edge.NewServer(s.Handler(), o)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	go srv.Serve(edge.NewListener(ln, o))
+	defer srv.Close()
 	h := &harness{t: t, client: http.DefaultClient}
-	e := h.expect(s.URL())
+	e := h.expect("http://" + ln.Addr().String() + spec.BasePath)
 	for _, req := range []struct{ path, body string }{
 		{"/campaign/list", `{"limit":1,"page":1}`},
 		{"/campaign/stats", `{"campaignId":1}`},

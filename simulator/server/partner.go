@@ -95,14 +95,6 @@ func (s *Server) operation(op string, h http.HandlerFunc) http.Handler {
 	})
 }
 
-// quotePath shows a path in a message: at most 200 bytes of it.
-func quotePath(p string) string {
-	if len(p) > 200 {
-		return p[:200] + "…"
-	}
-	return p
-}
-
 // handleHealth answers 200 when the backends are usable and 503 with the
 // reason when not.
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {

@@ -1,22 +1,23 @@
-// Package server is the simulator's HTTP side: the three operations of spec
-// §4 under /v3/partner/webhook, the authentication and rate-limit
-// middleware of §5 and §8, the JSON errors of §7, and the control API on
-// its own listener.
+// Package server is the simulator's partner API: the three operations of
+// spec §4 under /v3/partner/webhook, the authentication and rate-limit
+// middleware of §5 and §8, the JSON errors of §7, and the profile it plays
+// where the spec is silent. The connection edge it is served through is
+// package edge, the control API package controlapi; package sim puts the
+// three together on their listeners.
 package server
 
 import (
 	"context"
-	"crypto/tls"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
-	"slices"
 	"sync"
 	"time"
 
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/controlapi"
+	"github.com/partner-v3/conformance-kit/simulator/edge"
 	"github.com/partner-v3/conformance-kit/simulator/profile"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
@@ -26,26 +27,14 @@ import (
 const DefaultMaxBodyBytes = 64 << 10
 
 // MaxFaultDelay caps an injected delay below the write timeout, so a
-// delayed request is still answered.
-const MaxFaultDelay = 30 * time.Second
+// delayed request is still answered (controlapi.MaxFaultDelay).
+const MaxFaultDelay = controlapi.MaxFaultDelay
 
-// Server is the simulator's HTTP side, composed of the partner API
-// (Handler, partner.go), the control API (AdminHandler, admin.go) and the
-// observers they feed (Reports, the client report; Observer, the metrics). Set the fields, then call Open; or use
-// Handler and AdminHandler in-process.
+// Server is the partner API (Handler, partner.go) and the observers it
+// feeds (Reports, the client report; Observer, the metrics). Set the
+// fields, then serve Handler (package sim serves it on its listener,
+// through the edge), and hand ControlConfig to the control API.
 type Server struct {
-	// Addr is the partner listener's address, e.g. "127.0.0.1:8443" or
-	// "127.0.0.1:0" in tests.
-	Addr string
-	// AdminAddr is the control API's address. If empty, Open starts no
-	// control listener.
-	AdminAddr string
-	// TLSConfig serves both listeners over HTTPS (spec §1 rule 1). If nil,
-	// they serve plain HTTP.
-	TLSConfig *tls.Config
-	// AdminToken protects the control API. Required when AdminAddr is set.
-	AdminToken string
-
 	// Stores hold the state; every one but Gate and Registry is required.
 	Stores
 	// Limits bound what the server accepts and keeps; zero values are
@@ -61,12 +50,13 @@ type Server struct {
 	// issue 20). False: answers go at once.
 	ProfileLatency bool
 
-	// Info is what GET /config and /version report besides the limits.
-	// May be nil. If nil, they report the limits only.
-	Info *simulator.BuildInfo
 	// OpenAPI is served at /openapi.yaml and /openapi.json, outside the
 	// base path. May be nil: then those are unknown paths (404).
 	OpenAPI *Document
+	// AdminURL returns the control API's address, or "" when it has none:
+	// the partner port's 404 of a control call names it (controlhint.go).
+	// May be nil: then the simulator runs without a control API.
+	AdminURL func() string
 
 	// Wrap is a layer around the partner API's routes and handlers, inside
 	// the request ID and the journal (which records what Wrap answers) and
@@ -89,11 +79,6 @@ type Server struct {
 	// Observer is handed every answered partner request too, after
 	// Reports: the composition root's metrics. May be nil.
 	Observer simulator.RequestObserver
-	// Metrics is served at the control API's GET /metrics, behind its
-	// bearer token like every control call. May be nil: then /metrics is
-	// an unknown call (404).
-	Metrics http.Handler
-
 	// Health reports whether the backends are usable. May be nil.
 	Health func(ctx context.Context) error
 	// Now is real time. May be nil. If nil, time.Now. The control API's
@@ -105,16 +90,13 @@ type Server struct {
 	// Logger may be nil. If nil, nothing is logged.
 	Logger *slog.Logger
 
-	journal *journal
+	journal *controlapi.Journal
 	once    sync.Once
 	// profiles caches the profiles of throwaway accounts by digest
 	// (profile.go): a profile never changes under its digest, so a
 	// replica reads each from the registry once, whichever replica
 	// stored it.
 	profiles sync.Map // digest -> *profile.Profile
-
-	ln, adminLn   net.Listener
-	srv, adminSrv *http.Server
 }
 
 // Stores are the server's state backends.
@@ -157,174 +139,19 @@ func (s *Server) init() {
 		if size <= 0 {
 			size = 1000
 		}
-		s.journal = newJournal(size)
+		s.journal = controlapi.NewJournal(size)
 	})
 }
 
-// Open validates the configuration and starts listening. It returns once
-// both listeners accept connections.
-func (s *Server) Open() error {
-	if err := s.validate(); err != nil {
-		return err
-	}
-	var err error
-	if s.ln, err = net.Listen("tcp", s.Addr); err != nil {
-		return fmt.Errorf("listen on %s: %w", s.Addr, err)
-	}
-	s.srv = s.httpServer(s.Handler())
-	go s.serve(s.srv, s.listener(s.ln))
-	if s.AdminAddr != "" {
-		if s.adminLn, err = net.Listen("tcp", s.AdminAddr); err != nil {
-			s.ln.Close()
-			return fmt.Errorf("listen on admin address %s: %w", s.AdminAddr, err)
-		}
-		s.adminSrv = s.httpServer(s.guard(s.AdminHandler(), maxAdminBodyBytes))
-		go s.serve(s.adminSrv, s.listener(s.adminLn))
-	}
-	return nil
-}
+// ServesHTTP2 reports whether the server's profile speaks HTTP/2 (its
+// http.http2): a listener-wide choice, so per-account profiles cannot
+// change it (edge.TLSConfig).
+func (s *Server) ServesHTTP2() bool { return s.serverPlay().http2 }
 
-func (s *Server) validate() error {
-	switch {
-	case s.Accounts == nil || s.Contacts == nil || s.Campaigns == nil || s.Counter == nil || s.Control == nil:
-		return errors.New("server: every store and the rate counter are required")
-	case s.AdminAddr != "" && s.AdminToken == "":
-		return errors.New("server: an admin token is required with an admin address")
-	}
-	return nil
-}
-
-// listener answers plain HTTP on a TLS port in JSON (plainHTTPListener),
-// does the TLS handshakes and follows every HTTP/1 connection's requests
-// (edgeListener, edge.go).
-func (s *Server) listener(ln net.Listener) net.Listener {
-	if s.TLSConfig == nil {
-		return newEdgeListener(ln, nil, 0, s.logger())
-	}
-	return newEdgeListener(plainHTTPListener{ln}, s.tlsConfig(), s.readHeaderTimeout(), s.logger())
-}
-
-// tlsConfig is the listeners' TLS configuration: HTTP/2 and HTTP/1.1 by
-// ALPN, as ServeTLS offers them, unless TLSConfig names its own protocols
-// (then HTTP/1.1 is added if missing, as ServeTLS adds it), without h2
-// when the server's profile says the deployment does not speak it.
-func (s *Server) tlsConfig() *tls.Config {
-	c := s.TLSConfig.Clone()
-	switch {
-	case len(c.NextProtos) == 0:
-		c.NextProtos = []string{"h2", "http/1.1"}
-	case !slices.Contains(c.NextProtos, "http/1.1"):
-		c.NextProtos = append(c.NextProtos, "http/1.1")
-	}
-	if !s.serverPlay().http2 {
-		// The server's profile's http.http2 false: HTTP/1.1 only. A
-		// listener-wide choice, so per-account profiles cannot change it.
-		c.NextProtos = slices.DeleteFunc(slices.Clone(c.NextProtos), func(p string) bool { return p == "h2" })
-	}
-	return c
-}
-
-func (s *Server) readTimeout() time.Duration {
-	if s.ReadTimeout <= 0 {
-		return 30 * time.Second
-	}
-	return s.ReadTimeout
-}
-
-// readHeaderTimeout bounds the reading of a head, and the TLS handshake.
-func (s *Server) readHeaderTimeout() time.Duration { return min(10*time.Second, s.readTimeout()) }
-
-// httpServer sets timeouts, so a slow or stalled client cannot hold a
-// connection forever.
-func (s *Server) httpServer(h http.Handler) *http.Server {
-	srv := &http.Server{
-		Handler: h,
-		// The edge's HTTP/1 connections carry their notes to guard.
-		ConnContext: s.connContext,
-
-		ReadHeaderTimeout: s.readHeaderTimeout(),
-		ReadTimeout:       s.readTimeout(),
-		MaxHeaderBytes:    netHTTPMaxHeaderBytes, // above guard's own cap, so ours answers in JSON
-		// OPTIONS * reaches the handler (a JSON 404) instead of net/http's
-		// empty 200.
-		DisableGeneralOptionsHandler: true,
-		WriteTimeout:                 MaxFaultDelay + 30*time.Second,
-		IdleTimeout:                  2 * time.Minute,
-		ErrorLog:                     slog.NewLogLogger(s.logger().Handler(), slog.LevelWarn),
-	}
-	if s.TLSConfig != nil {
-		// Serve switches HTTP/2 on for the *tls.Conn the edge hands it
-		// when the config offers h2; one config per server, as Serve edits it.
-		srv.TLSConfig = s.tlsConfig()
-	}
-	return srv
-}
-
-// connContext is the partner listener's http.Server.ConnContext: the
-// edge's tracker, then what ConnContext adds.
-func (s *Server) connContext(ctx context.Context, c net.Conn) context.Context {
-	ctx = connContext(ctx, c)
-	if s.ConnContext != nil {
-		ctx = s.ConnContext(ctx, c)
-	}
-	return ctx
-}
-
-func (s *Server) serve(srv *http.Server, ln net.Listener) {
-	// The edge listener does TLS itself (listener).
-	err := srv.Serve(ln)
-	if err != nil && !errors.Is(err, http.ErrServerClosed) {
-		s.logger().Error("serve", "addr", ln.Addr().String(), "err", err)
-	}
-}
-
-// Close shuts both listeners down gracefully: in-flight requests finish,
-// for at most ten seconds.
-func (s *Server) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	// Both at once: each may wait up to a second for HTTP/2 clients to
-	// acknowledge its GOAWAY.
-	errs := make([]error, 2)
-	var wg sync.WaitGroup
-	for i, srv := range []*http.Server{s.srv, s.adminSrv} {
-		if srv != nil {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				errs[i] = srv.Shutdown(ctx)
-			}()
-		}
-	}
-	wg.Wait()
-	return errors.Join(errs...)
-}
-
-// URL returns the partner base address, ending in the spec §1 path prefix.
-func (s *Server) URL() string { return s.origin(s.ln) + spec.BasePath }
-
-// AdminURL returns the control API's address, or "" when it has none.
-func (s *Server) AdminURL() string {
-	if s.adminLn == nil {
-		return ""
-	}
-	return s.origin(s.adminLn)
-}
-
-func (s *Server) origin(ln net.Listener) string {
-	if ln == nil {
-		return ""
-	}
-	scheme := "https"
-	if s.TLSConfig == nil {
-		scheme = "http"
-	}
-	addr := ln.Addr().(*net.TCPAddr)
-	host := addr.IP.String()
-	if addr.IP.IsUnspecified() {
-		host = "127.0.0.1"
-	}
-	return scheme + "://" + net.JoinHostPort(host, fmt.Sprint(addr.Port))
+// guard is the edge's check of a request at the HTTP level (edge.Guard),
+// its refusals answered by Error.
+func (s *Server) guard(next http.Handler, maxBody int64) http.Handler {
+	return edge.Guard(next, maxBody, s.Error)
 }
 
 func (s *Server) now() func() time.Time {
@@ -367,4 +194,65 @@ func (s *Server) rateLimit() (int, time.Duration) {
 		window = spec.RateWindow
 	}
 	return limit, window
+}
+
+// ControlConfig is what the control API (package controlapi) needs of
+// the partner API: its stores, journal, reports, limits and profile, and
+// the functions by which it reads an account's clock and rate policy and
+// stores a profile. The caller adds the token, the metrics and the build
+// information.
+func (s *Server) ControlConfig() controlapi.Config {
+	limit, window := s.rateLimit()
+	return controlapi.Config{
+		Accounts: s.Accounts, Contacts: s.Contacts, Campaigns: s.Campaigns, Counter: s.Counter, Control: s.Control,
+		Registry: s.Registry,
+		Journal:  s.Journal(), Reports: s.Reports, Health: s.HealthHandler(),
+		RateLimit: limit, RateWindow: window, MaxBodyBytes: s.maxBodyBytes(),
+		Profile: ProfileInfo(s.serverProfile()),
+		Now:     s.Now, AccountClock: s.accountClock, RatePolicy: s.RatePolicy, StoreProfile: s.storeProfile,
+		Bodies: BodyRules{}, Logger: s.Logger,
+	}
+}
+
+// Journal returns the journal the partner API fills as it answers, for the
+// control API to serve.
+func (s *Server) Journal() *controlapi.Journal {
+	s.init()
+	return s.journal
+}
+
+// HealthHandler answers GET /healthz: 200 when the backends are usable,
+// 503 with the reason when not.
+func (s *Server) HealthHandler() http.Handler { return http.HandlerFunc(s.handleHealth) }
+
+// RatePolicy is how the profile account a plays counts its requests.
+func (s *Server) RatePolicy(ctx context.Context, a *simulator.Account) simulator.RatePolicy {
+	return ratePolicy(s.accountProfile(ctx, a))
+}
+
+// BodyRules are the partner API's rules for a JSON body (decode.go), which
+// the control API's bodies follow too (controlapi.BodyRules).
+type BodyRules struct{}
+
+// ReadError turns a failed body read into the client's error.
+func (BodyRules) ReadError(err error) error { return bodyReadError(err) }
+
+// CheckObject refuses a body that is not one JSON object in UTF-8, with no
+// field given twice and nothing after it.
+func (BodyRules) CheckObject(body []byte) error {
+	_, err := parseFields(body)
+	return err
+}
+
+// ErrorText words an encoding/json error for a client.
+func (BodyRules) ErrorText(err error) string { return jsonErrorText(err) }
+
+// registry returns the registry of throwaway accounts, where their
+// profiles are stored (profile.go); ENOTFOUND when the server keeps none,
+// as the control API answers its account calls then.
+func (s *Server) registry() (simulator.AccountRegistry, error) {
+	if s.Registry == nil {
+		return nil, simulator.Errorf(simulator.ENOTFOUND, "This simulator keeps no throwaway accounts")
+	}
+	return s.Registry, nil
 }

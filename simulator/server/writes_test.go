@@ -8,7 +8,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/partner-v3/conformance-kit/simulator/edge"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
@@ -42,19 +44,20 @@ func (c countingConn) Write(p []byte) (int, error) {
 // are a fifth of all CPU): headers and body leave together, no Flush, no
 // body past the buffers.
 func TestWritesPerAnswer(t *testing.T) {
-	cert, err := LoadOrCreateCertificate(t.TempDir())
+	cert, err := edge.LoadOrCreateCertificate(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := newFuzzServer()
-	s.TLSConfig = cert.TLSConfig()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var writes atomic.Int64
-	srv := s.httpServer(s.Handler())
-	go srv.Serve(s.listener(countingListener{Listener: ln, writes: &writes}))
+	// Served as package sim serves it: through the edge.
+	o := edge.Options{TLS: edge.TLSConfig(cert.TLSConfig(), s.ServesHTTP2()), WriteTimeout: MaxFaultDelay + 30*time.Second}
+	srv := edge.NewServer(s.Handler(), o)
+	go srv.Serve(edge.NewListener(countingListener{Listener: ln, writes: &writes}, o))
 	t.Cleanup(func() { srv.Close() })
 	client := &http.Client{Transport: &http.Transport{
 		// One keep-alive connection over HTTP/1.1, as cmd/load's.

@@ -10,19 +10,22 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"fmt"
 	"iter"
 	"log/slog"
 	"math"
+	"net"
+	"net/http"
 	"os"
 	"runtime/debug"
-	"strings"
 	"time"
 
 	"github.com/partner-v3/conformance-kit/fixtures"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/clientreport"
+	"github.com/partner-v3/conformance-kit/simulator/edge"
 	"github.com/partner-v3/conformance-kit/simulator/inmem"
 	"github.com/partner-v3/conformance-kit/simulator/metrics"
 	"github.com/partner-v3/conformance-kit/simulator/profile"
@@ -139,25 +142,39 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
-// Simulator is a configured, not yet open, server.
+// Simulator is a configured, not yet open, simulator: the partner API
+// (the embedded Server), the control API (AdminHandler) and the listeners
+// they are served on through the connection edge (Open).
 type Simulator struct {
 	*server.Server
 	// Cert is the TLS identity, nil with Insecure.
-	Cert *server.Certificate
+	Cert *edge.Certificate
 	// Accounts are the accounts it serves.
 	Accounts []*simulator.Account
 	// Seeded reports whether this start recorded the seed in the shared
 	// store (false when another replica had already: then its campaigns
 	// and seeded contacts are this one's). Always true in memory.
 	Seeded bool
+	// AdminToken protects the control API.
+	AdminToken string
+	// Info is what the control API's GET /config and /version report
+	// besides the limits.
+	Info *simulator.BuildInfo
+	// Metrics is served at the control API's GET /metrics.
+	Metrics http.Handler
 
-	basePath string
-	closers  []func() error
-	redis    *redisstore.DB // nil in memory
+	addr, adminAddr string
+	tls             *tls.Config // nil: plain HTTP
+	basePath        string
+	closers         []func() error
+	redis           *redisstore.DB // nil in memory
 	// contacts and registry are the faithful stores the metrics count,
 	// under any violation's decorator.
 	contacts simulator.ContactStore
 	registry simulator.AccountRegistry
+
+	ln, adminLn   net.Listener
+	srv, adminSrv *http.Server
 }
 
 // New builds a simulator from cfg. Call Open to listen, or use Handler and
@@ -183,90 +200,102 @@ func New(ctx context.Context, cfg Config) (*Simulator, error) {
 	if err != nil {
 		return nil, err
 	}
-	sim := &Simulator{Accounts: accounts, basePath: violations.BasePath()}
-	sim.Server = &server.Server{
-		Addr:       cfg.Addr,
-		AdminAddr:  cfg.AdminAddr,
-		AdminToken: token,
-		Limits:     server.Limits{RateLimit: cfg.RateLimit, RateWindow: cfg.RateWindow, MaxBodyBytes: cfg.MaxBodyBytes},
-		Logger:     cfg.Logger,
-		Now:        cfg.Now,
-		Info:       &simulator.BuildInfo{Violations: violationNames(violations), Version: cmp.Or(cfg.Version, "dev")},
-		OpenAPI:    doc,
-		Reports:    clientreport.New(cfg.RateLimit, cfg.RateWindow, cfg.Now),
-
-		Profile:        cfg.Profile,
-		ProfileLatency: cfg.ProfileLatency,
+	sim := &Simulator{
+		Accounts: accounts, AdminToken: token, addr: cfg.Addr, adminAddr: cfg.AdminAddr, basePath: violations.BasePath(),
+		Info: &simulator.BuildInfo{Violations: violationNames(violations), Version: cmp.Or(cfg.Version, "dev")},
+	}
+	if !cfg.Insecure {
+		if sim.Cert, err = certificate(cfg); err != nil {
+			return nil, err
+		}
+		sim.tls = sim.Cert.TLSConfig()
 	}
 	m := metrics.New(metrics.Sources{
 		ContactsStored: sim.contactsStored, ThrowawayAccounts: sim.throwawayAccounts,
 		Version: sim.Info.Version, Backend: backend(cfg), Logger: cfg.Logger,
 	})
-	sim.Observer, sim.Metrics = m, m.Handler()
-	if err := sim.openState(ctx, cfg, limit, window, m); err != nil {
+	sim.Metrics = m.Handler()
+	stores, health, err := sim.openState(ctx, cfg, limit, window, m)
+	if err != nil {
 		return nil, err
 	}
-	if err := sim.seed(ctx, cfg, accounts); err != nil {
+	if err := sim.seed(ctx, cfg, accounts, stores.Campaigns); err != nil {
 		sim.Close()
 		return nil, err
 	}
-	if err := sim.seedContacts(ctx, cfg, accounts); err != nil {
+	if stores.Contacts, err = sim.seedContacts(ctx, cfg, accounts, stores.Contacts); err != nil {
 		sim.Close()
 		return nil, err
 	}
-	sim.contacts, sim.registry = sim.Contacts, sim.Registry
-	sim.violate(violations)
-	if !cfg.Insecure {
-		if sim.Cert, err = certificate(cfg); err != nil {
-			return nil, err
-		}
-		sim.TLSConfig = sim.Cert.TLSConfig()
+	sim.contacts, sim.registry = stores.Contacts, stores.Registry
+	// The switched-on breaches of the spec wrap the finished faithful
+	// parts; then the partner API is made from them, once.
+	wrap, connContext := violations.Handler(stores.Accounts, stores.Campaigns), violations.ConnContext()
+	sim.Server = &server.Server{
+		Stores:  violate(violations, stores),
+		Limits:  server.Limits{RateLimit: cfg.RateLimit, RateWindow: cfg.RateWindow, MaxBodyBytes: cfg.MaxBodyBytes},
+		Health:  health,
+		Logger:  cfg.Logger,
+		Now:     cfg.Now,
+		OpenAPI: doc,
+		Reports: clientreport.New(cfg.RateLimit, cfg.RateWindow, cfg.Now),
+		// The metrics count what the client report is handed.
+		Observer: m,
+		AdminURL: sim.AdminURL,
+
+		Profile:        cfg.Profile,
+		ProfileLatency: cfg.ProfileLatency,
+
+		Wrap:        wrap,
+		ConnContext: connContext,
 	}
 	return sim, nil
 }
 
 // openState sets up the backends: in memory, or one Redis shared by
-// replicas.
+// replicas. It returns the faithful stores and, with Redis, its health
+// check.
 //
 // The configured accounts are kept in memory either way; the throwaway
 // accounts of the control API (issue 12) in memory, or in Redis, shared by
 // the replicas. Their campaigns are generated by each replica on first use
 // (the same on every one: seed.Campaigns of the stored account) and cached.
-func (sim *Simulator) openState(ctx context.Context, cfg Config, limit int, window time.Duration, o redisstore.Observer) error {
-	s := sim.Server
+func (sim *Simulator) openState(ctx context.Context, cfg Config, limit int, window time.Duration, o redisstore.Observer) (server.Stores, func(context.Context) error, error) {
 	defaults := simulator.AccountDefaults{Seed: cfg.Seed, Campaigns: max(cfg.CampaignsPerAccount, 0)}
 	campaigns := inmem.NewCampaignStore()
 	if cfg.RedisURL == "" {
 		accounts := inmem.NewAccountStore(sim.Accounts)
 		accounts.Defaults = defaults
 		campaigns.Generate = throwawayCampaigns(accounts, cfg.Profile)
-		s.Accounts, s.Registry, s.Contacts, s.Campaigns, s.Control = accounts, accounts, inmem.NewContactStore(), campaigns, inmem.NewControlStore()
-		s.Counter = inmem.NewRateCounter(limit, window)
-		return nil
+		return server.Stores{
+			Accounts: accounts, Registry: accounts, Contacts: inmem.NewContactStore(), Campaigns: campaigns,
+			Control: inmem.NewControlStore(), Counter: inmem.NewRateCounter(limit, window),
+		}, nil, nil
 	}
 	db := &redisstore.DB{URL: cfg.RedisURL, Prefix: cfg.RedisPrefix}
 	if err := db.Open(); err != nil {
-		return err
+		return server.Stores{}, nil, err
 	}
 	db.Observe(o) // every round trip, from the first
 	// Seeding needs Redis now; later outages are answered 500 and
 	// recovered from by themselves.
 	if err := db.Ping(ctx); err != nil {
 		db.Close()
-		return fmt.Errorf("redis at start: %w", err)
+		return server.Stores{}, nil, fmt.Errorf("redis at start: %w", err)
 	}
 	sim.closers = append(sim.closers, db.Close)
 	sim.redis = db
 	accounts := redisstore.NewAccountStore(db, sim.Accounts, defaults)
 	campaigns.Generate = throwawayCampaigns(accounts, cfg.Profile)
 	// Campaigns never change after seeding: each replica keeps its own.
-	s.Accounts, s.Registry, s.Contacts, s.Campaigns, s.Control = accounts, accounts, redisstore.NewContactStore(db), campaigns, redisstore.NewControlStore(db)
-	s.Counter = redisstore.NewRateCounter(db, limit, window)
-	// Clock, rate decision and fault in one round trip, on the Counter's
-	// and the Control's keys. In memory the server composes the stores.
-	s.Gate = redisstore.NewGate(db, limit, window)
-	s.Health = db.Ping
-	return nil
+	return server.Stores{
+		Accounts: accounts, Registry: accounts, Contacts: redisstore.NewContactStore(db), Campaigns: campaigns,
+		Control: redisstore.NewControlStore(db), Counter: redisstore.NewRateCounter(db, limit, window),
+		// Clock, rate decision and fault in one round trip, on the
+		// Counter's and the Control's keys. In memory the server composes
+		// the stores.
+		Gate: redisstore.NewGate(db, limit, window),
+	}, db.Ping, nil
 }
 
 // backend names the state backend for the metrics' build_info.
@@ -332,7 +361,7 @@ func throwawayCampaigns(reg simulator.AccountRegistry, p *profile.Profile) func(
 	}
 }
 
-func (sim *Simulator) seed(ctx context.Context, cfg Config, accounts []*simulator.Account) error {
+func (sim *Simulator) seed(ctx context.Context, cfg Config, accounts []*simulator.Account, store simulator.CampaignStore) error {
 	var campaigns []*simulator.Campaign
 	var version string
 	if cfg.CampaignsFile != "" {
@@ -354,7 +383,7 @@ func (sim *Simulator) seed(ctx context.Context, cfg Config, accounts []*simulato
 		campaigns, version = seed.CampaignsWith(s, ids, n, v), seed.VersionWith(s, ids, n, v)
 		sim.Info.Seed, sim.Info.CampaignsPerAccount = &s, &n
 	}
-	stored, err := sim.Campaigns.SeedCampaigns(ctx, version, campaigns)
+	stored, err := store.SeedCampaigns(ctx, version, campaigns)
 	if err != nil {
 		return fmt.Errorf("seed campaigns: %w", err)
 	}
@@ -370,34 +399,35 @@ func (sim *Simulator) seed(ctx context.Context, cfg Config, accounts []*simulato
 }
 
 // seedContacts stores the ContactsPerAccount fake contacts of each account
-// and makes a reset store them again.
-func (sim *Simulator) seedContacts(ctx context.Context, cfg Config, accounts []*simulator.Account) error {
+// in contacts and returns the store to serve: contacts, or, when there are
+// some, one whose reset stores them again.
+func (sim *Simulator) seedContacts(ctx context.Context, cfg Config, accounts []*simulator.Account, contacts simulator.ContactStore) (simulator.ContactStore, error) {
 	n := max(cfg.ContactsPerAccount, 0)
 	s := cfg.Seed
 	ids := make([]string, len(accounts))
 	for i, a := range accounts {
 		ids[i] = a.AccountID
 	}
-	store, ok := sim.Contacts.(simulator.ContactSeeder)
+	store, ok := contacts.(simulator.ContactSeeder)
 	if !ok {
-		return fmt.Errorf("seed contacts: %T cannot seed", sim.Contacts)
+		return nil, fmt.Errorf("seed contacts: %T cannot seed", contacts)
 	}
 	sim.Info.ContactsPerAccount = n
 	version := seed.ContactsVersion(s, ids, n)
-	contacts := seed.Contacts(s, ids, n)
+	seeded := seed.Contacts(s, ids, n)
 	if n > 0 {
 		// Collect the generator's garbage often: the peak stays near what
 		// the contacts keep.
 		defer debug.SetGCPercent(debug.SetGCPercent(25))
 	}
-	if _, err := store.SeedContacts(ctx, version, contacts); err != nil {
-		return err
+	if _, err := store.SeedContacts(ctx, version, seeded); err != nil {
+		return nil, err
 	}
-	if n > 0 {
-		freeSeedGarbage()
-		sim.Contacts = &reseeding{ContactSeeder: store, version: version, contacts: contacts}
+	if n == 0 {
+		return contacts, nil
 	}
-	return nil
+	freeSeedGarbage()
+	return &reseeding{ContactSeeder: store, version: version, contacts: seeded}, nil
 }
 
 // reseeding puts the seeded contacts back after the control API's reset
@@ -449,56 +479,30 @@ func loadAccounts(cfg Config) ([]*simulator.Account, error) {
 	return accounts, nil
 }
 
-func certificate(cfg Config) (*server.Certificate, error) {
+func certificate(cfg Config) (*edge.Certificate, error) {
 	if cfg.TLSCert != "" || cfg.TLSKey != "" {
 		if cfg.TLSCert == "" || cfg.TLSKey == "" {
 			return nil, fmt.Errorf("--tls-cert and --tls-key go together")
 		}
-		return server.LoadCertificate(cfg.TLSCert, cfg.TLSKey)
+		return edge.LoadCertificate(cfg.TLSCert, cfg.TLSKey)
 	}
-	return server.LoadOrCreateCertificate(cfg.DataDir)
-}
-
-// Close stops the listeners and releases the backends.
-func (sim *Simulator) Close() error {
-	err := sim.Server.Close()
-	for _, c := range sim.closers {
-		if cerr := c(); cerr != nil && err == nil {
-			err = cerr
-		}
-	}
-	return err
+	return edge.LoadOrCreateCertificate(cfg.DataDir)
 }
 
 // violate wraps the switched-on breaches of the spec around the faithful
-// stores, counter and handlers; with none on, it changes nothing. The
-// handler layer reads the faithful stores, to decide which answers a
-// switch concerns.
-func (sim *Simulator) violate(v violation.Set) {
-	s := sim.Server
-	accounts, campaigns := s.Accounts, s.Campaigns
-	s.Accounts = v.AccountStore(accounts)
-	s.Contacts = v.ContactStore(s.Contacts)
-	s.Campaigns = v.CampaignStore(campaigns)
+// stores and counter; with none on, it returns them as they are.
+func violate(v violation.Set, s server.Stores) server.Stores {
+	out := s
+	out.Accounts = v.AccountStore(s.Accounts)
+	out.Contacts = v.ContactStore(s.Contacts)
+	out.Campaigns = v.CampaignStore(s.Campaigns)
 	if counter := v.RateCounter(s.Counter); counter != s.Counter {
 		// A switch counts under other keys or not at all: the one-script
 		// gate would bypass it, so the server composes the decorated
 		// counter with the control store instead.
-		s.Counter, s.Gate = counter, nil
+		out.Counter, out.Gate = counter, nil
 	}
-	s.Wrap = v.Handler(accounts, campaigns)
-	s.ConnContext = v.ConnContext()
-}
-
-// URL returns the partner base address the simulator serves: the server's,
-// ending in the spec §1 path prefix, unless a violation serves the
-// operations elsewhere.
-func (sim *Simulator) URL() string {
-	u := sim.Server.URL()
-	if sim.basePath == spec.BasePath {
-		return u
-	}
-	return strings.TrimSuffix(u, spec.BasePath) + sim.basePath
+	return out
 }
 
 // violationNames lists the switched-on breaches for GET /config: empty, not

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -116,9 +117,9 @@ func TestCampaignsFile(t *testing.T) {
 	}
 	// GET /config names no seed: the campaigns were not generated.
 	req := httptest.NewRequest(http.MethodGet, "/config", nil)
-	req.Header.Set("Authorization", "Bearer "+s.Server.AdminToken)
+	req.Header.Set("Authorization", "Bearer "+s.AdminToken)
 	rec := httptest.NewRecorder()
-	s.Server.AdminHandler().ServeHTTP(rec, req)
+	s.AdminHandler().ServeHTTP(rec, req)
 	var cfg map[string]any
 	if err := json.Unmarshal(rec.Body.Bytes(), &cfg); err != nil || rec.Code != http.StatusOK {
 		t.Fatalf("GET /config: %d %s", rec.Code, rec.Body)
@@ -203,7 +204,12 @@ func TestViolations(t *testing.T) {
 			if got := string(cfg.Violations); got != tt.want {
 				t.Fatalf("violations = %s, want %s", got, tt.want)
 			}
-			if got, want := s.URL(), strings.TrimSuffix(s.Server.URL(), spec.BasePath)+tt.basePath; got != want || !strings.HasPrefix(got, "http://127.0.0.1:") {
+			// The partner listener's origin, then the violation's base path.
+			origin := ""
+			if u, err := url.Parse(s.URL()); err == nil {
+				origin = u.Scheme + "://" + u.Host
+			}
+			if got, want := s.URL(), origin+tt.basePath; got != want || !strings.HasPrefix(got, "http://127.0.0.1:") {
 				t.Fatalf("URL() = %q, want %q", got, want)
 			}
 		})

@@ -1,4 +1,4 @@
-package server
+package controlapi
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/httpjson"
 )
 
 // Throwaway accounts (issue 12): a CI job makes its own account through the
@@ -15,8 +16,8 @@ import (
 // listed in docs/control-api.md, "Throwaway accounts".
 
 // registry returns the registry of throwaway accounts.
-func (s *Server) registry() (simulator.AccountRegistry, error) {
-	reg := s.Registry
+func (api *API) registry() (simulator.AccountRegistry, error) {
+	reg := api.Registry
 	if reg == nil {
 		// ASSUMPTION: a server given a fixed account store (no registry)
 		// answers every account call as unknown rather than 500.
@@ -32,30 +33,30 @@ const maxCreateAttempts = 3
 
 // handleAccountCreate makes a throwaway account. Its secret is in this
 // answer only.
-func (s *Server) handleAccountCreate(w http.ResponseWriter, r *http.Request) {
-	reg, err := s.registry()
+func (api *API) handleAccountCreate(w http.ResponseWriter, r *http.Request) {
+	reg, err := api.registry()
 	if err != nil {
-		s.Error(w, r, err)
+		api.Error(w, r, err)
 		return
 	}
 	var spec simulator.AccountSpec
-	if err := decodeAdmin(r, &spec); err != nil {
-		s.Error(w, r, err)
+	if err := api.decode(r, &spec); err != nil {
+		api.Error(w, r, err)
 		return
 	}
 	// A profile is checked first (400 with Check's reasons) and stored
 	// once by digest, which the account names, for every replica (issue 20).
 	var digest string
 	if len(spec.Profile) > 0 && string(spec.Profile) != "null" {
-		if digest, err = s.storeProfile(r.Context(), reg, spec.Profile); err != nil {
-			s.Error(w, r, err)
+		if digest, err = api.StoreProfile(r.Context(), reg, spec.Profile); err != nil {
+			api.Error(w, r, err)
 			return
 		}
 	}
 	var a *simulator.CreatedAccount
 	for range maxCreateAttempts {
-		if a, err = simulator.NewThrowawayAccount(spec, reg.AccountDefaults(), s.now()()); err != nil {
-			s.Error(w, r, err)
+		if a, err = simulator.NewThrowawayAccount(spec, reg.AccountDefaults(), api.now()); err != nil {
+			api.Error(w, r, err)
 			return
 		}
 		a.ProfileDigest = digest
@@ -64,40 +65,40 @@ func (s *Server) handleAccountCreate(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if err != nil {
-		s.Error(w, r, fmt.Errorf("create account: %w", err))
+		api.Error(w, r, fmt.Errorf("create account: %w", err))
 		return
 	}
-	if s.Reports != nil {
-		s.Reports.StartAccount(a.AccountID) // its report starts at its creation
+	if api.Reports != nil {
+		api.Reports.StartAccount(a.AccountID) // its report starts at its creation
 	}
 	w.Header().Set("Location", "/accounts/"+a.AccountID)
-	writeJSON(w, http.StatusCreated, a)
+	httpjson.Write(w, http.StatusCreated, a)
 }
 
-func (s *Server) handleAccountList(w http.ResponseWriter, r *http.Request) {
-	reg, err := s.registry()
+func (api *API) handleAccountList(w http.ResponseWriter, r *http.Request) {
+	reg, err := api.registry()
 	if err != nil {
-		s.Error(w, r, err)
+		api.Error(w, r, err)
 		return
 	}
 	list, err := reg.ListAccounts(r.Context())
 	if err != nil {
-		s.Error(w, r, fmt.Errorf("list accounts: %w", err))
+		api.Error(w, r, fmt.Errorf("list accounts: %w", err))
 		return
 	}
-	writeJSON(w, http.StatusOK, &simulator.AccountsResponse{Accounts: list})
+	httpjson.Write(w, http.StatusOK, &simulator.AccountsResponse{Accounts: list})
 }
 
 // account returns the account accountID, configured or throwaway, and the
 // registry that holds it; ENOTFOUND for an unknown one.
-func (s *Server) account(ctx context.Context, accountID string) (simulator.AccountRegistry, *simulator.AccountInfo, error) {
-	reg, err := s.registry()
+func (api *API) account(ctx context.Context, accountID string) (simulator.AccountRegistry, *simulator.AccountInfo, error) {
+	reg, err := api.registry()
 	if err != nil {
 		return nil, nil, err
 	}
 	a, err := reg.FindAccount(ctx, accountID)
 	if simulator.ErrorCode(err) == simulator.ENOTFOUND {
-		return nil, nil, simulator.NotFoundAccount(shorten(accountID)) // the id as given, cut short
+		return nil, nil, simulator.NotFoundAccount(httpjson.Shorten(accountID)) // the id as given, cut short
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("find account: %w", err)
@@ -107,18 +108,18 @@ func (s *Server) account(ctx context.Context, accountID string) (simulator.Accou
 
 // findAccount answers the account of the path's {accountId}, or writes the
 // error (404 for an unknown one) and returns nil.
-func (s *Server) findAccount(w http.ResponseWriter, r *http.Request) (simulator.AccountRegistry, *simulator.AccountInfo) {
-	reg, a, err := s.account(r.Context(), r.PathValue("accountId"))
+func (api *API) findAccount(w http.ResponseWriter, r *http.Request) (simulator.AccountRegistry, *simulator.AccountInfo) {
+	reg, a, err := api.account(r.Context(), r.PathValue("accountId"))
 	if err != nil {
-		s.Error(w, r, err)
+		api.Error(w, r, err)
 		return nil, nil
 	}
 	return reg, a
 }
 
-func (s *Server) handleAccountGet(w http.ResponseWriter, r *http.Request) {
-	if _, a := s.findAccount(w, r); a != nil {
-		writeJSON(w, http.StatusOK, a)
+func (api *API) handleAccountGet(w http.ResponseWriter, r *http.Request) {
+	if _, a := api.findAccount(w, r); a != nil {
+		httpjson.Write(w, http.StatusOK, a)
 	}
 }
 
@@ -130,8 +131,8 @@ func (s *Server) handleAccountGet(w http.ResponseWriter, r *http.Request) {
 // until evicted: harmless, as authentication refuses its requests first.
 // If a later step fails, the answer is a 500 and POST /reset clears what
 // is left (a second DELETE answers 404: the account is gone).
-func (s *Server) handleAccountDelete(w http.ResponseWriter, r *http.Request) {
-	reg, a := s.findAccount(w, r)
+func (api *API) handleAccountDelete(w http.ResponseWriter, r *http.Request) {
+	reg, a := api.findAccount(w, r)
 	if a == nil {
 		return
 	}
@@ -141,28 +142,28 @@ func (s *Server) handleAccountDelete(w http.ResponseWriter, r *http.Request) {
 		if code != simulator.ENOTFOUND && code != simulator.ECONFLICT {
 			err = fmt.Errorf("delete account: %w", err)
 		}
-		s.Error(w, r, err)
+		api.Error(w, r, err)
 		return
 	}
-	s.Campaigns.ForgetCampaigns(id)
-	if s.Reports != nil {
-		s.Reports.ForgetAccount(id)
+	api.Campaigns.ForgetCampaigns(id)
+	if api.Reports != nil {
+		api.Reports.ForgetAccount(id)
 	}
 	if err := errors.Join(
-		s.Contacts.DeleteContacts(ctx, id),
-		s.Counter.Reset(ctx, id),
-		s.Control.SetAccountOffset(ctx, id, 0),
-		s.deleteAccountFaults(r, id),
+		api.Contacts.DeleteContacts(ctx, id),
+		api.Counter.Reset(ctx, id),
+		api.Control.SetAccountOffset(ctx, id, 0),
+		api.deleteAccountFaults(r, id),
 	); err != nil {
-		s.Error(w, r, fmt.Errorf("delete account %s: %w", id, err))
+		api.Error(w, r, fmt.Errorf("delete account %s: %w", id, err))
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "deleted", "accountId": id})
+	httpjson.Write(w, http.StatusOK, map[string]string{"status": "deleted", "accountId": id})
 }
 
 // deleteAccountFaults removes the pending faults scoped to accountID.
-func (s *Server) deleteAccountFaults(r *http.Request, accountID string) error {
-	fs, err := s.Control.Faults(r.Context())
+func (api *API) deleteAccountFaults(r *http.Request, accountID string) error {
+	fs, err := api.Control.Faults(r.Context())
 	if err != nil {
 		return fmt.Errorf("list faults: %w", err)
 	}
@@ -171,7 +172,7 @@ func (s *Server) deleteAccountFaults(r *http.Request, accountID string) error {
 			continue
 		}
 		// One taken to zero meanwhile is gone already: that is fine.
-		if _, err := s.Control.DeleteFault(r.Context(), f.ID); err != nil && simulator.ErrorCode(err) != simulator.ENOTFOUND {
+		if _, err := api.Control.DeleteFault(r.Context(), f.ID); err != nil && simulator.ErrorCode(err) != simulator.ENOTFOUND {
 			return fmt.Errorf("delete fault: %w", err)
 		}
 	}
@@ -180,26 +181,26 @@ func (s *Server) deleteAccountFaults(r *http.Request, accountID string) error {
 
 // handleAccountBudget reports the account's standing against spec §8's
 // limit at the account's clock (the gate's), without counting a request.
-func (s *Server) handleAccountBudget(w http.ResponseWriter, r *http.Request) {
-	_, a := s.findAccount(w, r)
+func (api *API) handleAccountBudget(w http.ResponseWriter, r *http.Request) {
+	_, a := api.findAccount(w, r)
 	if a == nil {
 		return
 	}
-	now, err := s.accountClock(r.Context(), a.AccountID)
+	now, err := api.AccountClock(r.Context(), a.AccountID)
 	if err != nil {
-		s.Error(w, r, err)
+		api.Error(w, r, err)
 		return
 	}
 	// Counted as the account's profile counts (issue 20: a fixed window
 	// empties at its end).
-	p := s.accountProfile(r.Context(), &simulator.Account{AccountID: a.AccountID, ProfileDigest: a.ProfileDigest})
-	used, err := simulator.CountPolicy(r.Context(), s.Counter, a.AccountID, now, ratePolicy(p))
+	policy := api.RatePolicy(r.Context(), &simulator.Account{AccountID: a.AccountID, ProfileDigest: a.ProfileDigest})
+	used, err := simulator.CountPolicy(r.Context(), api.Counter, a.AccountID, now, policy)
 	if err != nil {
-		s.Error(w, r, fmt.Errorf("account budget: %w", err))
+		api.Error(w, r, fmt.Errorf("account budget: %w", err))
 		return
 	}
-	limit, window := s.rateLimit()
-	writeJSON(w, http.StatusOK, &simulator.Budget{
+	limit, window := api.RateLimit, api.RateWindow
+	httpjson.Write(w, http.StatusOK, &simulator.Budget{
 		AccountID: a.AccountID, Limit: limit, Window: window.String(), Used: used, Remaining: max(limit-used, 0),
 	})
 }

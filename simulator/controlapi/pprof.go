@@ -1,4 +1,4 @@
-package server
+package controlapi
 
 import (
 	"net/http"

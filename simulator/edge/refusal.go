@@ -1,4 +1,4 @@
-package server
+package edge
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/partner-v3/conformance-kit/simulator/httpjson"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
@@ -82,7 +83,7 @@ func refusalAnswer(code int, head []byte) []byte {
 	if msg == "" {
 		msg = refusalMessage(code)
 	}
-	body, _ := json.Marshal(ErrorResponse{Error: msg}) // a struct of one string always encodes
+	body, _ := json.Marshal(httpjson.ErrorResponse{Error: msg}) // a struct of one string always encodes
 	body = append(body, '\n')
 	return fmt.Appendf(nil, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
 		code, http.StatusText(code), spec.ContentType, len(body), body)
@@ -94,7 +95,7 @@ func refusalAnswer(code int, head []byte) []byte {
 func refusalMessage(code int) string {
 	switch code {
 	case http.StatusRequestHeaderFieldsTooLarge:
-		// guard's own message for headers over its (lower) cap.
+		// Guard's own message for headers over its (lower) cap.
 		return "Request headers exceed " + strconv.Itoa(MaxHeaderBytes) + " bytes"
 	case http.StatusNotImplemented:
 		return "Transfer-Encoding is not supported: the only transfer coding accepted is chunked (RFC 9112 §6.1)"
@@ -246,7 +247,7 @@ func fieldLine(raw []byte) (first, joined []byte) {
 }
 
 // quoteHTTP quotes a piece of a client's head for a message, cut short.
-func quoteHTTP(s string) string { return strconv.Quote(shorten(s)) }
+func quoteHTTP(s string) string { return strconv.Quote(httpjson.Shorten(s)) }
 
 // isTokenByte: RFC 9110 §5.6.2 tchar.
 func isTokenByte(b byte) bool {

@@ -1,4 +1,4 @@
-package server
+package edge
 
 import (
 	"crypto/ecdsa"

@@ -1,4 +1,4 @@
-package server
+package edge
 
 import (
 	"bytes"
@@ -11,12 +11,14 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/partner-v3/conformance-kit/simulator/httpjson"
 )
 
 // The edge: what net/http would answer on an HTTP/1 connection before any
 // handler runs, in text/plain or without telling the handler, is seen here
 // first, on the connection's plaintext, and answered in JSON: the first two
-// below by guard, like any other refusal, the last here:
+// below by Guard, like any other refusal, the last here:
 //
 //   - a request with both Content-Length and Transfer-Encoding (net/http
 //     drops the Content-Length without a trace and keeps the connection:
@@ -167,7 +169,7 @@ type headNote struct {
 }
 
 // connTracker is an h1Conn's notes, one per request head in order, taken
-// by guard as net/http hands it the requests (one at a time per
+// by Guard as net/http hands it the requests (one at a time per
 // connection, in the same order).
 type connTracker struct {
 	mu    sync.Mutex
@@ -197,9 +199,10 @@ func (t *connTracker) pop() headNote {
 
 type trackerKey struct{}
 
-// connContext puts an HTTP/1 connection's tracker in its requests' context
-// (http.Server.ConnContext).
-func connContext(ctx context.Context, c net.Conn) context.Context {
+// ConnContext puts an HTTP/1 connection's tracker in its requests' context,
+// where Guard finds what the edge noted of each head: NewServer's
+// http.Server.ConnContext, before the caller's own.
+func ConnContext(ctx context.Context, c net.Conn) context.Context {
 	if t, ok := c.(interface{ tracker() *connTracker }); ok {
 		return context.WithValue(ctx, trackerKey{}, t.tracker())
 	}
@@ -324,7 +327,7 @@ func (c *h1Conn) Read(p []byte) (int, error) {
 		}
 		// More bytes are needed to go on.
 		if err := c.fill(); err != nil {
-			if len(c.buf) > c.ready && !isTimeout(err) {
+			if len(c.buf) > c.ready && !httpjson.IsTimeout(err) {
 				// The stream ends inside a head or line: net/http gets what
 				// there is, then the error.
 				c.state = passThrough

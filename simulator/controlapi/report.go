@@ -1,4 +1,4 @@
-package server
+package controlapi
 
 import (
 	"mime"
@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/httpjson"
 )
 
 // The client report itself is package simulator/clientreport, which the
@@ -15,18 +16,18 @@ import (
 
 // handleAdminReport is GET /accounts/{accountId}/report: JSON, or Markdown
 // when the Accept header asks for text/markdown.
-func (s *Server) handleAdminReport(w http.ResponseWriter, r *http.Request) {
-	_, a := s.findAccount(w, r)
+func (api *API) handleAdminReport(w http.ResponseWriter, r *http.Request) {
+	_, a := api.findAccount(w, r)
 	if a == nil {
 		return
 	}
-	if s.Reports == nil {
+	if api.Reports == nil {
 		// ASSUMPTION: a server built without reports (in tests) has none
 		// to show, like an unknown path.
-		s.Error(w, r, simulator.Errorf(simulator.ENOTFOUND, "This simulator keeps no client reports"))
+		api.Error(w, r, simulator.Errorf(simulator.ENOTFOUND, "This simulator keeps no client reports"))
 		return
 	}
-	rep := s.Reports.Report(a.AccountID)
+	rep := api.Reports.Report(a.AccountID)
 	if wantsMarkdown(r) {
 		body := []byte(rep.Markdown())
 		h := w.Header()
@@ -36,7 +37,7 @@ func (s *Server) handleAdminReport(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(body)
 		return
 	}
-	writeJSON(w, http.StatusOK, rep)
+	httpjson.Write(w, http.StatusOK, rep)
 }
 
 // wantsMarkdown reports whether Accept names text/markdown with a

@@ -1,10 +1,11 @@
-package server
+package edge
 
 import (
 	"net/http"
 	"strings"
 
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/httpjson"
 )
 
 // MaxHeaderBytes caps a request's line and headers; over it the answer is a
@@ -14,21 +15,20 @@ import (
 // (edge.go) puts this JSON 431 in place of its plain-text one.
 const MaxHeaderBytes = 64 << 10
 
-// netHTTPMaxHeaderBytes is http.Server.MaxHeaderBytes: net/http answers
+// netHTTPMaxHeaderBytes is http.Server.MaxHeaderBytes (NewServer): net/http answers
 // past it (plus its 4 KiB of slack) before any handler runs.
 const netHTTPMaxHeaderBytes = 1 << 20
 
-// maxAdminBodyBytes caps a control API body.
-const maxAdminBodyBytes = 1 << 20
-
-// guard answers what is wrong with a request at the HTTP level before
+// Guard answers what is wrong with a request at the HTTP level before
 // anything else looks at it (so before authentication, and uncounted by the
 // rate limit): over HTTP/1, framing made ambiguous by Transfer-Encoding
 // (which the edge notes, edge.go); headers over MaxHeaderBytes, an Expect
 // other than 100-continue, a declared Content-Length over maxBody. Each is
 // answered at once, without reading a body that may never come or whose
 // length is in doubt, and the connection is closed rather than drained.
-func (s *Server) guard(next http.Handler, maxBody int64) http.Handler {
+// writeError answers the refusal, in the words of the API behind the
+// guard (codes of package httpjson: EHeaderTooLarge, EExpectation).
+func Guard(next http.Handler, maxBody int64, writeError func(w http.ResponseWriter, r *http.Request, err error)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		note := takeHeadNote(r)
 		expect := r.Header.Values("Expect")
@@ -42,12 +42,12 @@ func (s *Server) guard(next http.Handler, maxBody int64) http.Handler {
 			// connection after answering it (below).
 			err = simulator.Errorf(simulator.EINVALID, "%s", note.framing)
 		case headerBytes(r) > MaxHeaderBytes:
-			err = simulator.Errorf(eHeaderTooLarge, "Request headers exceed %d bytes", MaxHeaderBytes)
+			err = simulator.Errorf(httpjson.EHeaderTooLarge, "Request headers exceed %d bytes", MaxHeaderBytes)
 		case len(expect) > 1 || len(expect) == 1 && !strings.EqualFold(expect[0], "100-continue"):
 			// Over HTTP/1 net/http would answer a bare 417 itself: the edge
 			// takes the lines out of the head and notes them.
-			err = simulator.Errorf(eExpectation, "Expect %s is not supported: the only expectation is 100-continue",
-				quoteField(strings.Join(expect, ", ")))
+			err = simulator.Errorf(httpjson.EExpectation, "Expect %s is not supported: the only expectation is 100-continue",
+				httpjson.QuoteField(strings.Join(expect, ", ")))
 		case r.ContentLength > maxBody:
 			err = simulator.Errorf(simulator.ETOOLARGE, "Request body exceeds %d bytes", maxBody)
 		}
@@ -60,7 +60,7 @@ func (s *Server) guard(next http.Handler, maxBody int64) http.Handler {
 			// another request.
 			w.Header().Set("Connection", "close")
 		}
-		s.Error(w, r, err)
+		writeError(w, r, err)
 	})
 }
 

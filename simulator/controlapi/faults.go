@@ -1,14 +1,16 @@
-package server
+package controlapi
 
 import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/httpjson"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
@@ -20,15 +22,15 @@ const (
 
 // fault checks every field of req and returns the fault it asks for, or an
 // EINVALID naming the first field that is wrong.
-func (s *Server) fault(r *http.Request, req simulator.FaultRequest) (simulator.Fault, error) {
+func (api *API) fault(r *http.Request, req simulator.FaultRequest) (simulator.Fault, error) {
 	invalid := func(format string, args ...any) (simulator.Fault, error) {
 		return simulator.Fault{}, simulator.Errorf(simulator.EINVALID, format, args...)
 	}
 	f := simulator.Fault{Operation: req.Operation, Kind: req.Kind, Remaining: 1, Probability: 1}
-	if f.Operation != "*" && !contains(spec.Paths(), f.Operation) {
+	if f.Operation != "*" && !slices.Contains(spec.Paths(), f.Operation) {
 		return invalid("operation must be one of %s or *", strings.Join(spec.Paths(), ", "))
 	}
-	if !contains(simulator.FaultKinds, f.Kind) {
+	if !slices.Contains(simulator.FaultKinds, f.Kind) {
 		return invalid("kind must be one of %s", strings.Join(simulator.FaultKinds, ", "))
 	}
 	if req.Count != nil {
@@ -44,7 +46,7 @@ func (s *Server) fault(r *http.Request, req simulator.FaultRequest) (simulator.F
 		f.Probability = *req.Probability
 	}
 	if req.AccountID != nil {
-		_, err := s.Accounts.LookupAccount(r.Context(), simulator.AccountLookup{AccountIDs: []string{*req.AccountID}})
+		_, err := api.Accounts.LookupAccount(r.Context(), simulator.AccountLookup{AccountIDs: []string{*req.AccountID}})
 		if simulator.ErrorCode(err) == simulator.ENOTFOUND {
 			return invalid("accountId %q names no account of this simulator", *req.AccountID)
 		} else if err != nil {
@@ -97,31 +99,31 @@ func (s *Server) fault(r *http.Request, req simulator.FaultRequest) (simulator.F
 	return f, nil
 }
 
-func (s *Server) handleAdminFaultsAdd(w http.ResponseWriter, r *http.Request) {
+func (api *API) handleAdminFaultsAdd(w http.ResponseWriter, r *http.Request) {
 	var req simulator.FaultRequest
-	if err := decodeAdmin(r, &req); err != nil {
-		s.Error(w, r, err)
+	if err := api.decode(r, &req); err != nil {
+		api.Error(w, r, err)
 		return
 	}
-	f, err := s.fault(r, req)
+	f, err := api.fault(r, req)
 	if err != nil {
-		s.Error(w, r, err)
+		api.Error(w, r, err)
 		return
 	}
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	f.ID = "flt_" + hex.EncodeToString(b[:])
-	if err := s.Control.AddFault(r.Context(), f); err != nil {
-		s.Error(w, r, fmt.Errorf("add fault: %w", err))
+	if err := api.Control.AddFault(r.Context(), f); err != nil {
+		api.Error(w, r, fmt.Errorf("add fault: %w", err))
 		return
 	}
-	writeJSON(w, http.StatusCreated, simulator.NewFaultResponse(f))
+	httpjson.Write(w, http.StatusCreated, simulator.NewFaultResponse(f))
 }
 
 // accountFaults lists the pending faults, only those of the account the
 // query's accountId names when it names one (a CI job's own).
-func (s *Server) accountFaults(r *http.Request) ([]simulator.Fault, error) {
-	fs, err := s.Control.Faults(r.Context())
+func (api *API) accountFaults(r *http.Request) ([]simulator.Fault, error) {
+	fs, err := api.Control.Faults(r.Context())
 	if err != nil {
 		return nil, fmt.Errorf("list faults: %w", err)
 	}
@@ -138,51 +140,51 @@ func (s *Server) accountFaults(r *http.Request) ([]simulator.Fault, error) {
 	return out, nil
 }
 
-func (s *Server) handleAdminFaultsGet(w http.ResponseWriter, r *http.Request) {
-	fs, err := s.accountFaults(r)
+func (api *API) handleAdminFaultsGet(w http.ResponseWriter, r *http.Request) {
+	fs, err := api.accountFaults(r)
 	if err != nil {
-		s.Error(w, r, err)
+		api.Error(w, r, err)
 		return
 	}
 	out := make([]simulator.FaultResponse, 0, len(fs))
 	for _, f := range fs {
 		out = append(out, simulator.NewFaultResponse(f))
 	}
-	writeJSON(w, http.StatusOK, &simulator.FaultsResponse{Faults: out})
+	httpjson.Write(w, http.StatusOK, &simulator.FaultsResponse{Faults: out})
 }
 
 // handleAdminFaultsClear removes every pending fault, or, with
 // ?accountId=, the faults of that account only.
-func (s *Server) handleAdminFaultsClear(w http.ResponseWriter, r *http.Request) {
+func (api *API) handleAdminFaultsClear(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Query().Has("accountId") {
-		fs, err := s.accountFaults(r)
+		fs, err := api.accountFaults(r)
 		if err != nil {
-			s.Error(w, r, err)
+			api.Error(w, r, err)
 			return
 		}
 		for _, f := range fs {
 			// One taken to zero meanwhile is gone already: that is fine.
-			if _, err := s.Control.DeleteFault(r.Context(), f.ID); err != nil && simulator.ErrorCode(err) != simulator.ENOTFOUND {
-				s.Error(w, r, fmt.Errorf("delete fault: %w", err))
+			if _, err := api.Control.DeleteFault(r.Context(), f.ID); err != nil && simulator.ErrorCode(err) != simulator.ENOTFOUND {
+				api.Error(w, r, fmt.Errorf("delete fault: %w", err))
 				return
 			}
 		}
-	} else if err := s.Control.ClearFaults(r.Context()); err != nil {
-		s.Error(w, r, fmt.Errorf("clear faults: %w", err))
+	} else if err := api.Control.ClearFaults(r.Context()); err != nil {
+		api.Error(w, r, fmt.Errorf("clear faults: %w", err))
 		return
 	}
-	writeJSON(w, http.StatusOK, &simulator.FaultsResponse{Faults: []simulator.FaultResponse{}})
+	httpjson.Write(w, http.StatusOK, &simulator.FaultsResponse{Faults: []simulator.FaultResponse{}})
 }
 
 // handleAdminFaultDelete removes one fault and answers it as it was.
-func (s *Server) handleAdminFaultDelete(w http.ResponseWriter, r *http.Request) {
-	f, err := s.Control.DeleteFault(r.Context(), r.PathValue("id"))
+func (api *API) handleAdminFaultDelete(w http.ResponseWriter, r *http.Request) {
+	f, err := api.Control.DeleteFault(r.Context(), r.PathValue("id"))
 	if err != nil {
 		if simulator.ErrorCode(err) != simulator.ENOTFOUND {
 			err = fmt.Errorf("delete fault: %w", err)
 		}
-		s.Error(w, r, err)
+		api.Error(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, simulator.NewFaultResponse(*f))
+	httpjson.Write(w, http.StatusOK, simulator.NewFaultResponse(*f))
 }
