@@ -96,7 +96,7 @@ func TestAppendStatsJSON_SameBytesAsEncodingJSON(t *testing.T) {
 // spec §4.1 answer to json.Encoder's, for identifiers that need escaping
 // too.
 func TestWriteContactAdded_SameBytesAsEncodingJSON(t *testing.T) {
-	for _, id := range []string{newContactID(), "ct_plain-ID_09", `ct_"quoted"<&>`, "ct_ü\u2028", ""} {
+	for _, id := range []string{ownPlay.newContactID(), "ct_plain-ID_09", `ct_"quoted"<&>`, "ct_ü\u2028", ""} {
 		w := httptest.NewRecorder()
 		writeContactAdded(w, id)
 		var enc bytes.Buffer

@@ -9,10 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/partner-v3/conformance-kit/fixtures"
 	"github.com/partner-v3/conformance-kit/simulator/server"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
-	"go.yaml.in/yaml/v3"
 )
 
 // TestOpenAPIDocument_Served: the document is served outside the base path

@@ -9,15 +9,15 @@ import (
 	"github.com/partner-v3/conformance-kit/simulator/profile"
 )
 
-// TestPlayOf_Cache: one play per profile, the default's for nil and for
-// the default profile, and an entry gone once its profile is collected.
+// TestPlayOf_Cache: one play per profile, resolved once, and an entry
+// gone once its profile is collected.
 func TestPlayOf_Cache(t *testing.T) {
-	if playOf(nil) != defaultPlay || playOf(defaultProfile) != defaultPlay {
-		t.Fatal("the default profile does not play defaultPlay")
+	if (&Server{}).serverPlay() != ownPlay {
+		t.Fatal("a server without a profile does not play default.json's resolved choices")
 	}
 	p := profile.Default()
-	if a, b := playOf(p), playOf(p); a != b || a == defaultPlay {
-		t.Fatalf("playOf twice: %p, %p (default %p)", a, b, defaultPlay)
+	if a, b := playOf(p), playOf(p); a != b || a == ownPlay {
+		t.Fatalf("playOf twice: %p, %p (no profile's %p)", a, b, ownPlay)
 	}
 	key := weak.Make(p)
 	if _, ok := plays.Load(key); !ok {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gavv/httpexpect/v2"
+
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 )
