@@ -126,7 +126,7 @@ func (s *Server) handleCampaignStats(w http.ResponseWriter, r *http.Request) {
 	}
 	account := simulator.AccountFromContext(r.Context())
 	c, err := s.Campaigns.FindCampaignByID(r.Context(), account.AccountID, id)
-	if simulator.ErrorCode(err) == simulator.ENOTFOUND {
+	if err != nil && simulator.ErrorCode(err) == simulator.ENOTFOUND { // ErrorCode allocates: not for a hit
 		// campaignStats.unknown (§4.3: "Response for an unknown
 		// campaignId: not shown").
 		if o := pl.stats.Unknown.Value; !o.Accepted() {
