@@ -24,14 +24,9 @@ import (
 // followed by a newline, as json.Encoder ends a value (the golden files of
 // simulator/sim hold those bytes).
 
-// appendCampaignList appends the Campaign List answer for page of limit.
-func appendCampaignList(dst []byte, page, limit, total int, cs []*simulator.Campaign) ([]byte, error) {
-	return appendCampaignPage(dst, page, limit, total, total, cs)
-}
-
-// appendCampaignPage is appendCampaignList with filteredRecords apart from
-// totalRecords (campaignList.filtered "active"): the pages walk over the
-// filtered records.
+// appendCampaignPage appends the Campaign List answer for page of limit,
+// with filteredRecords apart from totalRecords (campaignList.filtered
+// "active"): the pages walk over the filtered records.
 func appendCampaignPage(dst []byte, page, limit, total, filtered int, cs []*simulator.Campaign) ([]byte, error) {
 	dst = append(dst, `{"pageNo":`...)
 	dst = strconv.AppendInt(dst, int64(page), 10)

@@ -89,7 +89,8 @@ func writeContactAdded(w http.ResponseWriter, id string) {
 // contact.validation (§4.1: "Response to validation failures on other
 // fields: not shown"): where a value falls in one of its classes, the
 // class's outcome answers it, refused with its message or accepted
-// (pl.lenient*); every other check is the simulator's own.
+// (contactString, optStatus, contactList say how it is stored); every
+// other check is the simulator's own.
 func (pl *play) decodeContact(f fields, now time.Time) (*simulator.Contact, error) {
 	// Spec §4.1 first: when the body gives neither email nor phoneNo, the
 	// spec's own message is the answer, whatever else is wrong with it.

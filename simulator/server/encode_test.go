@@ -56,7 +56,7 @@ func TestAppendCampaignList_SameBytesAsEncodingJSON(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := appendCampaignList(nil, tt.page, tt.limit, tt.total, tt.campaigns)
+			got, err := appendCampaignPage(nil, tt.page, tt.limit, tt.total, tt.total, tt.campaigns)
 			if err != nil {
 				t.Fatal(err)
 			}

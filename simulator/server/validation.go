@@ -125,8 +125,8 @@ var classFields = func() map[string][]string {
 
 // validationClass returns the class of profile.ValidationCases that the
 // value raw of field belongs to, or "" for none (a valid value, or one
-// outside every class: today's checks answer it). A class applies only to
-// the fields it lists.
+// outside every class: the simulator's own checks answer it). A class
+// applies only to the fields it lists.
 func validationClass(field string, raw json.RawMessage) string {
 	class := valueClass(field, raw)
 	if class == "" || class == profile.ClassUnknownField || slices.Contains(classFields[class], field) {
