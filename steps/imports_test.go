@@ -20,7 +20,7 @@ func TestStepsNeverImportTheSimulator(t *testing.T) {
 	}
 	const module = "github.com/partner-v3/conformance-kit/"
 	packages := []string{"simulator", "simulator/spec", "simulator/profile", "simulator/control"} // these, not below them
-	trees := []string{"steps", "features", "fixtures"}     // these and below
+	trees := []string{"steps", "features", "fixtures"}                                            // these and below
 	ours := 0
 	for _, p := range strings.Fields(string(out)) {
 		rel, ok := strings.CutPrefix(p, module)

@@ -62,6 +62,27 @@ func StatusCode(code string) int {
 	return http.StatusInternalServerError
 }
 
+// Code is the application code of an HTTP status (codes read backwards),
+// for a refusal a profile chose by its status: a 4xx of none is EINVALID,
+// anything else EINTERNAL.
+func Code(status int) string {
+	if c, ok := statusCodes[status]; ok {
+		return c
+	}
+	if status >= 400 && status < 500 {
+		return simulator.EINVALID
+	}
+	return simulator.EINTERNAL
+}
+
+var statusCodes = func() map[int]string {
+	m := make(map[int]string, len(codes))
+	for c, s := range codes {
+		m[s] = c
+	}
+	return m
+}()
+
 // ErrorResponse is every error body: the spec §7 shape of a 429, reused for
 // every status so a client parses one shape.
 type ErrorResponse struct {

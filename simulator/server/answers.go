@@ -13,8 +13,8 @@ import (
 // answers plays the profile's choices of how an authenticated request's
 // answer is written: http.responseContentType (the exact Content-Type),
 // http.successFields (fields added to a 200 of the operation) and
-// http.gzip (the answer compressed for a client that accepts gzip). The
-// default profile passes straight through. Answers made before
+// http.gzip (the answer compressed for a client that accepts gzip). An
+// answer none of them changes (default.json's) passes straight through. Answers made before
 // authentication (401, 403, unknown path, other method, a declared body
 // over the limit) get the Content-Type of the server's profile (Error) but
 // are never compressed. http.http2 is not played here: it is the TLS
@@ -24,7 +24,7 @@ func (s *Server) answers(op string, next http.Handler) http.Handler {
 		pl := s.play(r)
 		fields := pl.successFields[op]
 		zip := pl.gzip && acceptsGzip(r)
-		if fields == nil && !zip && pl.contentType == nil {
+		if fields == nil && !zip && !pl.rewrite {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -42,7 +42,7 @@ func (s *Server) answers(op string, next http.Handler) http.Handler {
 		h := w.Header()
 		// An error's Content-Type is its own (errors.bodies, a 429's
 		// rateLimit.refusalContentType), set by Error.
-		if pl.contentType != nil && status < 400 && h.Get("Content-Type") == spec.ContentType {
+		if pl.rewrite && status < 400 && h.Get("Content-Type") == spec.ContentType {
 			h["Content-Type"] = pl.contentType
 		}
 		if zip {

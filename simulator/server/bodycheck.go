@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/profile"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
@@ -76,21 +77,22 @@ func (s *Server) bodyFirst(r *http.Request, authErr error) error {
 
 // contentTypeError is requireJSON's check of the Content-Type under the
 // profile's http.requestContentType: a JSON body sent as text/plain is
-// refused with the profile's outcome, or read as JSON.
+// refused with the profile's outcome, or read as JSON. Any other
+// Content-Type but JSON's is the simulator's own 415.
 func (s *Server) contentTypeError(r *http.Request) error {
 	err := jsonMediaType(r)
 	if err == nil {
 		return nil
 	}
-	pl := s.play(r)
-	if pl.ctDefault || len(r.Header.Values("Content-Type")) != 1 {
+	cts := r.Header.Values("Content-Type")
+	if len(cts) != 1 {
 		return err
 	}
-	if mt, _, perr := mime.ParseMediaType(r.Header.Get("Content-Type")); perr != nil || mt != "text/plain" {
+	if mt, _, perr := mime.ParseMediaType(cts[0]); perr != nil || mt != profile.ProbeRequestContentType {
 		return err
 	}
-	if o := pl.requestContentType; !o.Accepted() {
-		return refuse(o, "")
+	if o := s.play(r).requestContentType; !o.Accepted() {
+		return refuse(o, profile.Request{ContentType: quoteHeader(cts[0])})
 	}
 	return nil
 }

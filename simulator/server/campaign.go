@@ -6,7 +6,6 @@ import (
 	"strconv"
 
 	"github.com/partner-v3/conformance-kit/simulator"
-	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
 // The Campaign List answer (spec §4.2) is built from the campaigns'
@@ -25,14 +24,9 @@ import (
 // followed by a newline, as json.Encoder ends a value (the golden files of
 // simulator/sim hold those bytes).
 
-// appendCampaignList appends the Campaign List answer for page of limit.
-func appendCampaignList(dst []byte, page, limit, total int, cs []*simulator.Campaign) ([]byte, error) {
-	return appendCampaignPage(dst, page, limit, total, total, cs)
-}
-
-// appendCampaignPage is appendCampaignList with filteredRecords apart from
-// totalRecords (campaignList.filtered "active"): the pages walk over the
-// filtered records.
+// appendCampaignPage appends the Campaign List answer for page of limit,
+// with filteredRecords apart from totalRecords (campaignList.filtered
+// "active"): the pages walk over the filtered records.
 func appendCampaignPage(dst []byte, page, limit, total, filtered int, cs []*simulator.Campaign) ([]byte, error) {
 	dst = append(dst, `{"pageNo":`...)
 	dst = strconv.AppendInt(dst, int64(page), 10)
@@ -57,11 +51,12 @@ func appendCampaignPage(dst []byte, page, limit, total, filtered int, cs []*simu
 	return append(dst, "]}\n"...), nil
 }
 
-// handleCampaignList is Campaign List (spec §4.2). ASSUMPTIONS (not shown
-// in the spec): limit and page missing, not integers or out of range answer
-// 400 naming the field; a page past the last answers 200 with no
-// campaigns; there are no filters, so filteredRecords equals totalRecords;
-// campaigns come in Id order, deleted ones (active 0) included.
+// handleCampaignList is Campaign List (spec §4.2), under the profile's
+// campaignList choices (decodeCampaignList, listPage). default.json's:
+// limit and page missing, not integers or out of range answer 400 naming
+// the field; a page past the last answers 200 with no campaigns; there
+// are no filters, so filteredRecords equals totalRecords; campaigns come
+// in Id order, deleted ones (active 0) included.
 func (s *Server) handleCampaignList(w http.ResponseWriter, r *http.Request) {
 	f, err := readFields(r)
 	if err != nil {
@@ -75,24 +70,19 @@ func (s *Server) handleCampaignList(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	account := simulator.AccountFromContext(r.Context())
-	if !pl.listPlain {
-		s.writeListPage(w, r, pl, account.AccountID, page, limit)
-		return
-	}
-	filter := simulator.CampaignFilter{AccountID: account.AccountID, Offset: (page - 1) * limit, Limit: limit}
-	cs, total, err := s.Campaigns.FindCampaigns(r.Context(), filter)
+	cs, answered, total, filtered, err := s.listPage(r.Context(), pl, account.AccountID, page, limit)
 	if err != nil {
-		s.Error(w, r, fmt.Errorf("find campaigns: %w", err))
+		s.Error(w, r, err)
 		return
 	}
 	// Spec §4.2: pages end at totalPages. ASSUMPTION: with no campaign at
 	// all (totalPages 0), page 1 is the natural first request, not past it.
-	if page > max(totalPages(total, limit), 1) {
+	if page > max(totalPages(filtered, limit), 1) {
 		noteFinding(r, simulator.FindingPagePastEnd, "")
 	}
 	buf := getBuffer()
 	defer putBuffer(buf)
-	if *buf, err = appendCampaignList((*buf)[:0], page, limit, total, cs); err != nil {
+	if *buf, err = appendCampaignPage((*buf)[:0], answered, limit, total, filtered, cs); err != nil {
 		s.Error(w, r, fmt.Errorf("encode campaign list: %w", err))
 		return
 	}
@@ -111,39 +101,9 @@ func totalPages(total, limit int) int {
 // only the minimum): a page above it is refused with a 400 naming it.
 const maxPage = 1<<53 - 1
 
-func decodeCampaignList(f fields) (limit, page int, err error) {
-	if err := f.only("limit", "page"); err != nil {
-		return 0, 0, err
-	}
-	l, ok, err := f.integer("limit")
-	switch {
-	case err != nil:
-		return 0, 0, err
-	case !ok:
-		return 0, 0, invalidField("limit", "limit is required")
-	case l > spec.MaxPageSize:
-		return 0, 0, withFinding(simulator.FindingPageSizeOverMax, "",
-			simulator.Errorf(simulator.EINVALID, "limit must be between 1 and %d", spec.MaxPageSize))
-	case l < 1:
-		return 0, 0, invalidField("limit", "limit must be between 1 and %d", spec.MaxPageSize)
-	}
-	p, ok, err := f.integer("page")
-	switch {
-	case err != nil:
-		return 0, 0, err
-	case !ok:
-		return 0, 0, invalidField("page", "page is required")
-	case p < spec.MinPage:
-		return 0, 0, withFinding(simulator.FindingPageBelowOne, "", simulator.Errorf(simulator.EINVALID, "page must be %d or greater", spec.MinPage))
-	case p > maxPage:
-		// Never answered as another page than asked (pageNo echoes it).
-		return 0, 0, invalidField("page", "page must be at most %d", maxPage)
-	}
-	return int(l), int(p), nil
-}
-
-// handleCampaignStats is Campaign Stats (spec §4.3). ASSUMPTION (not shown):
-// an Id the account does not own answers 404 "Campaign not found", the same
+// handleCampaignStats is Campaign Stats (spec §4.3), under the profile's
+// campaignStats choices. default.json's (not shown in the spec): an Id
+// the account does not own answers 404 "Campaign not found", the same
 // whether another account owns it or nobody does, so nothing leaks across
 // accounts. Both objects always carry every key of §2.3; the channel the
 // campaign does not use has zero counts.
@@ -161,20 +121,17 @@ func (s *Server) handleCampaignStats(w http.ResponseWriter, r *http.Request) {
 	}
 	account := simulator.AccountFromContext(r.Context())
 	c, err := s.Campaigns.FindCampaignByID(r.Context(), account.AccountID, id)
-	if err != nil && simulator.ErrorCode(err) == simulator.ENOTFOUND && !pl.statsPlain["unknown"] {
+	if err != nil && simulator.ErrorCode(err) == simulator.ENOTFOUND { // ErrorCode allocates: not for a hit
 		// campaignStats.unknown (§4.3: "Response for an unknown
 		// campaignId: not shown").
 		if o := pl.stats.Unknown.Value; !o.Accepted() {
-			s.Error(w, r, withFinding(simulator.FindingUnknownCampaign, "", refuse(o, "campaignId")))
+			s.Error(w, r, withFinding(simulator.FindingUnknownCampaign, "", refuse(o, fieldRequest("campaignId"))))
 			return
 		}
 		writeBody(w, http.StatusOK, zeroStats)
 		return
 	}
 	if err != nil {
-		if simulator.ErrorCode(err) == simulator.ENOTFOUND {
-			err = withFinding(simulator.FindingUnknownCampaign, "", err)
-		}
 		s.Error(w, r, err)
 		return
 	}
@@ -186,25 +143,5 @@ func (s *Server) handleCampaignStats(w http.ResponseWriter, r *http.Request) {
 	}
 	// json.Encoder's newline, as every other answer ends.
 	*buf = append(*buf, '\n')
-	writeBody(w, http.StatusOK, *buf)
-}
-
-// writeListPage answers Campaign List under a profile whose campaignList
-// choices are not all the default's (listPage).
-func (s *Server) writeListPage(w http.ResponseWriter, r *http.Request, pl *play, accountID string, page, limit int) {
-	cs, answered, total, filtered, err := s.listPage(r.Context(), pl, accountID, page, limit)
-	if err != nil {
-		s.Error(w, r, err)
-		return
-	}
-	if page > max(totalPages(filtered, limit), 1) {
-		noteFinding(r, simulator.FindingPagePastEnd, "")
-	}
-	buf := getBuffer()
-	defer putBuffer(buf)
-	if *buf, err = appendCampaignPage((*buf)[:0], answered, limit, total, filtered, cs); err != nil {
-		s.Error(w, r, fmt.Errorf("encode campaign list: %w", err))
-		return
-	}
 	writeBody(w, http.StatusOK, *buf)
 }

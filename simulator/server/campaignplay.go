@@ -15,124 +15,110 @@ import (
 
 // decodeCampaignList is Campaign List's body under the profile's
 // campaignList choices (§4.2: "Response when limit is above 50, page is
-// below 1, or a field is missing: not shown"). A choice equal to the
-// default's answers as today (decodeCampaignList, whose messages name the
-// value at hand).
+// below 1, or a field is missing: not shown"): limit, then page, each
+// missing, not an integer or out of range answered as its choice says
+// (refused with its message, or served with the page size or page it
+// names), after the fields §4.2 does not list (extraField).
 func (pl *play) decodeCampaignList(f fields) (limit, page int, err error) {
-	if pl.listPlain {
-		return decodeCampaignList(f)
+	if f, err = pl.extraFields(f, pl.list.ExtraField.Value, "limit", "page"); err != nil {
+		return 0, 0, err
 	}
-	for k := range f {
-		if k == "limit" || k == "page" {
-			continue
-		}
-		o := pl.list.ExtraField.Value
-		if pl.listDefault["extraField"] {
-			return 0, 0, f.only("limit", "page")
-		}
-		if !o.Accepted() {
-			return 0, 0, refuse(o, k)
-		}
-		// Accepted: the extra fields are ignored.
-		f = fields{"limit": f["limit"], "page": f["page"]}
-		for _, n := range []string{"limit", "page"} {
-			if f[n] == nil {
-				delete(f, n)
-			}
-		}
-		break
-	}
-	l, err := pl.listNumber(f, "limit", func(v int64) (string, int64) {
+	l, err := pl.listNumber(f, "limit", func(v int64) (*profile.Outcome, int64, string, string) {
 		switch {
 		case v > spec.MaxPageSize:
-			return "limitAboveMax", spec.MaxPageSize
+			return &pl.list.LimitAboveMax.Value, spec.MaxPageSize, simulator.FindingPageSizeOverMax, ""
 		case v < 1:
-			return "limitBelowOne", 1
+			return &pl.list.LimitBelowOne.Value, 1, simulator.FindingInvalidField, "limit"
 		}
-		return "", v
-	}, "limitMissing", 10)
+		return nil, v, "", ""
+	}, &pl.list.LimitMissing.Value, 10)
 	if err != nil {
 		return 0, 0, err
 	}
-	p, err := pl.listNumber(f, "page", func(v int64) (string, int64) {
+	p, err := pl.listNumber(f, "page", func(v int64) (*profile.Outcome, int64, string, string) {
 		if v < spec.MinPage {
-			return "pageBelowOne", spec.MinPage
+			return &pl.list.PageBelowOne.Value, spec.MinPage, simulator.FindingPageBelowOne, ""
 		}
-		return "", v
-	}, "pageMissing", spec.MinPage)
+		return nil, v, "", ""
+	}, &pl.list.PageMissing.Value, spec.MinPage)
 	if err != nil {
 		return 0, 0, err
 	}
 	if p > maxPage {
+		// Never answered as another page than asked (pageNo echoes it).
 		return 0, 0, invalidField("page", "page must be at most %d", maxPage)
 	}
 	return int(l), int(p), nil
 }
 
+// extraFields plays an operation's extraField choice o on the fields of f
+// outside allowed: refused naming them all (the client report counts an
+// unknown field), or ignored (f without them).
+func (pl *play) extraFields(f fields, o profile.Outcome, allowed ...string) (fields, error) {
+	var extra []string
+	for k := range f {
+		if !slices.Contains(allowed, k) {
+			extra = append(extra, k)
+		}
+	}
+	if len(extra) == 0 {
+		return f, nil
+	}
+	if !o.Accepted() {
+		return nil, withFinding(simulator.FindingUnknownField, "", refuse(o, fieldRequest(extra...)))
+	}
+	kept := make(fields, len(allowed))
+	for _, k := range allowed {
+		if v, ok := f[k]; ok {
+			kept[k] = v
+		}
+	}
+	return kept, nil
+}
+
 // listNumber reads limit or page under the profile: missing, sent as a
-// numeric string (wrongType) or out of range (the case check names) are
-// refused with the profile's outcome, or accepted with the value its
-// PageSize (limit) or PageNo (page) says, else fallback's. ASSUMPTION: an
-// accepted missing limit is 10 when the profile does not say, a page 1.
-func (pl *play) listNumber(f fields, name string, check func(int64) (string, int64), missing string, missingValue int64) (int64, error) {
-	used := func(o profile.Outcome, fallback int64) int64 {
+// numeric string (wrongType) or out of range (the case check names, with
+// the value a clamp serves and the client report's finding) are refused
+// with the choice's outcome, or accepted with the value its PageSize
+// (limit) or PageNo (page) says, else the clamp's (missingValue when
+// missing). ASSUMPTION: an accepted missing limit is 10 when the profile
+// does not say, a page 1.
+func (pl *play) listNumber(f fields, name string, check func(int64) (o *profile.Outcome, clamped int64, finding, detail string), missing *profile.Outcome, missingValue int64) (int64, error) {
+	played := func(o *profile.Outcome, fallback int64, finding, detail string) (int64, error) {
+		if !o.Accepted() {
+			return 0, withFinding(finding, detail, refuse(*o, fieldRequest(name)))
+		}
 		v := int64(o.PageSize)
 		if name == "page" {
 			v = int64(o.PageNo)
 		}
 		if v <= 0 {
-			return fallback
+			return fallback, nil
 		}
-		return v
-	}
-	// play answers key's case when the profile's choice is not the
-	// default's (ok), else leaves it to today's words.
-	play := func(key string, fallback int64) (v int64, ok bool, err error) {
-		if pl.listDefault[key] {
-			return 0, false, nil
-		}
-		o := pl.listOutcomes[key]
-		if !o.Accepted() {
-			return 0, true, refuse(o, name)
-		}
-		return used(o, fallback), true, nil
+		return v, nil
 	}
 	if !f.present(name) {
-		if v, ok, err := play(missing, missingValue); ok {
-			return v, err
-		}
-		return 0, invalidField(name, "%s is required", name)
+		return played(missing, missingValue, simulator.FindingInvalidField, name)
 	}
 	v, err := pl.listInteger(f, name)
 	if err != nil {
 		return 0, err
 	}
-	key, clamped := check(v)
-	if key == "" {
+	o, clamped, finding, detail := check(v)
+	if o == nil {
 		return v, nil
 	}
-	if w, ok, err := play(key, clamped); ok {
-		return w, err
-	}
-	// The default's answer, today's words.
-	if name == "limit" {
-		if key == "limitAboveMax" {
-			return 0, withFinding(simulator.FindingPageSizeOverMax, "",
-				simulator.Errorf(simulator.EINVALID, "limit must be between 1 and %d", spec.MaxPageSize))
-		}
-		return 0, invalidField("limit", "limit must be between 1 and %d", spec.MaxPageSize)
-	}
-	return 0, withFinding(simulator.FindingPageBelowOne, "", simulator.Errorf(simulator.EINVALID, "page must be %d or greater", spec.MinPage))
+	return played(o, clamped, finding, detail)
 }
 
 // listInteger reads limit or page as an integer: a numeric string
 // (campaignList.wrongType) is refused with the profile's outcome, or read
 // as its integer when the profile accepts it.
 func (pl *play) listInteger(f fields, name string) (int64, error) {
-	if raw := string(f[name]); len(raw) > 2 && raw[0] == '"' && !pl.listDefault["wrongType"] {
+	if raw := string(f[name]); len(raw) > 2 && raw[0] == '"' {
 		if n, err := strconv.ParseInt(raw[1:len(raw)-1], 10, 64); err == nil {
 			if o := pl.list.WrongType.Value; !o.Accepted() {
-				return 0, refuse(o, name)
+				return 0, withFinding(simulator.FindingInvalidField, name, refuse(o, fieldRequest(name)))
 			}
 			return n, nil
 		}
@@ -203,7 +189,7 @@ func (pl *play) pastLast(page, last int) (int, error) {
 	o := pl.list.PastLast.Value
 	switch {
 	case !o.Accepted():
-		return page, refuse(o.Outcome, "page")
+		return page, refuse(o.Outcome, fieldRequest("page"))
 	case o.Echo:
 		return page, nil
 	}
@@ -211,8 +197,7 @@ func (pl *play) pastLast(page, last int) (int, error) {
 }
 
 // statsID reads Campaign Stats' campaignId under the profile's
-// campaignStats choices (numericString, extraField); today's answers where
-// they are the default's.
+// campaignStats choices (numericString, extraField).
 func (pl *play) statsID(f fields) (int64, error) {
 	// Spec §4.3 first: a body without campaignId gets the spec's message,
 	// whatever else it holds.
@@ -220,23 +205,14 @@ func (pl *play) statsID(f fields) (int64, error) {
 		return 0, withFinding(simulator.FindingInvalidField, "campaignId",
 			&simulator.Error{Code: simulator.EINVALID, Message: spec.MsgCampaignIDRequired})
 	}
-	if len(f) > 1 {
-		if pl.statsPlain["extraField"] {
-			if err := f.only("campaignId"); err != nil {
-				return 0, err
-			}
-		} else if o := pl.stats.ExtraField.Value; !o.Accepted() {
-			for k := range f {
-				if k != "campaignId" {
-					return 0, refuse(o, k)
-				}
-			}
-		}
+	f, err := pl.extraFields(f, pl.stats.ExtraField.Value, "campaignId")
+	if err != nil {
+		return 0, err
 	}
-	if raw := string(f["campaignId"]); !pl.statsPlain["numericString"] && len(raw) > 2 && raw[0] == '"' {
+	if raw := string(f["campaignId"]); len(raw) > 2 && raw[0] == '"' {
 		if n, err := strconv.ParseInt(raw[1:len(raw)-1], 10, 64); err == nil {
 			if o := pl.stats.NumericString.Value; !o.Accepted() {
-				return 0, refuse(o, "campaignId")
+				return 0, withFinding(simulator.FindingInvalidField, "campaignId", refuse(o, fieldRequest("campaignId")))
 			}
 			return n, nil
 		}

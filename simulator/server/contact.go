@@ -1,19 +1,17 @@
 package server
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/mail"
 	"regexp"
 	"slices"
-	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/profile"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
@@ -87,21 +85,21 @@ func writeContactAdded(w http.ResponseWriter, id string) {
 }
 
 // decodeContact turns an Add Contact body into a Contact, checking every
-// field of spec §2.1. now bounds dateOfBirth.
-func decodeContact(f fields, now time.Time) (*simulator.Contact, error) {
-	return decodeContactSkip(f, now, nil)
-}
-
-// decodeContactSkip is decodeContact without the format or range checks of
-// the fields in skip: those a profile's contact.validation accepts.
-func decodeContactSkip(f fields, now time.Time, skip map[string]bool) (*simulator.Contact, error) {
+// field of spec §2.1 (now bounds dateOfBirth) under the profile's
+// contact.validation (§4.1: "Response to validation failures on other
+// fields: not shown"): where a value falls in one of its classes, the
+// class's outcome answers it, refused with its message or accepted
+// (contactString, optStatus, contactList say how it is stored); every
+// other check is the simulator's own.
+func (pl *play) decodeContact(f fields, now time.Time) (*simulator.Contact, error) {
 	// Spec §4.1 first: when the body gives neither email nor phoneNo, the
 	// spec's own message is the answer, whatever else is wrong with it.
 	if f.blank("email") && f.blank("phoneNo") {
 		return nil, withFinding(simulator.FindingInvalidField, "email or phoneNo",
 			&simulator.Error{Code: simulator.EINVALID, Message: spec.MsgEmailOrPhoneRequired})
 	}
-	if err := f.only(contactFields...); err != nil {
+	f, err := pl.extraFields(f, pl.validation[profile.ClassUnknownField], contactFields...)
+	if err != nil {
 		return nil, err
 	}
 	c := &simulator.Contact{}
@@ -113,7 +111,7 @@ func decodeContactSkip(f fields, now time.Time, skip map[string]bool) (*simulato
 		{"addrOne", &c.AddrOne}, {"addrTwo", &c.AddrTwo}, {"city", &c.City}, {"country", &c.Country},
 		{"state", &c.State}, {"zipCode", &c.ZipCode}, {"gender", &c.Gender}, {"dateOfBirth", &c.DateOfBirth},
 	} {
-		v, err := f.str(sf.name)
+		v, err := pl.contactString(f, sf.name)
 		if err != nil {
 			return nil, err
 		}
@@ -122,31 +120,27 @@ func decodeContactSkip(f fields, now time.Time, skip map[string]bool) (*simulato
 		}
 		*sf.dst = v
 	}
-	if err := validateContactFormats(c, now, skip); err != nil {
+	if err := pl.validateContactFormats(c, now); err != nil {
 		return nil, err
 	}
 	for _, opt := range []struct {
 		name string
 		dst  **int
 	}{{"emailOptStatus", &c.EmailOptStatus}, {"smsOptStatus", &c.SMSOptStatus}} {
-		v, ok, err := f.integer(opt.name)
+		v, ok, err := pl.optStatus(f, opt.name)
 		if err != nil {
 			return nil, err
 		}
-		if !ok {
-			continue
+		if ok {
+			n := int(v)
+			*opt.dst = &n
 		}
-		if v != 0 && v != 1 && !skip[opt.name] {
-			return nil, invalidField(opt.name, "%s must be 0 (opt-out) or 1 (opt-in)", opt.name)
-		}
-		n := int(v)
-		*opt.dst = &n
 	}
 	for _, lf := range []struct {
 		name string
 		dst  *[]string
 	}{{"tag", &c.Tag}, {"playerType", &c.PlayerType}} {
-		v, err := f.strings(lf.name)
+		v, err := pl.contactList(f, lf.name)
 		if err != nil {
 			return nil, err
 		}
@@ -164,31 +158,41 @@ func decodeContactSkip(f fields, now time.Time, skip map[string]bool) (*simulato
 }
 
 // validateContactFormats checks the formats spec §2.1 states (gender,
-// dateOfBirth) and the ones it implies (email, phone, country code), which
-// it does not say how to answer (§4.1: not shown). ASSUMPTION: a 400 that
-// names the field.
-func validateContactFormats(c *simulator.Contact, now time.Time, skip map[string]bool) error {
-	if c.Email != "" && !skip["email"] {
-		a, err := mail.ParseAddress(c.Email)
-		if err != nil || a.Address != c.Email || a.Name != "" {
-			return invalidField("email", "email is not a valid email address")
+// dateOfBirth) and the ones it implies (email, country code), each a
+// class of contact.validation, and the phone number and the date's range,
+// which are the simulator's own 400s naming the field.
+func (pl *play) validateContactFormats(c *simulator.Contact, now time.Time) error {
+	if c.Email != "" {
+		if a, err := mail.ParseAddress(c.Email); err != nil || a.Address != c.Email || a.Name != "" {
+			if err := pl.classRefusal(profile.ClassEmailFormat, "email"); err != nil {
+				return err
+			}
 		}
 	}
 	if c.PhoneNo != "" && (!phoneRE.MatchString(c.PhoneNo) || !digitsBetween(c.PhoneNo, 7, 15)) {
 		return invalidField("phoneNo", "phoneNo must be a phone number of 7 to 15 digits, optionally with a leading +")
 	}
-	if c.Country != "" && !skip["country"] && !countryRE.MatchString(c.Country) {
-		return invalidField("country", "country must be a 2- or 3-letter country code, such as US, UK, CA")
-	}
-	if c.Gender != "" && !skip["gender"] && !slices.Contains(spec.Genders(), c.Gender) {
-		return invalidField("gender", "gender must be one of %s", strings.Join(spec.Genders(), ", "))
-	}
-	if c.DateOfBirth != "" && !skip["dateOfBirth"] {
-		d, err := time.Parse(spec.DateLayout, c.DateOfBirth)
-		if err != nil {
-			return invalidField("dateOfBirth", "dateOfBirth must be a date of the form YYYY-MM-DD")
+	if c.Country != "" && !countryRE.MatchString(c.Country) {
+		if err := pl.classRefusal(profile.ClassCountryFreeText, "country"); err != nil {
+			return err
 		}
-		if d.After(now) || d.Year() < 1900 {
+	}
+	if c.Gender != "" && !slices.Contains(spec.Genders(), c.Gender) {
+		if err := pl.classRefusal(profile.ClassGenderValue, "gender"); err != nil {
+			return err
+		}
+	}
+	if c.DateOfBirth != "" {
+		d, err := time.Parse(spec.DateLayout, c.DateOfBirth)
+		switch {
+		case err != nil:
+			class := profile.ClassDateImpossible
+			if !dateShapeRE.MatchString(c.DateOfBirth) {
+				class = profile.ClassDateFormat
+			}
+			// Accepted: stored as sent, with no range to check.
+			return pl.classRefusal(class, "dateOfBirth")
+		case d.After(now) || d.Year() < 1900:
 			return invalidField("dateOfBirth", "dateOfBirth must lie between 1900-01-01 and today")
 		}
 	}
@@ -205,28 +209,18 @@ func digitsBetween(s string, lo, hi int) bool {
 	return n >= lo && n <= hi
 }
 
-// newContactID returns a random contact identifier (spec §4.1: a string).
-func newContactID() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return "ct_" + hex.EncodeToString(b[:])
-}
-
 // storeContact stores c under the profile's contact.duplicateEmail and
 // duplicatePhone (§2.1: "Behaviour when a contact already exists: not
-// shown"): today's upsert, a new contact anyway, or the profile's refusal.
+// shown"): merged into the contact the account has (default.json's), a
+// new contact anyway, or the profile's refusal.
 func (s *Server) storeContact(r *http.Request, pl *play, c *simulator.Contact) (*simulator.Contact, error) {
-	if pl.dupPlain {
-		stored, _, err := s.Contacts.UpsertContact(r.Context(), c)
-		return stored, err
-	}
 	stored, _, err := s.Contacts.AddContact(r.Context(), c, pl.dupRule)
 	if errors.Is(err, simulator.ErrDuplicate) {
 		o, field := pl.dupPhoneOut, "phoneNo"
 		if c.Email != "" {
 			o, field = pl.dupEmailOut, "email"
 		}
-		return nil, refuse(o, field)
+		return nil, refuse(o, fieldRequest(field))
 	}
 	return stored, err
 }

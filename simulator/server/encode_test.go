@@ -56,7 +56,7 @@ func TestAppendCampaignList_SameBytesAsEncodingJSON(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := appendCampaignList(nil, tt.page, tt.limit, tt.total, tt.campaigns)
+			got, err := appendCampaignPage(nil, tt.page, tt.limit, tt.total, tt.total, tt.campaigns)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -96,7 +96,7 @@ func TestAppendStatsJSON_SameBytesAsEncodingJSON(t *testing.T) {
 // spec §4.1 answer to json.Encoder's, for identifiers that need escaping
 // too.
 func TestWriteContactAdded_SameBytesAsEncodingJSON(t *testing.T) {
-	for _, id := range []string{newContactID(), "ct_plain-ID_09", `ct_"quoted"<&>`, "ct_ü\u2028", ""} {
+	for _, id := range []string{ownPlay.newContactID(), "ct_plain-ID_09", `ct_"quoted"<&>`, "ct_ü\u2028", ""} {
 		w := httptest.NewRecorder()
 		writeContactAdded(w, id)
 		var enc bytes.Buffer

@@ -45,7 +45,7 @@ func FuzzDecodeContact(f *testing.F) {
 			mustBeRefusal(t, err, simulator.EINVALID)
 			return
 		}
-		c, err := decodeContact(fs, now)
+		c, err := ownPlay.decodeContact(fs, now)
 		if err != nil {
 			mustBeRefusal(t, err, simulator.EINVALID)
 			return
@@ -75,7 +75,7 @@ func FuzzDecodeContact(f *testing.F) {
 		if err != nil {
 			t.Fatalf("own JSON %s refused: %v", again, err)
 		}
-		c2, err := decodeContact(fs2, now)
+		c2, err := ownPlay.decodeContact(fs2, now)
 		if err != nil {
 			t.Fatalf("own JSON %s refused: %v", again, err)
 		}
@@ -101,7 +101,7 @@ func FuzzDecodeCampaignList(f *testing.F) {
 			mustBeRefusal(t, err, simulator.EINVALID)
 			return
 		}
-		limit, page, err := decodeCampaignList(fs)
+		limit, page, err := ownPlay.decodeCampaignList(fs)
 		if err != nil {
 			mustBeRefusal(t, err, simulator.EINVALID)
 			return
@@ -195,6 +195,9 @@ func newFuzzServer() *Server {
 		Accounts: inmem.NewAccountStore([]*simulator.Account{{APIKey: "key", APISecret: "secret", AccountID: "acc"}}),
 		Contacts: &mock.ContactStore{
 			UpsertContactFn: func(_ context.Context, c *simulator.Contact) (*simulator.Contact, bool, error) { return c, true, nil },
+			AddContactFn: func(_ context.Context, c *simulator.Contact, _ simulator.DuplicateRule) (*simulator.Contact, bool, error) {
+				return c, true, nil
+			},
 		},
 		Campaigns: &mock.CampaignStore{
 			FindCampaignsFn: func(context.Context, simulator.CampaignFilter) ([]*simulator.Campaign, int, error) {

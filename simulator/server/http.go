@@ -20,7 +20,8 @@ func (s *Server) Error(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	code := simulator.ErrorCode(err)
 	var oe *outcomeError
-	if code == simulator.EINTERNAL && !errors.As(err, &oe) {
+	chosen := errors.As(err, &oe) // a profile's refusal: its own status
+	if code == simulator.EINTERNAL && !chosen {
 		s.logger().Error("internal error", "request_id", w.Header().Get(requestIDHeader),
 			"method", r.Method, "path", r.URL.Path, "err", err)
 	}
@@ -29,40 +30,26 @@ func (s *Server) Error(w http.ResponseWriter, r *http.Request, err error) {
 		writeJSON(w, status, &ErrorResponse{Error: message})
 		return
 	}
-	pl := s.play(r)
-	if code == simulator.ETOOLARGE {
+	if code == simulator.ETOOLARGE && !chosen {
 		// http.bodyLimit's refusal: decided before authentication, so
 		// the server's own profile's.
-		if sp := s.serverPlay(); !sp.bodyLimitDefault && sp.bodyLimit.Refusal != nil {
-			status, message = sp.bodyLimit.Refusal.Status, sp.bodyLimit.Refusal.Message
-		}
+		o := s.serverPlay().bodyLimit.Refusal
+		status, message = o.Status, profile.Render(o.Message, profile.Request{Limit: s.maxBodyBytes()})
 	}
-	// §7 gives the 429 body; its Content-Type is the profile's
-	// (rateLimit.refusalContentType).
+	pl := s.play(r)
 	if status == http.StatusTooManyRequests {
-		if pl.refusalContentType == nil {
-			writeJSON(w, status, &ErrorResponse{Error: message})
-			return
-		}
-		writeProfileError(w, status, message, profile.ErrorBody{MessageField: "error"}, pl.refusalContentType)
+		// §7 gives the 429 body; its Content-Type is the profile's
+		// (rateLimit.refusalContentType).
+		writeProfileError(w, status, message, rateLimitBody, pl.refusalContentType)
 		return
 	}
 	// errors.bodies shapes every other status.
-	if pl.errorBodies == nil {
-		if pl.contentType == nil {
-			writeJSON(w, status, &ErrorResponse{Error: message})
-			return
-		}
-		writeProfileError(w, status, message, profile.ErrorBody{MessageField: "error"}, pl.contentType)
-		return
-	}
-	b := pl.errorBody(status)
-	ct := pl.contentTypeOf()
-	if b.ContentType != "" {
-		ct = []string{b.ContentType}
-	}
+	b, ct := pl.errorBody(status)
 	writeProfileError(w, status, message, b, ct)
 }
+
+// rateLimitBody is §7's 429 body: {"error": message}.
+var rateLimitBody = profile.ErrorBody{MessageField: "error"}
 
 // statusRecorder remembers the status a handler wrote, for the journal.
 type statusRecorder struct {

@@ -61,7 +61,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 				kind, detail = simulator.FindingMissingHeader, spec.HeaderAccountID
 				// auth.missingAccount: §5 allows 401 or 403 here, each
 				// with its own message (Check holds the profile to them).
-				if o := s.play(r).missingAccount; o.Status == http.StatusUnauthorized {
+				if s.play(r).missingAccount.Status == http.StatusUnauthorized {
 					refusal = &simulator.Error{Code: simulator.EUNAUTHORIZED, Message: spec.MsgInvalidCredentials}
 				}
 			}
@@ -98,7 +98,7 @@ func firstOf(ok bool, a string, okB bool, b, c string) string {
 // allowed request counts even when a fault then answers it: the partner's
 // server saw it.
 //
-// Where §8 is silent the request's profile decides (profileFor, issue
+// Where §8 is silent the request's profile decides (playFor, issue
 // 20): the window and whether refusals count (the Gate's RatePolicy),
 // whether a request with an invalid body counts (countsBadRequests) and
 // which refusal wins when the budget is spent too (limitFirst), the
@@ -107,11 +107,9 @@ func firstOf(ok bool, a string, okB bool, b, c string) string {
 func (s *Server) limitRate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		a, rec := simulator.AccountFromContext(r.Context()), recordFrom(r)
-		p := s.profileFor(r)
-		policy := ratePolicy(p)
-		def := defaultProfile.Rate
-		counts, limitFirst := p.Rate.CountsBadRequests.Or(def.CountsBadRequests), p.Rate.LimitFirst.Or(def.LimitFirst)
-		s.playLatency(r, p, rec.Entry.Operation)
+		pl := s.play(r)
+		policy, counts, limitFirst := pl.ratePolicy, pl.countsBadRequests, pl.limitFirst
+		s.playLatency(r, pl, rec.Entry.Operation)
 		var badBody error
 		if !counts || !limitFirst {
 			badBody = s.bodyError(r)
@@ -145,7 +143,7 @@ func (s *Server) limitRate(next http.Handler) http.Handler {
 		}
 		d := ad.Rate
 		limit, window := s.rateLimit()
-		rateHeaders(w.Header(), p, limit, window, d, ad.Now)
+		rateHeaders(w.Header(), pl, limit, window, d, ad.Now)
 		rec.Now = ad.Now
 		if badBody != nil && !limitFirst {
 			// Counted, but the body answers before the limit: a 400 says
@@ -305,16 +303,15 @@ func quoteHeader(v string) string {
 }
 
 // maxBodyBytes is the largest body served: the server's profile's
-// http.bodyLimit when it differs from the default's (decided before
-// authentication, so never an account's), else the Limits'.
+// http.bodyLimit (decided before authentication, so never an account's).
+// A server without a profile, or whose profile does not know its limit,
+// serves its Limits' (MaxBodyBytes, --max-body-bytes), which default.json's
+// value stands for.
 func (s *Server) maxBodyBytes() int64 {
-	if sp := s.serverPlay(); !sp.bodyLimitDefault {
+	if sp := s.serverPlay(); sp.bodyLimitKnown || s.MaxBodyBytes <= 0 {
 		return int64(sp.bodyLimit.Accepted)
 	}
-	if s.MaxBodyBytes > 0 {
-		return s.MaxBodyBytes
-	}
-	return DefaultMaxBodyBytes
+	return s.MaxBodyBytes
 }
 
 // malformedBody is the body of a FaultMalformed: JSON cut off mid-value,
@@ -338,7 +335,7 @@ func (s *Server) injectFault(w http.ResponseWriter, r *http.Request, f *simulato
 		}
 		// An error the partner's server answers: in the profile's shape
 		// of its status (errors.bodies).
-		s.Error(w, r, &outcomeError{status: status, message: faultMessage(status)})
+		s.Error(w, r, chosenError(status, faultMessage(status)))
 		return true
 	case simulator.FaultRateLimit:
 		// Spec §7: the 429 body, word for word.

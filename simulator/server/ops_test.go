@@ -98,6 +98,9 @@ func TestInternalErrors(t *testing.T) {
 		UpsertContactFn: func(context.Context, *simulator.Contact) (*simulator.Contact, bool, error) {
 			return nil, false, errors.New("disk full")
 		},
+		AddContactFn: func(context.Context, *simulator.Contact, simulator.DuplicateRule) (*simulator.Contact, bool, error) {
+			return nil, false, errors.New("disk full")
+		},
 	}
 	s := &server.Server{Stores: server.Stores{
 		Accounts: inmem.NewAccountStore(accounts), Contacts: contacts, Campaigns: campaigns,

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/profile"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
@@ -56,14 +57,15 @@ func (p *partnerAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// http.unknownPath (a path under the base path), decided before
 	// authentication: the server's own profile's.
-	if sp := p.s.serverPlay(); !sp.unknownPathDefault && strings.HasPrefix(r.URL.EscapedPath(), spec.BasePath+"/") {
-		p.s.Error(w, r, refuse(sp.unknownPath, ""))
+	if path := r.URL.EscapedPath(); strings.HasPrefix(path, spec.BasePath+"/") {
+		p.s.Error(w, r, refuse(p.s.serverPlay().unknownPath, profile.Request{Method: r.Method, Path: quotePath(path)}))
 		return
 	}
 	if isControlPath(r.URL.EscapedPath()) {
 		p.s.Error(w, r, p.s.controlCallOnPartnerPort(r.URL.EscapedPath()))
 		return
 	}
+	// Outside the base path: no operation of any profile's.
 	p.s.Error(w, r, simulator.Errorf(simulator.ENOTFOUND, "No operation at %s: the operations are POST %s/{%s}",
 		quotePath(r.URL.EscapedPath()), spec.BasePath, strings.Join(spec.Paths(), ",")))
 }
@@ -79,15 +81,11 @@ func (s *Server) operation(op string, h http.HandlerFunc) http.Handler {
 		if r.Method != http.MethodPost {
 			// http.otherMethod, decided before authentication: the
 			// server's own profile's.
-			if sp := s.serverPlay(); !sp.otherMethodDefault {
-				if sp.otherMethod.Allow != "" {
-					w.Header().Set("Allow", sp.otherMethod.Allow)
-				}
-				s.Error(w, r, refuse(sp.otherMethod.Outcome, ""))
-				return
+			o := s.serverPlay().otherMethod
+			if o.Allow != "" {
+				w.Header().Set("Allow", o.Allow)
 			}
-			w.Header().Set("Allow", http.MethodPost)
-			s.Error(w, r, simulator.Errorf(simulator.ENOTALLOWED, "Method %s is not allowed: %s takes POST", r.Method, op))
+			s.Error(w, r, refuse(o.Outcome, profile.Request{Method: r.Method, Operation: op, Path: quotePath(r.URL.EscapedPath())}))
 			return
 		}
 		recordFrom(r).Entry.Operation = op

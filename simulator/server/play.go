@@ -1,15 +1,14 @@
 package server
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
-	"reflect"
 	"runtime"
 	"strconv"
 	"strings"
@@ -19,160 +18,181 @@ import (
 	"weak"
 
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/httpjson"
 	"github.com/partner-v3/conformance-kit/simulator/profile"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
-// play is one profile's choices of the sections Errors, Auth, Contact,
-// List, Stats and HTTP (issue 20), resolved once per profile: Unknown
-// choices take the default profile's (Choice.Or), and every choice equal to
-// the default's is flagged so that today's code answers it. Today's code
-// derives its messages for the field and value at hand, which the default
-// profile's literal messages describe for the probe only (a choice is data
-// read at one place, STYLE §3).
+// play is one profile's choices, resolved once per profile (playOf):
+// every Unknown choice takes default.json's (Choice.Or, in newPlay and
+// nowhere else), and each value is held in the form the request path
+// reads. The simulator's own choices are default.json's, played by this
+// same value (issue 31): no handler asks whether a choice is the
+// default's, and a message comes from the choice (profile.Render), never
+// from a built-in branch.
 type play struct {
-	// errorBodies by status, nil when every status answers {"error": m}.
+	// errorBodies holds errors.bodies by status; errorCT each status's
+	// Content-Type (the body's own, else responseContentType's).
 	errorBodies map[int]profile.ErrorBody
+	errorCT     map[int][]string
 
 	missingAccount   profile.Outcome
 	credentialsFirst bool
 
-	// contactID is nil for today's format (ct_ + 24 hex).
-	contactID *profile.IDFormat
+	contactID profile.IDFormat
 	idCounter atomic.Int64
 
-	// dupRule is contact.duplicateEmail and duplicatePhone for the store;
-	// dupPlain when both are today's merge (UpsertContact).
+	// dupRule is contact.duplicateEmail and duplicatePhone for the store
+	// (its zero value merges both), dupEmailOut and dupPhoneOut their
+	// refusals.
 	dupRule                  simulator.DuplicateRule
-	dupPlain                 bool
 	dupEmailOut, dupPhoneOut profile.Outcome
 
-	// validation holds the classes whose outcome differs from the default.
+	// validation is contact.validation's outcome of every class.
 	validation map[string]profile.Outcome
 
-	list        profile.List // resolved values
-	listDefault map[string]bool
-	// listOutcomes are list's outcome choices by their JSON names, the
-	// keys of listDefault (pastLast aside, which is no Outcome).
-	listOutcomes map[string]profile.Outcome
-	listPlain    bool // every choice of List is the default's
-
-	stats      profile.Stats
-	statsPlain map[string]bool
+	list  profile.List // resolved values
+	stats profile.Stats
 
 	unknownPath, requestContentType profile.Outcome
-	unknownPathDefault, ctDefault   bool
 	otherMethod                     profile.MethodOutcome
-	otherMethodDefault              bool
-	bodyLimit                       profile.BodyLimit
-	bodyLimitDefault                bool
+	// bodyLimit is http.bodyLimit, its Refusal never nil (default.json's
+	// when the profile's accepted every size); bodyLimitKnown whether the
+	// profile itself says it (maxBodyBytes).
+	bodyLimit      profile.BodyLimit
+	bodyLimitKnown bool
 
-	// contentType is nil for application/json; refusalContentType, a
-	// 429's (rateLimit.refusalContentType), likewise.
+	// contentType is http.responseContentType's header value; rewrite
+	// whether a handler's application/json must be replaced by it.
 	contentType        []string
+	rewrite            bool
 	refusalContentType []string
 	successFields      map[string][]profile.Field
 	gzip               bool
 	// http2 is whether TLS offers h2: the server's profile's only (an
 	// account's profile cannot change the listener's ALPN).
 	http2 bool
+
+	// The rateLimit choices (rateHeaders, limitRate, countUnauthenticated).
+	ratePolicy            simulator.RatePolicy
+	countsBadRequests     bool
+	countsUnauthenticated bool
+	limitFirst            bool
+	retryAfter            profile.RetryAfter
+	rateHeaders           profile.RateHeaders
+
+	// latency is latency.operations, nil when unknown (playLatency).
+	latency map[string]profile.OperationLatency
 }
 
-// pick resolves a choice against the default's and reports whether the
-// value played is the default's.
-func pick[T any](c, def profile.Choice[T]) (T, bool) {
-	v := c.Or(def)
-	return v, reflect.DeepEqual(v, def.Value)
-}
+// defaultChoices is default.json, read once: the choices every Unknown one
+// of a profile takes.
+var defaultChoices = profile.Default()
 
+// newPlay resolves p: each Unknown choice is default.json's.
 func newPlay(p *profile.Profile) *play {
-	d := defaultProfile
+	d := defaultChoices
 	pl := &play{}
-	bodies, _ := pick(p.Errors.Bodies, d.Errors.Bodies)
-	pl.errorBodies = map[int]profile.ErrorBody{}
-	plain := true
+	contentType := p.HTTP.ResponseContentType.Or(d.HTTP.ResponseContentType)
+	pl.contentType, pl.rewrite = headerValue(contentType), contentType != spec.ContentType
+	pl.errorBodies, pl.errorCT = map[int]profile.ErrorBody{}, map[int][]string{}
+	bodies := p.Errors.Bodies.Or(d.Errors.Bodies)
+	// Bodies all of §7's shape ({"error": message} alone) carry the
+	// Content-Type of the answers (http.responseContentType); a shape of
+	// the profile's own, its status's.
+	spec7 := true
+	for _, b := range bodies {
+		spec7 = spec7 && b.MessageField == "error" && len(b.Fields) == 0
+	}
 	for k, b := range bodies {
 		n, err := strconv.Atoi(k)
 		if err != nil {
 			continue // Check refuses it
 		}
-		pl.errorBodies[n] = b
-		if b.MessageField != "error" || len(b.Fields) > 0 {
-			plain = false
+		pl.errorBodies[n], pl.errorCT[n] = b, pl.contentType
+		if b.ContentType != "" && !spec7 {
+			pl.errorCT[n] = headerValue(b.ContentType)
 		}
 	}
-	if plain {
-		pl.errorBodies = nil
+	pl.missingAccount = p.Auth.MissingAccount.Or(d.Auth.MissingAccount)
+	pl.credentialsFirst = p.Auth.CredentialsFirst.Or(d.Auth.CredentialsFirst)
+	pl.contactID = p.Contact.ID.Or(d.Contact.ID)
+	pl.dupRule.Email, pl.dupEmailOut = duplicateOf(p.Contact.DuplicateEmail.Or(d.Contact.DuplicateEmail))
+	pl.dupRule.Phone, pl.dupPhoneOut = duplicateOf(p.Contact.DuplicatePhone.Or(d.Contact.DuplicatePhone))
+	// Class by class: a class the profile's map leaves out is default.json's.
+	pl.validation = maps.Clone(d.Contact.Validation.Value)
+	if v := p.Contact.Validation; v.Known() {
+		maps.Copy(pl.validation, v.Value)
 	}
-	pl.missingAccount, _ = pick(p.Auth.MissingAccount, d.Auth.MissingAccount)
-	pl.credentialsFirst, _ = pick(p.Auth.CredentialsFirst, d.Auth.CredentialsFirst)
-	if id, def := pick(p.Contact.ID, d.Contact.ID); !def {
-		pl.contactID = &id
-	}
-	de, _ := pick(p.Contact.DuplicateEmail, d.Contact.DuplicateEmail)
-	dp, _ := pick(p.Contact.DuplicatePhone, d.Contact.DuplicatePhone)
-	pl.dupRule.Email, pl.dupEmailOut = duplicateOf(de)
-	pl.dupRule.Phone, pl.dupPhoneOut = duplicateOf(dp)
-	pl.dupPlain = pl.dupRule == simulator.DuplicateRule{}
-	val := p.Contact.Validation.Or(d.Contact.Validation)
-	for class, o := range val {
-		if !reflect.DeepEqual(o, d.Contact.Validation.Value[class]) {
-			if pl.validation == nil {
-				pl.validation = map[string]profile.Outcome{}
-			}
-			pl.validation[class] = o
-		}
-	}
-	pl.listDefault = map[string]bool{}
-	pl.listOutcomes = map[string]profile.Outcome{}
-	pl.listPlain = true
-	for name, c := range map[string]struct {
+	for _, c := range []struct {
 		dst      *profile.Choice[profile.Outcome]
 		src, def profile.Choice[profile.Outcome]
 	}{
-		"limitAboveMax": {&pl.list.LimitAboveMax, p.List.LimitAboveMax, d.List.LimitAboveMax},
-		"limitBelowOne": {&pl.list.LimitBelowOne, p.List.LimitBelowOne, d.List.LimitBelowOne},
-		"pageBelowOne":  {&pl.list.PageBelowOne, p.List.PageBelowOne, d.List.PageBelowOne},
-		"limitMissing":  {&pl.list.LimitMissing, p.List.LimitMissing, d.List.LimitMissing},
-		"pageMissing":   {&pl.list.PageMissing, p.List.PageMissing, d.List.PageMissing},
-		"wrongType":     {&pl.list.WrongType, p.List.WrongType, d.List.WrongType},
-		"extraField":    {&pl.list.ExtraField, p.List.ExtraField, d.List.ExtraField},
+		{&pl.list.LimitAboveMax, p.List.LimitAboveMax, d.List.LimitAboveMax},
+		{&pl.list.LimitBelowOne, p.List.LimitBelowOne, d.List.LimitBelowOne},
+		{&pl.list.PageBelowOne, p.List.PageBelowOne, d.List.PageBelowOne},
+		{&pl.list.LimitMissing, p.List.LimitMissing, d.List.LimitMissing},
+		{&pl.list.PageMissing, p.List.PageMissing, d.List.PageMissing},
+		{&pl.list.WrongType, p.List.WrongType, d.List.WrongType},
+		{&pl.list.ExtraField, p.List.ExtraField, d.List.ExtraField},
+		{&pl.stats.Unknown, p.Stats.Unknown, d.Stats.Unknown},
+		{&pl.stats.NumericString, p.Stats.NumericString, d.Stats.NumericString},
+		{&pl.stats.ExtraField, p.Stats.ExtraField, d.Stats.ExtraField},
 	} {
-		v, def := pick(c.src, c.def)
-		*c.dst = profile.Choice[profile.Outcome]{Value: v}
-		pl.listDefault[name] = def
-		pl.listOutcomes[name] = v
-		pl.listPlain = pl.listPlain && def
+		*c.dst = profile.Choice[profile.Outcome]{Value: c.src.Or(c.def)}
 	}
-	var def bool
-	pl.list.PastLast.Value, def = pick(p.List.PastLast, d.List.PastLast)
-	pl.listDefault["pastLast"] = def
-	pl.listPlain = pl.listPlain && def
-	pl.list.Filtered.Value, def = pick(p.List.Filtered, d.List.Filtered)
-	pl.listPlain = pl.listPlain && def
-	pl.list.Order.Value, def = pick(p.List.Order, d.List.Order)
-	pl.listPlain = pl.listPlain && def
+	pl.list.PastLast.Value = p.List.PastLast.Or(d.List.PastLast)
+	pl.list.Filtered.Value = p.List.Filtered.Or(d.List.Filtered)
+	pl.list.Order.Value = p.List.Order.Or(d.List.Order)
 
-	pl.statsPlain = map[string]bool{}
-	pl.stats.Unknown.Value, pl.statsPlain["unknown"] = pick(p.Stats.Unknown, d.Stats.Unknown)
-	pl.stats.NumericString.Value, pl.statsPlain["numericString"] = pick(p.Stats.NumericString, d.Stats.NumericString)
-	pl.stats.ExtraField.Value, pl.statsPlain["extraField"] = pick(p.Stats.ExtraField, d.Stats.ExtraField)
-
-	pl.unknownPath, pl.unknownPathDefault = pick(p.HTTP.UnknownPath, d.HTTP.UnknownPath)
-	pl.otherMethod, pl.otherMethodDefault = pick(p.HTTP.OtherMethod, d.HTTP.OtherMethod)
-	pl.requestContentType, pl.ctDefault = pick(p.HTTP.RequestContentType, d.HTTP.RequestContentType)
-	pl.bodyLimit, pl.bodyLimitDefault = pick(p.HTTP.BodyLimit, d.HTTP.BodyLimit)
-	if ct, def := pick(p.HTTP.ResponseContentType, d.HTTP.ResponseContentType); !def {
-		pl.contentType = []string{ct}
+	pl.unknownPath = p.HTTP.UnknownPath.Or(d.HTTP.UnknownPath)
+	pl.otherMethod = p.HTTP.OtherMethod.Or(d.HTTP.OtherMethod)
+	pl.requestContentType = p.HTTP.RequestContentType.Or(d.HTTP.RequestContentType)
+	pl.bodyLimit, pl.bodyLimitKnown = p.HTTP.BodyLimit.Or(d.HTTP.BodyLimit), p.HTTP.BodyLimit.Known()
+	if pl.bodyLimit.Refusal == nil {
+		// Every size probed was accepted: above the largest, the
+		// simulator's own refusal.
+		pl.bodyLimit.Refusal = d.HTTP.BodyLimit.Value.Refusal
 	}
-	if ct, def := pick(p.Rate.RefusalContentType, d.Rate.RefusalContentType); !def {
-		pl.refusalContentType = []string{ct}
-	}
-	if sf, def := pick(p.HTTP.SuccessFields, d.HTTP.SuccessFields); !def && len(sf) > 0 {
+	pl.refusalContentType = headerValue(p.Rate.RefusalContentType.Or(d.Rate.RefusalContentType))
+	if sf := p.HTTP.SuccessFields.Or(d.HTTP.SuccessFields); len(sf) > 0 {
 		pl.successFields = sf
 	}
-	pl.gzip, _ = pick(p.HTTP.Gzip, d.HTTP.Gzip)
-	pl.http2, _ = pick(p.HTTP.HTTP2, d.HTTP.HTTP2)
+	pl.gzip = p.HTTP.Gzip.Or(d.HTTP.Gzip)
+	pl.http2 = p.HTTP.HTTP2.Or(d.HTTP.HTTP2)
+
+	pl.ratePolicy = simulator.RatePolicy{
+		Window:        p.Rate.Window.Or(d.Rate.Window),
+		CountsRefused: p.Rate.CountsRefused.Or(d.Rate.CountsRefused),
+	}
+	pl.countsBadRequests = p.Rate.CountsBadRequests.Or(d.Rate.CountsBadRequests)
+	pl.countsUnauthenticated = p.Rate.CountsUnauthenticated.Or(d.Rate.CountsUnauthenticated)
+	pl.limitFirst = p.Rate.LimitFirst.Or(d.Rate.LimitFirst)
+	pl.retryAfter = p.Rate.RetryAfter.Or(d.Rate.RetryAfter)
+	pl.rateHeaders = p.Rate.Headers.Or(d.Rate.Headers)
+	if ops := p.Latency.Operations; ops.Known() {
+		pl.latency = ops.Value
+	}
 	return pl
+}
+
+// noChoices is a profile that knows no choice: the file of one without
+// any section (profile.Parse marks each Unknown).
+func noChoices() *profile.Profile {
+	p, err := profile.Parse([]byte(`{"profileVersion":` + strconv.Itoa(profile.Version) + `}`))
+	if err != nil {
+		panic(fmt.Sprintf("a profile without choices: %v", err)) // held by the tests
+	}
+	return p
+}
+
+// headerValue is a header's value as the answers set it: application/json
+// is the one slice every answer shares (jsonContentType).
+func headerValue(v string) []string {
+	if v == spec.ContentType {
+		return jsonContentType
+	}
+	return []string{v}
 }
 
 // duplicateOf is the store's rule for a profile's duplicate answer, and
@@ -189,19 +209,21 @@ func duplicateOf(d profile.Duplicate) (simulator.Duplicate, profile.Outcome) {
 	return simulator.DuplicateMerge, profile.Outcome{}
 }
 
-// errorBody is the shape of status's error body (errors.bodies): the
-// status's own, else 400's, else 401's, else {"error"}.
-func (pl *play) errorBody(status int) profile.ErrorBody {
+// errorBody is the shape of status's error body (errors.bodies) and its
+// Content-Type: the status's own, else 400's, else 401's, else {"error"}.
+func (pl *play) errorBody(status int) (profile.ErrorBody, []string) {
 	for _, s := range []int{status, http.StatusBadRequest, http.StatusUnauthorized} {
 		if b, ok := pl.errorBodies[s]; ok {
-			return b
+			return b, pl.errorCT[s]
 		}
 	}
-	return profile.ErrorBody{MessageField: "error"}
+	return profile.ErrorBody{MessageField: "error"}, pl.contentType
 }
 
 var (
-	defaultPlay = newPlay(defaultProfile)
+	// ownPlay is the play of a server without a profile: a profile that
+	// knows no choice, so that each is default.json's.
+	ownPlay = newPlay(noChoices())
 	// plays caches each profile's play by a weak pointer to it: a profile
 	// is never edited once served, and an entry goes when its profile is
 	// collected (a throwaway account's), so the cache never grows with
@@ -209,23 +231,40 @@ var (
 	plays sync.Map // weak.Pointer[profile.Profile] → *play
 )
 
-// play returns the choices r plays (profileFor), resolved.
-func (s *Server) play(r *http.Request) *play { return playOf(s.profileFor(r)) }
+// play returns the choices r plays (playFor), resolved: once per
+// request, kept in its state.
+func (s *Server) play(r *http.Request) *play {
+	st := stateFrom(r)
+	if st != nil && st.play != nil && st.playAccount == st.account {
+		return st.play
+	}
+	pl := s.playFor(r)
+	if st != nil {
+		st.play, st.playAccount = pl, st.account
+	}
+	return pl
+}
+
+// playFor is the play of r's account's profile, else the server's.
+func (s *Server) playFor(r *http.Request) *play {
+	if a := simulator.AccountFromContext(r.Context()); a != nil && a.ProfileDigest != "" {
+		return playOf(s.accountProfile(r.Context(), a))
+	}
+	return s.serverPlay()
+}
 
 // serverPlay is the server's own profile's choices: those decided before
 // authentication (unknown path, other method, body limit; spec §5 comes
 // after them) never depend on an account.
 func (s *Server) serverPlay() *play {
 	if s.Profile == nil {
-		return defaultPlay
+		return ownPlay // no profile given: default.json, resolved once
 	}
 	return playOf(s.Profile)
 }
 
+// playOf is p's play, resolved once and cached.
 func playOf(p *profile.Profile) *play {
-	if p == defaultProfile || p == nil {
-		return defaultPlay
-	}
 	key := weak.Make(p)
 	if pl, ok := plays.Load(key); ok {
 		return pl.(*play)
@@ -237,23 +276,32 @@ func playOf(p *profile.Profile) *play {
 	return pl.(*play)
 }
 
-// outcomeError is a refusal a profile chose: its own status and message.
+// outcomeError is a refusal a profile chose: its own status and message,
+// and the code of its status (statusCode), so that the request path tells
+// a client's error from the server's as it does for the code's own errors.
 type outcomeError struct {
 	status  int
 	message string
+	code    simulator.Error
 }
 
 func (e *outcomeError) Error() string { return e.message }
+func (e *outcomeError) Unwrap() error { return &e.code }
 
-// refuse is the error of a refused outcome; {field} in its message names
-// field.
-func refuse(o profile.Outcome, field string) error {
-	return &outcomeError{status: o.Status, message: replaceField(o.Message, field)}
+// refuse is the error of a refused outcome, its message rendered for req
+// (profile.Render: {field} names the field at fault).
+func refuse(o profile.Outcome, req profile.Request) error {
+	return chosenError(o.Status, profile.Render(o.Message, req))
 }
 
-func replaceField(msg, field string) string {
-	return string(bytes.ReplaceAll([]byte(msg), []byte("{field}"), []byte(field)))
+// chosenError is an answer of status and message not made by a code's
+// error (a refusal a profile chose, an injected fault).
+func chosenError(status int, message string) *outcomeError {
+	return &outcomeError{status: status, message: message, code: simulator.Error{Code: httpjson.Code(status), Message: message}}
 }
+
+// fieldRequest is the request parts of a refusal naming fields.
+func fieldRequest(fields ...string) profile.Request { return profile.Request{Fields: fields} }
 
 // errorStatus returns err's status and message: a profile's refusal's own,
 // else the code's.
@@ -405,12 +453,9 @@ func newUUID() string {
 }
 
 // newContactID returns a contact identifier in the profile's format
-// (contact.contactId), today's when nil.
+// (contact.contactId).
 func (pl *play) newContactID() string {
-	f := pl.contactID
-	if f == nil {
-		return newContactID()
-	}
+	f := &pl.contactID
 	switch f.Kind {
 	case profile.IDUUID:
 		return newUUID()
@@ -425,17 +470,24 @@ func (pl *play) newContactID() string {
 		if f.Alphabet == profile.AlphabetDecimal {
 			return fmt.Sprintf("%s%0*d", f.Prefix, digits, pl.idCounter.Add(1))
 		}
-		b := make([]byte, (digits+1)/2)
-		_, _ = rand.Read(b)
-		return f.Prefix + hex.EncodeToString(b)[:digits]
+		return prefixedHex(f.Prefix, digits)
 	}
-	return newContactID()
+	return prefixedHex("ct_", 24) // opaque: any string will do
 }
 
-// contentTypeOf is the Content-Type header value of the profile's answers.
-func (pl *play) contentTypeOf() []string {
-	if pl.contentType != nil {
-		return pl.contentType
+// prefixedHex is prefix and digits random hex digits, in one string.
+func prefixedHex(prefix string, digits int) string {
+	var stack [64]byte
+	b := stack[:0]
+	if n := len(prefix) + digits + 1; n > len(stack) {
+		b = make([]byte, 0, n)
 	}
-	return jsonContentType
+	b = append(b, prefix...)
+	var r [32]byte
+	for len(b) < len(prefix)+digits {
+		n := min((len(prefix)+digits-len(b)+1)/2, len(r))
+		_, _ = rand.Read(r[:n])
+		b = hex.AppendEncode(b, r[:n])
+	}
+	return string(b[:len(prefix)+digits])
 }

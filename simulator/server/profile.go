@@ -17,27 +17,22 @@ import (
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
-// defaultProfile is the simulator's own choices (simulator/profile's
-// default.json), read once.
-var defaultProfile = profile.Default()
-
-// profileFor returns the deployment profile a request plays
-// (docs/fidelity.md): its account's own, when the account was made with
-// one (POST /accounts {"profile": …}), else the server's Profile, else the
-// default. Before authentication there is no account: the server's.
-func (s *Server) profileFor(r *http.Request) *profile.Profile {
-	if a := simulator.AccountFromContext(r.Context()); a != nil {
-		return s.accountProfile(r.Context(), a)
-	}
-	return s.serverProfile()
-}
-
-// serverProfile is the server's Profile, else the default.
+// serverProfile is the server's Profile, else default.json (GET /config
+// names it).
 func (s *Server) serverProfile() *profile.Profile {
 	if s.Profile != nil {
 		return s.Profile
 	}
-	return defaultProfile
+	return defaultChoices
+}
+
+// accountPlay is the play of account a: its own profile's, else the
+// server's.
+func (s *Server) accountPlay(ctx context.Context, a *simulator.Account) *play {
+	if a.ProfileDigest == "" {
+		return s.serverPlay()
+	}
+	return playOf(s.accountProfile(ctx, a))
 }
 
 // accountProfile returns the profile account a plays: its own (by its
@@ -99,13 +94,9 @@ func (s *Server) storeProfile(ctx context.Context, reg simulator.AccountRegistry
 }
 
 // ratePolicy is the counting rule of a profile's rateLimit choices
-// (window, countsRefused), each Unknown one the default's.
+// (window, countsRefused), resolved (newPlay).
 func ratePolicy(p *profile.Profile) simulator.RatePolicy {
-	d := defaultProfile.Rate
-	return simulator.RatePolicy{
-		Window:        p.Rate.Window.Or(d.Window),
-		CountsRefused: p.Rate.CountsRefused.Or(d.CountsRefused),
-	}
+	return playOf(p).ratePolicy
 }
 
 // rateHeaders writes the rate-limit headers a profile's rateLimit.headers
@@ -117,8 +108,7 @@ func ratePolicy(p *profile.Profile) simulator.RatePolicy {
 // request under a fixed window, the window's end (Reset); under a sliding
 // window, the window (the request just counted leaves then; a decorated
 // counter, playing sliding only, reports no Reset either).
-func rateHeaders(h http.Header, p *profile.Profile, limit int, window time.Duration, d simulator.RateDecision, now time.Time) {
-	def := defaultProfile.Rate
+func rateHeaders(h http.Header, pl *play, limit int, window time.Duration, d simulator.RateDecision, now time.Time) {
 	remaining := max(limit-d.Count, 0)
 	reset := window
 	switch {
@@ -127,7 +117,7 @@ func rateHeaders(h http.Header, p *profile.Profile, limit int, window time.Durat
 	case d.Reset > 0:
 		reset = d.Reset
 	}
-	hs := p.Rate.Headers.Or(def.Headers)
+	hs := &pl.rateHeaders
 	switch hs.Scheme {
 	case profile.SchemeXRateLimit:
 		names := hs.OnSuccess
@@ -173,7 +163,7 @@ func rateHeaders(h http.Header, p *profile.Profile, limit int, window time.Durat
 	if d.Allowed {
 		return
 	}
-	switch ra := p.Rate.RetryAfter.Or(def.RetryAfter); {
+	switch ra := pl.retryAfter; {
 	case !ra.Present:
 	case ra.Format == profile.RetryHTTPDate:
 		// Rounded up to the second, as the delta is: a client that waits
@@ -224,8 +214,7 @@ func (s *Server) countUnauthenticated(next http.Handler) http.Handler {
 		if !ok || key == "" {
 			return
 		}
-		def := defaultProfile.Rate.CountsUnauthenticated
-		if !s.serverProfile().Rate.CountsUnauthenticated.Or(def) && !isThrowawayKey(key) {
+		if !s.serverPlay().countsUnauthenticated && !isThrowawayKey(key) {
 			return
 		}
 		ctx := r.Context()
@@ -233,13 +222,13 @@ func (s *Server) countUnauthenticated(next http.Handler) http.Handler {
 		if err != nil {
 			return // ENOTFOUND: the key names nobody; otherwise the 401 stands as answered
 		}
-		p := s.accountProfile(ctx, a)
-		if !p.Rate.CountsUnauthenticated.Or(def) {
+		pl := s.accountPlay(ctx, a)
+		if !pl.countsUnauthenticated {
 			return
 		}
 		now, err := s.accountClock(ctx, a.AccountID)
 		if err == nil {
-			_, err = simulator.TakePolicy(ctx, s.Counter, a.AccountID, now, ratePolicy(p))
+			_, err = simulator.TakePolicy(ctx, s.Counter, a.AccountID, now, pl.ratePolicy)
 		}
 		if err != nil {
 			s.logger().LogAttrs(ctx, slog.LevelError, "count unauthenticated request", slog.String("error", err.Error()))
@@ -279,14 +268,10 @@ func latencyDraw(sample profile.Sample, z float64) time.Duration {
 
 // operationLatency returns the sample a profile learned for op (a path of
 // spec §4, with or without the base path): Paced when known, else Probes.
-func operationLatency(p *profile.Profile, op string) (profile.Sample, bool) {
-	ops := p.Latency.Operations
-	if !ops.Known() {
-		return profile.Sample{}, false
-	}
-	ol, ok := ops.Value[op]
+func operationLatency(ops map[string]profile.OperationLatency, op string) (profile.Sample, bool) {
+	ol, ok := ops[op]
 	if !ok {
-		ol, ok = ops.Value[spec.BasePath+"/"+op]
+		ol, ok = ops[spec.BasePath+"/"+op]
 	}
 	if !ok {
 		return profile.Sample{}, false
@@ -300,11 +285,11 @@ func operationLatency(p *profile.Profile, op string) (profile.Sample, bool) {
 // playLatency delays the answer by a draw of the profile's latency for op
 // (--profile-latency, Server.ProfileLatency), or not at all when off or
 // when the profile learned none; a client that goes away ends the wait.
-func (s *Server) playLatency(r *http.Request, p *profile.Profile, op string) {
+func (s *Server) playLatency(r *http.Request, pl *play, op string) {
 	if !s.ProfileLatency {
 		return
 	}
-	sample, ok := operationLatency(p, op)
+	sample, ok := operationLatency(pl.latency, op)
 	if !ok {
 		return
 	}
@@ -333,7 +318,7 @@ func (s *Server) playLatency(r *http.Request, p *profile.Profile, op string) {
 // Nil is the default profile.
 func ProfileInfo(p *profile.Profile) *simulator.ProfileInfo {
 	if p == nil {
-		p = defaultProfile
+		p = defaultChoices
 	}
 	data, err := p.Marshal()
 	if err != nil {

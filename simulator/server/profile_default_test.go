@@ -42,35 +42,37 @@ func defaultProbes(h *harness, d *profile.Profile, campaignID int64) []struct {
 		p    probe
 		want profile.Outcome
 	}
-	named := func(o profile.Outcome, field string) profile.Outcome {
-		o.Message = strings.ReplaceAll(o.Message, "{field}", field)
+	// named is o's message as its probe meets it (profile.ProbeRequest).
+	named := func(o profile.Outcome, choice string) profile.Outcome {
+		req := profile.ProbeRequest(choice)
+		req.Limit = int64(d.HTTP.BodyLimit.Value.Accepted)
+		o.Message = profile.Render(o.Message, req)
 		return o
 	}
 	rows := []row{
-		{"auth.missingAccount", probe{path: spec.PathContactAdd, body: `{"email":"p@example.com"}`, as: a, header: map[string]string{spec.HeaderAccountID: ""}}, d.Auth.MissingAccount.Value},
-		{"campaignList.limitAboveMax", probe{path: spec.PathCampaignList, body: `{"limit":80,"page":1}`, as: a}, d.List.LimitAboveMax.Value},
-		{"campaignList.limitBelowOne", probe{path: spec.PathCampaignList, body: `{"limit":0,"page":1}`, as: a}, d.List.LimitBelowOne.Value},
-		{"campaignList.pageBelowOne", probe{path: spec.PathCampaignList, body: `{"limit":10,"page":0}`, as: a}, d.List.PageBelowOne.Value},
-		{"campaignList.limitMissing", probe{path: spec.PathCampaignList, body: `{"page":1}`, as: a}, d.List.LimitMissing.Value},
-		{"campaignList.pageMissing", probe{path: spec.PathCampaignList, body: `{"limit":10}`, as: a}, d.List.PageMissing.Value},
-		{"campaignList.wrongType", probe{path: spec.PathCampaignList, body: `{"limit":"5","page":1}`, as: a}, d.List.WrongType.Value},
-		{"campaignList.extraField", probe{path: spec.PathCampaignList, body: `{"limit":10,"page":1,"` + profile.ProbeExtraField + `":"x"}`, as: a}, named(d.List.ExtraField.Value, profile.ProbeExtraField)},
-		{"campaignList.pastLast", probe{path: spec.PathCampaignList, body: `{"limit":10,"page":1000}`, as: a}, d.List.PastLast.Value.Outcome},
-		{"campaignStats.unknown", probe{path: spec.PathCampaignStats, body: `{"campaignId":987654321}`, as: a}, d.Stats.Unknown.Value},
-		{"campaignStats.numericString", probe{path: spec.PathCampaignStats, body: fmt.Sprintf(`{"campaignId":"%d"}`, campaignID), as: a}, d.Stats.NumericString.Value},
-		{"campaignStats.extraField", probe{path: spec.PathCampaignStats, body: fmt.Sprintf(`{"campaignId":%d,"%s":"x"}`, campaignID, profile.ProbeExtraField), as: a}, named(d.Stats.ExtraField.Value, profile.ProbeExtraField)},
-		{"http.unknownPath", probe{path: profile.ProbeUnknownPath, body: `{}`, as: a}, d.HTTP.UnknownPath.Value},
-		{"http.otherMethod", probe{method: profile.ProbeOtherMethod, path: profile.ProbeOtherMethodPath, as: a}, d.HTTP.OtherMethod.Value.Outcome},
-		{"http.requestContentType", probe{path: spec.PathContactAdd, body: `{"email":"p@example.com"}`, as: a, header: map[string]string{"Content-Type": "text/plain"}}, d.HTTP.RequestContentType.Value},
-		{"http.bodyLimit", probe{path: spec.PathContactAdd, body: `{"email":"p@example.com","firstName":"` + strings.Repeat("a", 256<<10) + `"}`, as: a}, *d.HTTP.BodyLimit.Value.Refusal},
+		{"auth.missingAccount", probe{path: spec.PathContactAdd, body: `{"email":"p@example.com"}`, as: a, header: map[string]string{spec.HeaderAccountID: ""}}, named(d.Auth.MissingAccount.Value, "auth.missingAccount")},
+		{"campaignList.limitAboveMax", probe{path: spec.PathCampaignList, body: `{"limit":80,"page":1}`, as: a}, named(d.List.LimitAboveMax.Value, "campaignList.limitAboveMax")},
+		{"campaignList.limitBelowOne", probe{path: spec.PathCampaignList, body: `{"limit":0,"page":1}`, as: a}, named(d.List.LimitBelowOne.Value, "campaignList.limitBelowOne")},
+		{"campaignList.pageBelowOne", probe{path: spec.PathCampaignList, body: `{"limit":10,"page":0}`, as: a}, named(d.List.PageBelowOne.Value, "campaignList.pageBelowOne")},
+		{"campaignList.limitMissing", probe{path: spec.PathCampaignList, body: `{"page":1}`, as: a}, named(d.List.LimitMissing.Value, "campaignList.limitMissing")},
+		{"campaignList.pageMissing", probe{path: spec.PathCampaignList, body: `{"limit":10}`, as: a}, named(d.List.PageMissing.Value, "campaignList.pageMissing")},
+		{"campaignList.wrongType", probe{path: spec.PathCampaignList, body: `{"limit":"5","page":1}`, as: a}, named(d.List.WrongType.Value, "campaignList.wrongType")},
+		{"campaignList.extraField", probe{path: spec.PathCampaignList, body: `{"limit":10,"page":1,"` + profile.ProbeExtraField + `":"x"}`, as: a}, named(d.List.ExtraField.Value, "campaignList.extraField")},
+		{"campaignList.pastLast", probe{path: spec.PathCampaignList, body: `{"limit":10,"page":1000}`, as: a}, named(d.List.PastLast.Value.Outcome, "campaignList.pastLast")},
+		{"campaignStats.unknown", probe{path: spec.PathCampaignStats, body: `{"campaignId":987654321}`, as: a}, named(d.Stats.Unknown.Value, "campaignStats.unknown")},
+		{"campaignStats.numericString", probe{path: spec.PathCampaignStats, body: fmt.Sprintf(`{"campaignId":"%d"}`, campaignID), as: a}, named(d.Stats.NumericString.Value, "campaignStats.numericString")},
+		{"campaignStats.extraField", probe{path: spec.PathCampaignStats, body: fmt.Sprintf(`{"campaignId":%d,"%s":"x"}`, campaignID, profile.ProbeExtraField), as: a}, named(d.Stats.ExtraField.Value, "campaignStats.extraField")},
+		{"http.unknownPath", probe{path: profile.ProbeUnknownPath, body: `{}`, as: a}, named(d.HTTP.UnknownPath.Value, "http.unknownPath")},
+		{"http.otherMethod", probe{method: profile.ProbeOtherMethod, path: profile.ProbeOtherMethodPath, as: a}, named(d.HTTP.OtherMethod.Value.Outcome, "http.otherMethod")},
+		{"http.requestContentType", probe{path: spec.PathContactAdd, body: `{"email":"p@example.com"}`, as: a, header: map[string]string{"Content-Type": "text/plain"}}, named(d.HTTP.RequestContentType.Value, "http.requestContentType")},
+		{"http.bodyLimit", probe{path: spec.PathContactAdd, body: `{"email":"p@example.com","firstName":"` + strings.Repeat("a", 256<<10) + `"}`, as: a}, named(*d.HTTP.BodyLimit.Value.Refusal, "http.bodyLimit")},
 	}
 	for _, vc := range profile.ValidationCases() {
 		body := `{"email":"probe@example.com","` + vc.Field + `":` + vc.Value + `}`
 		if vc.Field == "email" {
 			body = `{"phoneNo":"+14155550100","email":` + vc.Value + `}`
 		}
-		want := d.Contact.Validation.Value[vc.Class]
-		want.Message = strings.ReplaceAll(want.Message, "{field}", vc.Field)
+		want := named(d.Contact.Validation.Value[vc.Class], "contact.validation."+vc.Class)
 		rows = append(rows, row{"contact.validation." + vc.Class, probe{path: spec.PathContactAdd, body: body, as: a}, want})
 	}
 	return rows

@@ -20,6 +20,11 @@ type requestState struct {
 	record   simulator.RequestRecord
 	account  *simulator.Account
 	admitted bool
+	// play is the choices the request plays (Server.play), resolved for
+	// playAccount: the first call's, until authentication names the
+	// account.
+	play        *play
+	playAccount *simulator.Account
 
 	// record's own: the request's context and answer writer, and what
 	// commit needs.

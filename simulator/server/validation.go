@@ -12,20 +12,104 @@ import (
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
-// decodeContact is Add Contact's body under the profile's
-// contact.validation (§4.1: "Response to validation failures on other
-// fields: not shown"). Classes whose outcome is the default's are today's
-// checks; the others are played first, field by field in §2.1's order.
-func (pl *play) decodeContact(f fields, now time.Time) (*simulator.Contact, error) {
-	if pl.validation == nil || f.blank("email") && f.blank("phoneNo") {
-		// §4.1's own message first, whatever else is wrong (today's).
-		return decodeContact(f, now)
+// classRefusal is the answer to a value of class on field: the class's
+// refusal, or nil when the profile accepts the class.
+func (pl *play) classRefusal(class, field string) error {
+	if o := pl.validation[class]; !o.Accepted() {
+		return withFinding(simulator.FindingInvalidField, field, refuse(o, fieldRequest(field)))
 	}
-	f, skip, err := pl.applyValidation(f)
+	return nil
+}
+
+// contactString reads a string field of Add Contact: a number or a
+// boolean (string.type) and an empty string (string.empty) on the fields
+// those classes cover are answered as the profile says; an accepted
+// number is stored as its text (5 → "5").
+func (pl *play) contactString(f fields, name string) (string, error) {
+	v, err := f.str(name)
 	if err != nil {
+		if validationClass(name, f[name]) != profile.ClassStringType {
+			return "", err
+		}
+		if err := pl.classRefusal(profile.ClassStringType, name); err != nil {
+			return "", err
+		}
+		return string(f[name]), nil
+	}
+	if v == "" && f.present(name) && validationClass(name, f[name]) == profile.ClassEmptyString {
+		if err := pl.classRefusal(profile.ClassEmptyString, name); err != nil {
+			return "", err
+		}
+	}
+	return v, nil
+}
+
+// optStatus reads emailOptStatus or smsOptStatus: one sent as a string
+// (optStatus.type) or outside 0 and 1 (optStatus.value) is answered as the
+// profile says. Accepted, a string is its integer when it is "0" or "1"
+// and dropped otherwise (ok false); a value outside is stored as sent.
+func (pl *play) optStatus(f fields, name string) (v int64, ok bool, err error) {
+	v, ok, err = f.integer(name)
+	if err != nil {
+		if validationClass(name, f[name]) != profile.ClassOptType {
+			return 0, false, err
+		}
+		if err := pl.classRefusal(profile.ClassOptType, name); err != nil {
+			return 0, false, err
+		}
+		var s string
+		_ = json.Unmarshal(f[name], &s)
+		switch s {
+		case "0":
+			return 0, true, nil
+		case "1":
+			return 1, true, nil
+		}
+		return 0, false, nil
+	}
+	if ok && v != 0 && v != 1 {
+		if err := pl.classRefusal(profile.ClassOptValue, name); err != nil {
+			return 0, false, err
+		}
+	}
+	return v, ok, nil
+}
+
+// contactList reads tag or playerType: one sent as a string (list.type) or
+// holding other items than strings (list.item) is answered as the profile
+// says. Accepted, a string is a list of it and an item its text, and the
+// list is read again as sent so.
+func (pl *play) contactList(f fields, name string) ([]string, error) {
+	v, err := f.strings(name)
+	if err == nil {
+		return v, nil
+	}
+	class := validationClass(name, f[name])
+	if class != profile.ClassListType && class != profile.ClassListItem {
 		return nil, err
 	}
-	return decodeContactSkip(f, now, skip)
+	if err := pl.classRefusal(class, name); err != nil {
+		return nil, err
+	}
+	var texts []string
+	if class == profile.ClassListType {
+		var s string
+		_ = json.Unmarshal(f[name], &s)
+		texts = []string{s}
+	} else {
+		var items []json.RawMessage
+		_ = json.Unmarshal(f[name], &items)
+		texts = make([]string, 0, len(items))
+		for _, it := range items {
+			var s string
+			if json.Unmarshal(it, &s) != nil {
+				s = string(it)
+			}
+			texts = append(texts, s)
+		}
+	}
+	raw, _ := json.Marshal(texts)
+	return fields{name: raw}.strings(name)
 }
 
 var dateShapeRE = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`)
@@ -41,8 +125,8 @@ var classFields = func() map[string][]string {
 
 // validationClass returns the class of profile.ValidationCases that the
 // value raw of field belongs to, or "" for none (a valid value, or one
-// outside every class: today's checks answer it). A class applies only to
-// the fields it lists.
+// outside every class: the simulator's own checks answer it). A class
+// applies only to the fields it lists.
 func validationClass(field string, raw json.RawMessage) string {
 	class := valueClass(field, raw)
 	if class == "" || class == profile.ClassUnknownField || slices.Contains(classFields[class], field) {
@@ -114,86 +198,4 @@ func valueClass(field string, raw json.RawMessage) string {
 		}
 	}
 	return ""
-}
-
-// applyValidation plays the classes the profile answers otherwise than the
-// default: a refusal is returned as the error; an accepted value is made
-// one today's decoding stores, and its field goes into skip (no format or
-// range check). Choices made where a class is accepted (ASSUMPTION, what a
-// lenient deployment does): a number where a string is expected is stored
-// as its text (5 → "5"); an opt status sent as a string is stored as its
-// integer when it is "0" or "1", dropped otherwise; a list sent as one
-// string is a list of that string; a list's non-string items are stored as
-// their text; an unknown field is ignored; an out-of-range opt status, a
-// gender, date, country or email of the wrong form is stored as sent.
-func (pl *play) applyValidation(f fields) (fields, map[string]bool, error) {
-	keys := make([]string, 0, len(f))
-	for _, k := range contactFields {
-		if _, ok := f[k]; ok {
-			keys = append(keys, k)
-		}
-	}
-	var unknown []string
-	for k := range f {
-		if !slices.Contains(contactFields, k) {
-			unknown = append(unknown, k)
-		}
-	}
-	slices.Sort(unknown)
-	keys = append(keys, unknown...)
-	var out fields
-	var skip map[string]bool
-	for _, k := range keys {
-		class := validationClass(k, f[k])
-		o, ok := pl.validation[class]
-		if !ok {
-			continue // today's checks answer it
-		}
-		if !o.Accepted() {
-			return nil, nil, withFinding(simulator.FindingInvalidField, k, refuse(o, k))
-		}
-		if out == nil {
-			out = make(fields, len(f))
-			for k, v := range f {
-				out[k] = v
-			}
-			skip = map[string]bool{}
-		}
-		switch class {
-		case profile.ClassUnknownField:
-			delete(out, k)
-		case profile.ClassStringType:
-			out[k], _ = json.Marshal(string(f[k]))
-		case profile.ClassOptType:
-			var s string
-			_ = json.Unmarshal(f[k], &s)
-			if s == "0" || s == "1" {
-				out[k] = json.RawMessage(s)
-			} else {
-				delete(out, k)
-			}
-		case profile.ClassListType:
-			var s string
-			_ = json.Unmarshal(f[k], &s)
-			out[k], _ = json.Marshal([]string{s})
-		case profile.ClassListItem:
-			var items []json.RawMessage
-			_ = json.Unmarshal(f[k], &items)
-			texts := make([]string, 0, len(items))
-			for _, it := range items {
-				var s string
-				if json.Unmarshal(it, &s) != nil {
-					s = string(it)
-				}
-				texts = append(texts, s)
-			}
-			out[k], _ = json.Marshal(texts)
-		default:
-			skip[k] = true
-		}
-	}
-	if out == nil {
-		return f, nil, nil
-	}
-	return out, skip, nil
 }
