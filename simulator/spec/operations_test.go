@@ -25,8 +25,6 @@ const specImport = "github.com/partner-v3/conformance-kit/simulator/spec"
 // is gone must leave it, and a new one fails the test.
 var pendingSwitches = map[string]string{
 	"simulator/server/bodycheck.go bodyError": "a decoder per operation in a table keyed by spec path, checked against spec.Operations() at construction",
-	"steps/response.go validBody":             "a valid body per operation keyed by spec name, refusing an unknown one",
-	"steps/cells.go validBodyFor":             "a valid body per operation keyed by spec name, refusing an unknown one",
 	"steps/learn/probes.go pacedSample":       "a probe body per operation keyed by spec path, refusing an unknown one",
 }
 
