@@ -208,6 +208,24 @@ type FindingInfo struct {
 // the catalogue's §2.1 (Add Contact's fields).
 var FieldSections = map[string]string{"limit": "§4.2", "page": "§4.2", "campaignId": "§4.3"}
 
+// operationURLs words the paths of spec.Paths() under the base address as
+// the advice gives them: "{base}/contact/add, /campaign/list and
+// /campaign/stats".
+func operationURLs() string {
+	paths := spec.Paths()
+	for i, p := range paths {
+		paths[i] = "/" + p
+	}
+	if len(paths) == 0 {
+		return "{base}"
+	}
+	paths[0] = "{base}" + paths[0]
+	if len(paths) == 1 {
+		return paths[0]
+	}
+	return strings.Join(paths[:len(paths)-1], ", ") + " and " + paths[len(paths)-1]
+}
+
 // FindingCatalogue holds every kind's spec section, severity, title and
 // advice: one source for the JSON report, its Markdown form and the docs.
 var FindingCatalogue = map[string]FindingInfo{
@@ -218,8 +236,8 @@ var FindingCatalogue = map[string]FindingInfo{
 	FindingWrongContentType: {"§1", SeverityError, "Body not sent as application/json",
 		"Spec §1 rule 2: send Content-Type: application/json (a charset of utf-8 is fine) once, with an uncompressed body."},
 	FindingUnknownOperation: {"§1", SeverityError, "Path is not one of the three operations",
-		fmt.Sprintf("Spec §1 and §9: the operations are POST {base}/%s, /%s and /%s, under the base address ending in %s. Build paths from the base address, without a trailing slash or escaped characters.",
-			spec.PathContactAdd, spec.PathCampaignList, spec.PathCampaignStats, spec.BasePath)},
+		fmt.Sprintf("Spec §1 and §9: the operations are POST %s, under the base address ending in %s. Build paths from the base address, without a trailing slash or escaped characters.",
+			operationURLs(), spec.BasePath)},
 	FindingInvalidField: {"§2.1", SeverityError, "Body refused for a field",
 		"The 400's message names the field and what it must be (spec §2.1 for Add Contact, §4.2 and §4.3 for the others). Validate the field before sending: a 400 is never worth retrying."},
 	FindingUnknownField: {"§2.1", SeverityError, "Body has a field the operation does not take",

@@ -126,25 +126,86 @@ func (s *scenario) sendAs(ctx context.Context, role, op string, body []byte) (*e
 	return x, nil
 }
 
-// validBodyFor is a request body op accepts from the account of role: a
-// new contact, page 1, the statistics of the account's first campaign.
+// validBodyFor is a request body op accepts from the account of role
+// (validBodies): a new contact, page 1, the statistics of the account's
+// first campaign.
 func (s *scenario) validBodyFor(ctx context.Context, role, op string) ([]byte, error) {
-	switch op {
-	case spec.OpAddContact:
-		return fmt.Appendf(nil, `{"email": %q, "firstName": "Conformance"}`, s.newEmail()), nil
-	case spec.OpCampaignList:
+	return validBodyOf(op, bodyParts{
+		email: s.newEmail,
+		campaignID: func() (int64, error) {
+			acct, _ := s.account(role)
+			info, err := s.campaigns(ctx, acct)
+			if err != nil {
+				return 0, err
+			}
+			id := int64(1) // no campaign: a refusal still holds for any Id
+			if len(info.firstPage) > 0 {
+				id, _ = intOf(info.firstPage[0]["Id"])
+			}
+			return id, nil
+		},
+	})
+}
+
+// bodyParts are what a valid request body is made of that a scenario
+// supplies; each is called only by the operation whose body needs it, so
+// a body of Add Contact reads no campaign list.
+type bodyParts struct {
+	email      func() string         // a contact's address, for Add Contact
+	campaignID func() (int64, error) // a campaign of the account, for Campaign Stats
+}
+
+// validBodies are, by spec name, a request body each operation accepts: a
+// contact with an address and a first name, the first page of one
+// campaign, the statistics of a campaign. Every operation of
+// spec.Operations() has one (checked at init); validBodyOf refuses a name
+// that has none.
+var validBodies = map[string]func(bodyParts) ([]byte, error){
+	spec.OpAddContact: func(p bodyParts) ([]byte, error) {
+		return fmt.Appendf(nil, `{"email": %q, "firstName": "Conformance"}`, p.email()), nil
+	},
+	spec.OpCampaignList: func(bodyParts) ([]byte, error) {
 		return []byte(`{"limit": 1, "page": 1}`), nil
+	},
+	spec.OpCampaignStats: func(p bodyParts) ([]byte, error) {
+		id, err := p.campaignID()
+		if err != nil {
+			return nil, err
+		}
+		return fmt.Appendf(nil, `{"campaignId": %d}`, id), nil
+	},
+}
+
+// A new operation of spec.Operations() without a valid body stops every
+// run at start rather than failing the first scenario that sends it.
+func init() {
+	if err := checkValidBodies(spec.Names(), validBodies); err != nil {
+		panic(err)
 	}
-	acct, _ := s.account(role)
-	info, err := s.campaigns(ctx, acct)
-	if err != nil {
-		return nil, err
+}
+
+// checkValidBodies returns an error unless bodies holds a body for each of
+// the operations names and for no other.
+func checkValidBodies(names []string, bodies map[string]func(bodyParts) ([]byte, error)) error {
+	for _, n := range names {
+		if _, ok := bodies[n]; !ok {
+			return fmt.Errorf("steps: operation %q has no valid request body", n)
+		}
 	}
-	id := int64(1) // no campaign: a refusal still holds for any Id
-	if len(info.firstPage) > 0 {
-		id, _ = intOf(info.firstPage[0]["Id"])
+	if len(bodies) != len(names) {
+		return fmt.Errorf("steps: %d valid request bodies for %d operations", len(bodies), len(names))
 	}
-	return fmt.Appendf(nil, `{"campaignId": %d}`, id), nil
+	return nil
+}
+
+// validBodyOf returns the valid body of the operation named op, made of
+// p, or an error for a name that is not one of the spec's operations.
+func validBodyOf(op string, p bodyParts) ([]byte, error) {
+	body, ok := validBodies[op]
+	if !ok {
+		return nil, fmt.Errorf("no valid request body for operation %q: the spec's are %s", op, strings.Join(spec.Names(), ", "))
+	}
+	return body(p)
 }
 
 // newEmail is a new address of the run, for one more contact.

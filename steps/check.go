@@ -229,41 +229,20 @@ func (s *scenario) warnExtraFields(x *exchange) {
 	if err != nil {
 		return
 	}
-	extra := func(what string, obj map[string]any, rows []fieldRow) {
-		if _, ext := checkObject(obj, rows); len(ext) > 0 {
-			s.warn(nil, x, "%s carries fields the spec does not list: %s", what, quoted(ext))
-		}
+	op := opOf(x)
+	if op == "" {
+		return
 	}
-	switch opOf(x) {
-	case spec.OpAddContact:
-		extra("the body", m, contactShape)
-	case spec.OpCampaignList:
-		extra("the body", m, pageShape)
-		var ext []string
-		for _, c := range asArray(m["campaigns"]) {
-			if o, ok := c.(map[string]any); ok {
-				_, e := checkObject(o, campaignShape)
-				for _, k := range e {
-					if !slices.Contains(ext, k) {
-						ext = append(ext, k)
-					}
-				}
-			}
-		}
-		if len(ext) > 0 {
-			slices.Sort(ext)
-			s.warn(nil, x, "campaigns carry fields the spec does not list (§2.2): %s", quoted(ext))
-		}
-	case spec.OpCampaignStats:
-		extra("the body", m, statsShape)
-		for _, k := range []string{spec.EmailStat, spec.SMSStat} {
-			if o, ok := m[k].(map[string]any); ok {
-				rows := emailStatShape
-				if k == spec.SMSStat {
-					rows = smsStatShape
-				}
-				extra(fmt.Sprintf("%q", k), o, rows)
-			}
-		}
+	sh := answerShapeOf(op)
+	s.warnExtra(x, "the body", m, sh.body)
+	if sh.innerExtra != nil {
+		sh.innerExtra(s, x, m)
+	}
+}
+
+// warnExtra warns about the fields of obj that rows do not list.
+func (s *scenario) warnExtra(x *exchange, what string, obj map[string]any, rows []fieldRow) {
+	if _, ext := checkObject(obj, rows); len(ext) > 0 {
+		s.warn(nil, x, "%s carries fields the spec does not list: %s", what, quoted(ext))
 	}
 }

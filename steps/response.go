@@ -12,8 +12,6 @@ import (
 	"strings"
 
 	"github.com/cucumber/godog"
-
-	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
 func (s *scenario) registerBodies(sc *godog.ScenarioContext) {
@@ -171,26 +169,26 @@ func (s *scenario) clientCallsWith(ctx context.Context, op string, doc *godog.Do
 	return s.call(ctx, op, []byte(s.expand(doc.Content)))
 }
 
-// validBody is a request body each operation accepts: a new contact, the
-// first page, the statistics of the account's first campaign.
+// validBody is a request body each operation accepts (validBodies): a new
+// contact with the scenario's address, the first page, the statistics of
+// the primary account's first campaign.
 func (s *scenario) validBody(ctx context.Context, op string) ([]byte, error) {
-	switch op {
-	case spec.OpAddContact:
-		return fmt.Appendf(nil, `{"email": %q, "firstName": "Conformance"}`, s.email), nil
-	case spec.OpCampaignList:
-		return []byte(`{"limit": 1, "page": 1}`), nil
-	}
-	id, err := s.firstCampaignID(ctx, s.env.Primary)
-	if err != nil {
-		if !errors.Is(err, godog.ErrSkip) {
-			return nil, err
-		}
-		// No campaign: an auth check still holds for any Id; a check that
-		// needs a 200 skips (see statusShouldBe).
-		s.invented = true
-		id = 1
-	}
-	return fmt.Appendf(nil, `{"campaignId": %d}`, id), nil
+	return validBodyOf(op, bodyParts{
+		email: func() string { return s.email },
+		campaignID: func() (int64, error) {
+			id, err := s.firstCampaignID(ctx, s.env.Primary)
+			if err != nil {
+				if !errors.Is(err, godog.ErrSkip) {
+					return 0, err
+				}
+				// No campaign: an auth check still holds for any Id; a check
+				// that needs a 200 skips (see statusShouldBe).
+				s.invented = true
+				id = 1
+			}
+			return id, nil
+		},
+	})
 }
 
 func (s *scenario) clientCallsValid(ctx context.Context, op string) error {

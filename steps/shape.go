@@ -7,6 +7,7 @@ package steps
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -40,6 +41,129 @@ func countRows(names ...string) []fieldRow {
 	return rows
 }
 
+// answerShape is how the suite checks the 200 answer of one operation:
+// the spec's table of the body's fields, and what lies inside them.
+type answerShape struct {
+	// sections are those a body without its table's fields breaks.
+	sections []string
+	// body is the table of the body's fields: the operation's
+	// spec.Operation.Response, in its order, with the spec's types.
+	body []fieldRow
+	// inner checks what the body's fields hold once the body has them
+	// (nil when the table says it all), like shapeProblems.
+	inner func(m map[string]any) (sections []string, problem string)
+	// innerExtra warns about the fields the spec does not list inside the
+	// body's fields (nil when there is no object inside).
+	innerExtra func(s *scenario, x *exchange, m map[string]any)
+}
+
+// answerShapes are the operations' answer shapes by spec name; every
+// operation of spec.Operations() has one (checked at init), and
+// answerShapeOf refuses a name that has none.
+var answerShapes = map[string]answerShape{
+	spec.OpAddContact: {sections: []string{"4.1"}, body: contactShape, inner: func(m map[string]any) ([]string, string) {
+		if m["status"] != spec.StatusSuccess || m["contactId"] == "" {
+			return []string{"4.1"}, fmt.Sprintf("the Add Contact answer has status %s and contactId %s, want %q and a non-empty string (spec §4.1)", jsonText(m["status"]), jsonText(m["contactId"]), spec.StatusSuccess)
+		}
+		return nil, ""
+	}},
+	spec.OpCampaignList: {sections: []string{"4.2"}, body: pageShape, inner: func(m map[string]any) ([]string, string) {
+		for i, c := range m["campaigns"].([]any) {
+			o, ok := c.(map[string]any)
+			if !ok {
+				return []string{"2.2"}, fmt.Sprintf("campaign %d of the page is %s, not an object (spec §2.2)", i+1, kindOf(c))
+			}
+			if sec, p := checkShape([]string{"2.2"}, fmt.Sprintf("campaign %d of the page (Id %s)", i+1, jsonText(o["Id"])), o, campaignShape); p != "" {
+				return sec, p
+			}
+		}
+		return nil, ""
+	}, innerExtra: func(s *scenario, x *exchange, m map[string]any) {
+		var ext []string
+		for _, c := range asArray(m["campaigns"]) {
+			if o, ok := c.(map[string]any); ok {
+				_, e := checkObject(o, campaignShape)
+				for _, k := range e {
+					if !slices.Contains(ext, k) {
+						ext = append(ext, k)
+					}
+				}
+			}
+		}
+		if len(ext) > 0 {
+			slices.Sort(ext)
+			s.warn(nil, x, "campaigns carry fields the spec does not list (§2.2): %s", quoted(ext))
+		}
+	}},
+	spec.OpCampaignStats: {sections: []string{"2.3", "4.3"}, body: statsShape, inner: func(m map[string]any) ([]string, string) {
+		if sec, p := checkShape([]string{"2.3"}, strconv.Quote(spec.EmailStat), m[spec.EmailStat].(map[string]any), emailStatShape); p != "" {
+			return sec, p
+		}
+		return checkShape([]string{"2.3"}, strconv.Quote(spec.SMSStat), m[spec.SMSStat].(map[string]any), smsStatShape)
+	}, innerExtra: func(s *scenario, x *exchange, m map[string]any) {
+		for _, k := range []string{spec.EmailStat, spec.SMSStat} {
+			if o, ok := m[k].(map[string]any); ok {
+				rows := emailStatShape
+				if k == spec.SMSStat {
+					rows = smsStatShape
+				}
+				s.warnExtra(x, fmt.Sprintf("%q", k), o, rows)
+			}
+		}
+	}},
+}
+
+// A new operation of spec.Operations() without an answer shape, or a shape
+// whose body is not the operation's Response, stops every run at start
+// rather than letting its answers through unchecked.
+func init() {
+	if err := checkAnswerShapes(spec.Operations(), answerShapes); err != nil {
+		panic(err)
+	}
+}
+
+// checkAnswerShapes returns an error unless shapes holds one shape per
+// operation of ops, and no other, whose body's fields are the operation's
+// Response in order.
+func checkAnswerShapes(ops []spec.Operation, shapes map[string]answerShape) error {
+	for _, o := range ops {
+		sh, ok := shapes[o.Name]
+		if !ok {
+			return fmt.Errorf("steps: operation %q has no answer shape", o.Name)
+		}
+		names := make([]string, len(sh.body))
+		for i, r := range sh.body {
+			names[i] = r.field
+		}
+		if !slices.Equal(names, o.Response) {
+			return fmt.Errorf("steps: the answer shape of %s has fields %v, the spec's Response %v", o.Name, names, o.Response)
+		}
+	}
+	if len(shapes) != len(ops) {
+		return fmt.Errorf("steps: %d answer shapes for %d operations", len(shapes), len(ops))
+	}
+	return nil
+}
+
+// answerShapeOf returns the answer shape of the operation named op; an
+// operation the table lacks is a programmer's error init already refused.
+func answerShapeOf(op string) answerShape {
+	sh, ok := answerShapes[op]
+	if !ok {
+		panic(fmt.Sprintf("steps: no answer shape for operation %q: the spec's are %s", op, strings.Join(spec.Names(), ", ")))
+	}
+	return sh
+}
+
+// checkShape checks obj against rows and, when it does not have them,
+// returns secs and what is wrong with what.
+func checkShape(secs []string, what string, obj map[string]any, rows []fieldRow) ([]string, string) {
+	if p, _ := checkObject(obj, rows); len(p) > 0 {
+		return secs, fmt.Sprintf("%s does not have the spec's fields (%s):\n  %s", what, SectionList(secs), strings.Join(p, "\n  "))
+	}
+	return nil, ""
+}
+
 // shapeProblems checks a 200 answer of an operation against the spec's
 // tables and returns the sections it breaks and what is wrong; nil when
 // nothing is. Fields the spec does not list are the scenarios' to warn
@@ -48,12 +172,7 @@ func shapeProblems(x *exchange) (sections []string, problem string) {
 	if x.err != nil || x.status != http.StatusOK || x.method != http.MethodPost {
 		return nil, ""
 	}
-	var op string
-	for name, path := range operations {
-		if strings.HasSuffix(x.url, "/"+path) {
-			op = name
-		}
-	}
+	op := opOf(x)
 	if op == "" {
 		return nil, ""
 	}
@@ -61,41 +180,12 @@ func shapeProblems(x *exchange) (sections []string, problem string) {
 	if err != nil {
 		return []string{"1"}, fmt.Sprintf("a 200 answer of %s: %v (spec §1 rule 3)", op, err)
 	}
-	check := func(secs []string, what string, obj map[string]any, rows []fieldRow) ([]string, string) {
-		if p, _ := checkObject(obj, rows); len(p) > 0 {
-			return secs, fmt.Sprintf("%s does not have the spec's fields (%s):\n  %s", what, SectionList(secs), strings.Join(p, "\n  "))
-		}
+	sh := answerShapeOf(op)
+	if sec, p := checkShape(sh.sections, "the "+op+" answer", m, sh.body); p != "" {
+		return sec, p
+	}
+	if sh.inner == nil {
 		return nil, ""
 	}
-	switch op {
-	case spec.OpAddContact:
-		if sec, p := check([]string{"4.1"}, "the Add Contact answer", m, contactShape); p != "" {
-			return sec, p
-		}
-		if m["status"] != spec.StatusSuccess || m["contactId"] == "" {
-			return []string{"4.1"}, fmt.Sprintf("the Add Contact answer has status %s and contactId %s, want %q and a non-empty string (spec §4.1)", jsonText(m["status"]), jsonText(m["contactId"]), spec.StatusSuccess)
-		}
-	case spec.OpCampaignList:
-		if sec, p := check([]string{"4.2"}, "the Campaign List answer", m, pageShape); p != "" {
-			return sec, p
-		}
-		for i, c := range m["campaigns"].([]any) {
-			o, ok := c.(map[string]any)
-			if !ok {
-				return []string{"2.2"}, fmt.Sprintf("campaign %d of the page is %s, not an object (spec §2.2)", i+1, kindOf(c))
-			}
-			if sec, p := check([]string{"2.2"}, fmt.Sprintf("campaign %d of the page (Id %s)", i+1, jsonText(o["Id"])), o, campaignShape); p != "" {
-				return sec, p
-			}
-		}
-	case spec.OpCampaignStats:
-		if sec, p := check([]string{"2.3", "4.3"}, "the Campaign Stats answer", m, statsShape); p != "" {
-			return sec, p
-		}
-		if sec, p := check([]string{"2.3"}, strconv.Quote(spec.EmailStat), m[spec.EmailStat].(map[string]any), emailStatShape); p != "" {
-			return sec, p
-		}
-		return check([]string{"2.3"}, strconv.Quote(spec.SMSStat), m[spec.SMSStat].(map[string]any), smsStatShape)
-	}
-	return nil, ""
+	return sh.inner(m)
 }

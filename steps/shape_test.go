@@ -2,6 +2,7 @@ package steps
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/cucumber/godog"
@@ -83,4 +84,32 @@ func TestSpecFieldsAreTheShapes(t *testing.T) {
 			t.Errorf("%s: package spec names %v, the shape %v", tt.name, tt.fields, names)
 		}
 	}
+}
+
+// TestAnswerShapesRefuseAnUnknownOperation: an operation added to the
+// spec's table without an answer shape, or with one whose body is not its
+// Response, is refused at init, not let through unchecked.
+func TestAnswerShapesRefuseAnUnknownOperation(t *testing.T) {
+	ops := spec.Operations()
+	if err := checkAnswerShapes(ops, answerShapes); err != nil {
+		t.Fatalf("the shapes disagree with the spec's table: %v", err)
+	}
+	added := append(slices.Clone(ops), spec.Operation{Name: "Contact Delete", Path: "contact/delete", Response: []string{"status"}})
+	if err := checkAnswerShapes(added, answerShapes); err == nil || !strings.Contains(err.Error(), `"Contact Delete"`) {
+		t.Errorf("an operation without a shape: err = %v, want one naming it", err)
+	}
+	changed := spec.Operations()
+	changed[0].Response = append(changed[0].Response, "createdAt")
+	if err := checkAnswerShapes(changed, answerShapes); err == nil {
+		t.Error("a shape whose fields are not the operation's Response was accepted")
+	}
+	if err := checkAnswerShapes(ops[1:], answerShapes); err == nil {
+		t.Error("a shape for an operation the spec does not have was accepted")
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("answerShapeOf of an unknown operation did not panic")
+		}
+	}()
+	answerShapeOf("Contact Delete")
 }

@@ -25,11 +25,6 @@ const specImport = "github.com/partner-v3/conformance-kit/simulator/spec"
 // is gone must leave it, and a new one fails the test.
 var pendingSwitches = map[string]string{
 	"simulator/server/bodycheck.go bodyError": "a decoder per operation in a table keyed by spec path, checked against spec.Operations() at construction",
-	"steps/shape.go shapeProblems":            "a shape per operation keyed by spec name, built from spec.Operation.Response",
-	"steps/response.go validBody":             "a valid body per operation keyed by spec name, refusing an unknown one",
-	"steps/cells.go validBodyFor":             "a valid body per operation keyed by spec name, refusing an unknown one",
-	"steps/check.go warnExtraFields":          "the shapes of steps/shape.go's table",
-	"steps/learn/probes.go pacedSample":       "a probe body per operation keyed by spec path, refusing an unknown one",
 }
 
 // TestNoSilentOperationSwitch: no switch over the spec's operations, in

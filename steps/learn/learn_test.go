@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/partner-v3/conformance-kit/simulator/profile"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
+	"github.com/partner-v3/conformance-kit/steps/internal/target"
 )
 
 func TestClassifyID(t *testing.T) {
@@ -264,5 +266,50 @@ func TestFlatObject(t *testing.T) {
 		if got := messageOf([]byte(tc.body)); got != tc.message {
 			t.Errorf("%s: message %q, want %q", tc.body, got, tc.message)
 		}
+	}
+}
+
+// TestPacedBodies: the paced sample's body of each operation, none where
+// the run has nothing to send, and a loud refusal of a table that misses
+// an operation of the spec.
+func TestPacedBodies(t *testing.T) {
+	if err := checkPacedBodies(spec.Paths(), pacedBodies); err != nil {
+		t.Fatalf("the paced bodies disagree with the spec's table: %v", err)
+	}
+	if err := checkPacedBodies(append(spec.Paths(), "contact/delete"), pacedBodies); err == nil || !strings.Contains(err.Error(), `"contact/delete"`) {
+		t.Errorf("an operation without a body: err = %v, want one naming it", err)
+	}
+	if err := checkPacedBodies(spec.Paths()[1:], pacedBodies); err == nil {
+		t.Error("a body for an operation the spec does not have was accepted")
+	}
+	type sent struct {
+		body string
+		ok   bool
+	}
+	for _, tt := range []struct {
+		name     string
+		l        *learner
+		i        int
+		add      sent
+		list     sent
+		stats    sent
+		emailsTo int
+	}{
+		{"a run that writes, with campaigns", &learner{env: Env{Target: target.Target{RunID: "r", EmailDomain: "x.test"}}, campaignIDs: []int{4, 9}}, 3,
+			sent{`{"email": "learn-r-1@x.test"}`, true}, sent{listBody, true}, sent{`{"campaignId": 9}`, true}, 1},
+		{"a read-only run without campaigns", &learner{env: Env{Target: target.Target{ReadOnly: true}}}, 0,
+			sent{}, sent{listBody, true}, sent{}, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			for path, want := range map[string]sent{spec.PathContactAdd: tt.add, spec.PathCampaignList: tt.list, spec.PathCampaignStats: tt.stats} {
+				body, ok := pacedBodies[path](tt.l, tt.i)
+				if got := (sent{body, ok}); got != want {
+					t.Errorf("%s: %+v, want %+v", path, got, want)
+				}
+			}
+			if tt.l.emails != tt.emailsTo {
+				t.Errorf("%d addresses used, want %d", tt.l.emails, tt.emailsTo)
+			}
+		})
 	}
 }

@@ -489,7 +489,8 @@ func (l *learner) http(ctx context.Context) error {
 	var ok *exch
 	fields := map[string][]profile.Field{}
 	var sfEv []*exch
-	for _, op := range spec.Paths() {
+	for _, o := range spec.Operations() {
+		op := o.Path
 		for _, x := range l.exchanges() {
 			if x.op != op || x.status != http.StatusOK || x.header.Get("Content-Encoding") != "" {
 				continue
@@ -503,7 +504,7 @@ func (l *learner) http(ctx context.Context) error {
 			}
 			// Only operations that add fields: {} is a deployment that
 			// adds none (default.json).
-			if fs := extraFields(keys, vals, successFieldNames[op], x); len(fs) > 0 {
+			if fs := extraFields(keys, vals, o.Response, x); len(fs) > 0 {
 				fields[op] = fs
 			}
 			sfEv = append(sfEv, x)
@@ -518,13 +519,6 @@ func (l *learner) http(ctx context.Context) error {
 	l.p.HTTP.ResponseContentType = profile.Choice[string]{Value: ok.header.Get("Content-Type"), Evidence: l.evidences(ok)}
 	l.p.HTTP.SuccessFields = profile.Choice[map[string][]profile.Field]{Value: fields, Evidence: l.evidences(sfEv...)}
 	return nil
-}
-
-// successFieldNames are the fields of each operation's 200 the spec gives.
-var successFieldNames = map[string][]string{
-	spec.PathContactAdd:    {"status", "contactId"},
-	spec.PathCampaignList:  {"pageNo", "pageSize", "totalPages", "totalRecords", "filteredRecords", "campaigns"},
-	spec.PathCampaignStats: {"emailStat", "smsStat"},
 }
 
 func (l *learner) exchanges() []*exch {
@@ -667,20 +661,13 @@ func (l *learner) pacedSample(ctx context.Context) error {
 	l.paced = map[string][]time.Duration{}
 	for i := range pacedN {
 		for _, op := range spec.Paths() {
-			var body string
-			switch op {
-			case spec.PathContactAdd:
-				if l.env.ReadOnly {
-					continue
-				}
-				body = fmt.Sprintf(`{"email": %q}`, l.email())
-			case spec.PathCampaignList:
-				body = listBody
-			case spec.PathCampaignStats:
-				if len(l.campaignIDs) == 0 {
-					continue
-				}
-				body = fmt.Sprintf(`{"campaignId": %d}`, l.campaignIDs[i%len(l.campaignIDs)])
+			paced, ok := pacedBodies[op]
+			if !ok {
+				return fmt.Errorf("paced sample: no body for operation %q", op)
+			}
+			body, ok := paced(l, i)
+			if !ok {
+				continue
 			}
 			x, err := l.send(ctx, req{path: op, body: body})
 			if err != nil {
@@ -694,6 +681,48 @@ func (l *learner) pacedSample(ctx context.Context) error {
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// pacedBodies are, by spec path, the body of the i-th request of an
+// operation pacedSample sends, and false when the run has none to send (a
+// read-only run adds no contact; Campaign Stats needs a campaign). Every
+// operation of spec.Operations() has one (checked at init).
+var pacedBodies = map[string]func(l *learner, i int) (string, bool){
+	spec.PathContactAdd: func(l *learner, _ int) (string, bool) {
+		if l.env.ReadOnly {
+			return "", false
+		}
+		return fmt.Sprintf(`{"email": %q}`, l.email()), true
+	},
+	spec.PathCampaignList: func(*learner, int) (string, bool) { return listBody, true },
+	spec.PathCampaignStats: func(l *learner, i int) (string, bool) {
+		if len(l.campaignIDs) == 0 {
+			return "", false
+		}
+		return fmt.Sprintf(`{"campaignId": %d}`, l.campaignIDs[i%len(l.campaignIDs)]), true
+	},
+}
+
+// A new operation of spec.Operations() without a paced body stops every
+// learning run at start rather than sampling it silently never.
+func init() {
+	if err := checkPacedBodies(spec.Paths(), pacedBodies); err != nil {
+		panic(err)
+	}
+}
+
+// checkPacedBodies returns an error unless bodies holds a body for each of
+// the operations at paths and for no other.
+func checkPacedBodies(paths []string, bodies map[string]func(*learner, int) (string, bool)) error {
+	for _, p := range paths {
+		if _, ok := bodies[p]; !ok {
+			return fmt.Errorf("learn: operation %q has no paced body", p)
+		}
+	}
+	if len(bodies) != len(paths) {
+		return fmt.Errorf("learn: %d paced bodies for %d operations", len(bodies), len(paths))
 	}
 	return nil
 }

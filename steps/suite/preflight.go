@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,18 +37,21 @@ func (r *run) preflight(ctx context.Context) error {
 	}
 	if status == http.StatusNotFound {
 		missing := true
-		for _, op := range []string{spec.PathCampaignStats, spec.PathContactAdd} {
+		names := []string{spec.OpCampaignList}
+		for _, o := range operationsAfter(spec.PathCampaignList) {
 			// Bodies every conforming service refuses before it acts (§4.1,
-			// §4.3: 400), so the probe creates nothing.
-			st, _, err := r.probe(ctx, r.Primary, op, `{}`)
+			// §4.3: 400), so the probe creates nothing. An operation whose
+			// empty body a service might act on needs a body of its own here.
+			st, _, err := r.probe(ctx, r.Primary, o.Path, `{}`)
 			if err != nil {
 				return err
 			}
 			missing = missing && st == http.StatusNotFound
+			names = append(names, o.Name)
 		}
 		if missing {
-			return fmt.Errorf("%w: no operation of the spec answers at %s: %s, %s and %s all answered 404; check --base-url (the deployment's address of %s, spec §1)",
-				ErrPreflight, r.BaseURL, spec.OpCampaignList, spec.OpCampaignStats, spec.OpAddContact, spec.BasePath)
+			return fmt.Errorf("%w: no operation of the spec answers at %s: %s all answered 404; check --base-url (the deployment's address of %s, spec §1)",
+				ErrPreflight, r.BaseURL, andList(names), spec.BasePath)
 		}
 	}
 	if err := credentialsRefused(status, msg, "primary", "--api-key, --api-secret", "--account-id"); err != nil {
@@ -63,6 +67,24 @@ func (r *run) preflight(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// operationsAfter returns the spec's operations other than the one at
+// path, in the spec's order from the one after it round to the start (for
+// Campaign List: Campaign Stats, then Add Contact), the order preflight
+// has always probed and named them in.
+func operationsAfter(path string) []spec.Operation {
+	ops := spec.Operations()
+	i := slices.IndexFunc(ops, func(o spec.Operation) bool { return o.Path == path })
+	return slices.Concat(ops[i+1:], ops[:max(i, 0)])
+}
+
+// andList words names as a sentence does: "a", "a and b", "a, b and c".
+func andList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // speaksTLS reports whether a TLS handshake succeeds at host (host:port):
