@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// The control API's wire types: the bodies its server (simulator/server)
+// The control API's wire types: the bodies its server (simulator/partnerapi)
 // decodes and answers, and its client (simulator/control) encodes and
 // decodes, declared once so the two cannot drift apart. They live here,
 // in the root package, because that is the one package both may import.
@@ -31,7 +31,7 @@ type ConfigResponse struct {
 	// server that reports none.
 	Profile *ProfileInfo `json:"profile,omitempty"`
 	// BuildInfo is nil for a server that was given none (a bare
-	// server.Server in a test): its fields are then absent from the JSON.
+	// partnerapi.API in a test): its fields are then absent from the JSON.
 	*BuildInfo
 }
 

@@ -55,7 +55,7 @@ func TestFaultResponseRoundTrip(t *testing.T) {
 	}
 }
 
-// A server with no BuildInfo (a bare server.Server) answers the limits
+// A server with no BuildInfo (a bare partnerapi.API) answers the limits
 // only; a simulator with a campaigns file names no seed.
 func TestConfigResponseOmits(t *testing.T) {
 	tests := []struct {

@@ -50,7 +50,7 @@ import (
 	"github.com/partner-v3/conformance-kit/cmd/internal/flagenv"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/edge"
-	"github.com/partner-v3/conformance-kit/simulator/server"
+	"github.com/partner-v3/conformance-kit/simulator/partnerapi"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
@@ -604,7 +604,7 @@ func startBare(ctx context.Context, simTarget *target, cert *edge.Certificate, o
 		TLSConfig:         cert.TLSConfig(),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      server.MaxFaultDelay + 30*time.Second,
+		WriteTimeout:      partnerapi.MaxFaultDelay + 30*time.Second,
 		IdleTimeout:       2 * time.Minute,
 	}
 	go func() { _ = srv.ServeTLS(ln, "", "") }()

@@ -5,7 +5,7 @@
 // gremlins made and the source line it made it in, so that each survivor
 // can be classified (docs/mutation.md).
 //
-//	mutationreport simulator/server=reports/mutation/simulator-server.json ...
+//	mutationreport simulator/partnerapi=reports/mutation/simulator-server.json ...
 //
 // Each argument is a package directory (relative to the module root, the
 // current directory) and the JSON gremlins wrote for it: gremlins names

@@ -21,8 +21,8 @@ import (
 	"github.com/partner-v3/conformance-kit/cmd/internal/buildinfo"
 	"github.com/partner-v3/conformance-kit/cmd/internal/flagenv"
 	"github.com/partner-v3/conformance-kit/cmd/internal/memlimit"
+	"github.com/partner-v3/conformance-kit/simulator/partnerapi"
 	"github.com/partner-v3/conformance-kit/simulator/profile"
-	"github.com/partner-v3/conformance-kit/simulator/server"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 	"github.com/partner-v3/conformance-kit/simulator/violation"
@@ -280,7 +280,7 @@ func (m *Main) printBanner() {
 	if m.memoryApplied != nil {
 		fmt.Fprintf(w, "  Memory limit: %s\n", m.memoryApplied)
 	}
-	pi := server.ProfileInfo(s.Server.Profile)
+	pi := partnerapi.ProfileInfo(s.API.Profile)
 	latency := ""
 	if m.Config.ProfileLatency {
 		latency = ", playing its latency"

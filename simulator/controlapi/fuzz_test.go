@@ -12,7 +12,7 @@ import (
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/controlapi"
 	"github.com/partner-v3/conformance-kit/simulator/inmem"
-	"github.com/partner-v3/conformance-kit/simulator/server"
+	"github.com/partner-v3/conformance-kit/simulator/partnerapi"
 )
 
 // FuzzAdminBody drives the control API's bodies through its handler
@@ -26,7 +26,7 @@ func FuzzAdminBody(f *testing.F) {
 	} {
 		f.Add(uint8(i), []byte(seed))
 	}
-	s := &server.Server{Stores: server.Stores{
+	s := &partnerapi.API{Stores: partnerapi.Stores{
 		Accounts: inmem.NewAccountStore([]*simulator.Account{{APIKey: "key", APISecret: "secret", AccountID: "acc"}}),
 		Contacts: inmem.NewContactStore(), Campaigns: inmem.NewCampaignStore(),
 		Counter: inmem.NewRateCounter(100, time.Minute), Control: inmem.NewControlStore(),

@@ -3,7 +3,7 @@
 // status of each error code, the answer writer and its buffers, the
 // X-Request-Id every answer carries, the recoverer that turns a panic into
 // a JSON 500, and the quoting of a client's input in a message. The
-// partner API (simulator/server), the control API (simulator/controlapi)
+// partner API (simulator/partnerapi), the control API (simulator/controlapi)
 // and the connection edge (simulator/edge) answer through it, each with
 // its own words.
 package httpjson

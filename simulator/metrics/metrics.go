@@ -88,7 +88,7 @@ func statusIndex(status int) int {
 
 // DurationBuckets are the latency histogram's upper bounds, in seconds:
 // from 100 µs (an in-memory answer) to 30 s (the longest injected delay,
-// server.MaxFaultDelay).
+// partnerapi.MaxFaultDelay).
 var DurationBuckets = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
 
 // RedisBuckets are the Redis round trip histogram's upper bounds, in

@@ -72,7 +72,7 @@ func TestContacts_AccountContentIndependentOfOthers(t *testing.T) {
 }
 
 // Every seeded contact passes the Add Contact rules of spec §2.1 as the
-// simulator checks them (simulator/server/contact.go), is ordered oldest
+// simulator checks them (simulator/partnerapi/contact.go), is ordered oldest
 // first, and has an email no other contact of its account has.
 func TestContacts_ValidDistinctAndOrdered(t *testing.T) {
 	phoneRE := regexp.MustCompile(`^\+?[0-9][0-9 ().-]*[0-9]$`)

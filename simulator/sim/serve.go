@@ -12,7 +12,7 @@ import (
 
 	"github.com/partner-v3/conformance-kit/simulator/controlapi"
 	"github.com/partner-v3/conformance-kit/simulator/edge"
-	"github.com/partner-v3/conformance-kit/simulator/server"
+	"github.com/partner-v3/conformance-kit/simulator/partnerapi"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
@@ -24,7 +24,7 @@ import (
 func (sim *Simulator) AdminHandler() http.Handler { return sim.controlAPI() }
 
 func (sim *Simulator) controlAPI() *controlapi.API {
-	cfg := sim.Server.ControlConfig()
+	cfg := sim.API.ControlConfig()
 	cfg.Token, cfg.Metrics, cfg.Info = sim.AdminToken, sim.Metrics, sim.Info
 	return controlapi.New(cfg)
 }
@@ -59,7 +59,7 @@ func (sim *Simulator) Open() error {
 // a write timeout above the longest injected delay, and the violations'
 // ConnContext after the edge's own.
 func (sim *Simulator) edgeOptions() edge.Options {
-	o := edge.Options{ReadTimeout: sim.ReadTimeout, WriteTimeout: server.MaxFaultDelay + 30*time.Second,
+	o := edge.Options{ReadTimeout: sim.ReadTimeout, WriteTimeout: partnerapi.MaxFaultDelay + 30*time.Second,
 		ConnContext: sim.ConnContext, Logger: sim.Logger}
 	if sim.tls != nil {
 		o.TLS = edge.TLSConfig(sim.tls, sim.ServesHTTP2())

@@ -1,0 +1,201 @@
+package partnerapi
+
+import (
+	"encoding/json"
+	"net/mail"
+	"regexp"
+	"slices"
+	"time"
+
+	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/profile"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
+)
+
+// classRefusal is the answer to a value of class on field: the class's
+// refusal, or nil when the profile accepts the class.
+func (pl *play) classRefusal(class, field string) error {
+	if o := pl.validation[class]; !o.Accepted() {
+		return withFinding(simulator.FindingInvalidField, field, refuse(o, fieldRequest(field)))
+	}
+	return nil
+}
+
+// contactString reads a string field of Add Contact: a number or a
+// boolean (string.type) and an empty string (string.empty) on the fields
+// those classes cover are answered as the profile says; an accepted
+// number is stored as its text (5 → "5").
+func (pl *play) contactString(f fields, name string) (string, error) {
+	v, err := f.str(name)
+	if err != nil {
+		if validationClass(name, f[name]) != profile.ClassStringType {
+			return "", err
+		}
+		if err := pl.classRefusal(profile.ClassStringType, name); err != nil {
+			return "", err
+		}
+		return string(f[name]), nil
+	}
+	if v == "" && f.present(name) && validationClass(name, f[name]) == profile.ClassEmptyString {
+		if err := pl.classRefusal(profile.ClassEmptyString, name); err != nil {
+			return "", err
+		}
+	}
+	return v, nil
+}
+
+// optStatus reads emailOptStatus or smsOptStatus: one sent as a string
+// (optStatus.type) or outside 0 and 1 (optStatus.value) is answered as the
+// profile says. Accepted, a string is its integer when it is "0" or "1"
+// and dropped otherwise (ok false); a value outside is stored as sent.
+func (pl *play) optStatus(f fields, name string) (v int64, ok bool, err error) {
+	v, ok, err = f.integer(name)
+	if err != nil {
+		if validationClass(name, f[name]) != profile.ClassOptType {
+			return 0, false, err
+		}
+		if err := pl.classRefusal(profile.ClassOptType, name); err != nil {
+			return 0, false, err
+		}
+		var s string
+		_ = json.Unmarshal(f[name], &s)
+		switch s {
+		case "0":
+			return 0, true, nil
+		case "1":
+			return 1, true, nil
+		}
+		return 0, false, nil
+	}
+	if ok && v != 0 && v != 1 {
+		if err := pl.classRefusal(profile.ClassOptValue, name); err != nil {
+			return 0, false, err
+		}
+	}
+	return v, ok, nil
+}
+
+// contactList reads tag or playerType: one sent as a string (list.type) or
+// holding other items than strings (list.item) is answered as the profile
+// says. Accepted, a string is a list of it and an item its text, and the
+// list is read again as sent so.
+func (pl *play) contactList(f fields, name string) ([]string, error) {
+	v, err := f.strings(name)
+	if err == nil {
+		return v, nil
+	}
+	class := validationClass(name, f[name])
+	if class != profile.ClassListType && class != profile.ClassListItem {
+		return nil, err
+	}
+	if err := pl.classRefusal(class, name); err != nil {
+		return nil, err
+	}
+	var texts []string
+	if class == profile.ClassListType {
+		var s string
+		_ = json.Unmarshal(f[name], &s)
+		texts = []string{s}
+	} else {
+		var items []json.RawMessage
+		_ = json.Unmarshal(f[name], &items)
+		texts = make([]string, 0, len(items))
+		for _, it := range items {
+			var s string
+			if json.Unmarshal(it, &s) != nil {
+				s = string(it)
+			}
+			texts = append(texts, s)
+		}
+	}
+	raw, _ := json.Marshal(texts)
+	return fields{name: raw}.strings(name)
+}
+
+var dateShapeRE = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`)
+
+// classFields are the fields each class covers (ValidationCase.Fields).
+var classFields = func() map[string][]string {
+	m := map[string][]string{}
+	for _, vc := range profile.ValidationCases() {
+		m[vc.Class] = vc.Fields
+	}
+	return m
+}()
+
+// validationClass returns the class of profile.ValidationCases that the
+// value raw of field belongs to, or "" for none (a valid value, or one
+// outside every class: the simulator's own checks answer it). A class
+// applies only to the fields it lists.
+func validationClass(field string, raw json.RawMessage) string {
+	class := valueClass(field, raw)
+	if class == "" || class == profile.ClassUnknownField || slices.Contains(classFields[class], field) {
+		return class
+	}
+	return ""
+}
+
+func valueClass(field string, raw json.RawMessage) string {
+	if !slices.Contains(contactFields, field) {
+		return profile.ClassUnknownField
+	}
+	if string(raw) == "null" || len(raw) == 0 {
+		return ""
+	}
+	var str string
+	isString := raw[0] == '"' && json.Unmarshal(raw, &str) == nil
+	switch field {
+	case "emailOptStatus", "smsOptStatus":
+		if isString {
+			return profile.ClassOptType
+		}
+		if v, ok := jsonInteger(string(raw)); ok && v != 0 && v != 1 {
+			return profile.ClassOptValue
+		}
+		return ""
+	case "tag", "playerType":
+		if isString {
+			return profile.ClassListType
+		}
+		var items []json.RawMessage
+		if json.Unmarshal(raw, &items) == nil {
+			for _, it := range items {
+				if string(it) != "null" && it[0] != '"' {
+					return profile.ClassListItem
+				}
+			}
+		}
+		return ""
+	}
+	if !isString {
+		if raw[0] != '{' && raw[0] != '[' {
+			return profile.ClassStringType // a number or a boolean
+		}
+		return ""
+	}
+	if str == "" {
+		return profile.ClassEmptyString
+	}
+	switch field {
+	case "gender":
+		if !slices.Contains(spec.Genders(), str) {
+			return profile.ClassGenderValue
+		}
+	case "dateOfBirth":
+		if !dateShapeRE.MatchString(str) {
+			return profile.ClassDateFormat
+		}
+		if _, err := time.Parse(spec.DateLayout, str); err != nil {
+			return profile.ClassDateImpossible
+		}
+	case "country":
+		if !countryRE.MatchString(str) {
+			return profile.ClassCountryFreeText
+		}
+	case "email":
+		if a, err := mail.ParseAddress(str); err != nil || a.Address != str || a.Name != "" {
+			return profile.ClassEmailFormat
+		}
+	}
+	return ""
+}
