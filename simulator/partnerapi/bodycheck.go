@@ -8,7 +8,6 @@ import (
 
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/profile"
-	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
 // bodyError returns the error the operation's handler would answer for r's
@@ -37,23 +36,7 @@ func (s *API) bodyError(r *http.Request) error {
 	if err != nil {
 		return withFinding(simulator.FindingMalformedJSON, "", err)
 	}
-	pl := s.play(r)
-	switch recordFrom(r).Entry.Operation {
-	case spec.PathContactAdd:
-		now, err := s.requestTime(r)
-		if err != nil {
-			return nil // the clock's failure is no fault of the body
-		}
-		_, err = pl.decodeContact(f, now)
-		return err
-	case spec.PathCampaignList:
-		_, _, err := pl.decodeCampaignList(f)
-		return err
-	case spec.PathCampaignStats:
-		_, err := pl.statsID(f)
-		return err
-	}
-	return nil
+	return operations[recordFrom(r).Entry.Operation].body(s, r, f)
 }
 
 // restoredBody is a request body read ahead and put back.

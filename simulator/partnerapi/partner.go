@@ -27,12 +27,8 @@ type partnerAPI struct {
 func (s *API) Handler() http.Handler {
 	s.init()
 	p := &partnerAPI{s: s, paths: map[string]http.Handler{"/healthz": http.HandlerFunc(s.handleHealth)}}
-	for op, h := range map[string]http.HandlerFunc{
-		spec.PathContactAdd:    s.handleContactAdd,
-		spec.PathCampaignList:  s.handleCampaignList,
-		spec.PathCampaignStats: s.handleCampaignStats,
-	} {
-		p.paths[spec.BasePath+"/"+op] = s.operation(op, h)
+	for path, op := range operations {
+		p.paths[spec.BasePath+"/"+path] = s.operation(path, func(w http.ResponseWriter, r *http.Request) { op.handle(s, w, r) })
 	}
 	if s.OpenAPI != nil {
 		doc := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.serveDocument(w, r) })
@@ -44,6 +40,51 @@ func (s *API) Handler() http.Handler {
 		h = s.recoverer(s.Wrap(h))
 	}
 	return httpjson.RequestID(s.record(s.guard(h, s.maxBodyBytes())))
+}
+
+// operation is what the partner API does for one of the spec's operations:
+// its handler, and the check of its body alone (bodyError), for the
+// profiles that put the body before another check.
+type operation struct {
+	handle func(s *API, w http.ResponseWriter, r *http.Request)
+	// body returns the error handle would answer for the body's fields f,
+	// or nil.
+	body func(s *API, r *http.Request, f fields) error
+}
+
+// operations is the partner API's table of the spec's operations
+// (spec.Operations), by path: routing and bodyError read it, and init
+// refuses a table that misses one, so a new operation is an entry here
+// plus its handler (docs/architecture.md).
+var operations = map[string]operation{
+	spec.PathContactAdd: {(*API).handleContactAdd, func(s *API, r *http.Request, f fields) error {
+		now, err := s.requestTime(r)
+		if err != nil {
+			return nil // the clock's failure is no fault of the body
+		}
+		_, err = s.play(r).decodeContact(f, now)
+		return err
+	}},
+	spec.PathCampaignList: {(*API).handleCampaignList, func(s *API, r *http.Request, f fields) error {
+		_, _, err := s.play(r).decodeCampaignList(f)
+		return err
+	}},
+	spec.PathCampaignStats: {(*API).handleCampaignStats, func(s *API, r *http.Request, f fields) error {
+		_, err := s.play(r).statsID(f)
+		return err
+	}},
+}
+
+func init() {
+	ops := spec.Operations()
+	for _, op := range ops {
+		if _, ok := operations[op.Path]; !ok {
+			panic("partnerapi: no handler for spec operation " + op.Path)
+		}
+	}
+	if len(operations) != len(ops) {
+		panic("partnerapi: the operations table names an operation the spec does not")
+	}
 }
 
 func (p *partnerAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
