@@ -250,7 +250,7 @@ func (p *specPace) observe(now time.Time) {
 		p.recent = append(p.recent[:0], p.recent[p.head:]...)
 		p.head = 0
 	}
-	if len(p.recent)-p.head < simulator.MaxPaceCount {
+	if len(p.recent)-p.head < MaxPaceCount {
 		p.recent = append(p.recent, t)
 	}
 	p.busiest = max(p.busiest, len(p.recent)-p.head)
@@ -336,8 +336,8 @@ func (c *Reports) Report(accountID string) simulator.ClientReport {
 			out.SpecPace.BusiestMinute, out.SpecPace.WouldBeRefused = st.pace.busiest, st.pace.refused
 		}
 		for k, t := range st.findings {
-			info := simulator.FindingCatalogue[k.kind]
-			if sec, ok := simulator.FieldSections[k.detail]; ok && k.kind == simulator.FindingInvalidField {
+			info := FindingCatalogue[k.kind]
+			if sec, ok := FieldSections[k.detail]; ok && k.kind == simulator.FindingInvalidField {
 				info.Section = sec
 			}
 			out.Findings = append(out.Findings, simulator.Finding{
@@ -404,7 +404,7 @@ func paceNote(limit int, window time.Duration, p *simulator.SpecPace) string {
 			window, inWindow, specInWindow, inMinute, spec.RateLimit)
 	}
 	busiest := strconv.Itoa(p.BusiestMinute)
-	if p.BusiestMinute >= simulator.MaxPaceCount {
+	if p.BusiestMinute >= MaxPaceCount {
 		busiest = "at least " + busiest
 	}
 	return fmt.Sprintf("the simulator runs %d requests per %s, not the spec's %d per minute (§8): %s. "+

@@ -22,7 +22,7 @@ func (c *Client) CreateAccount(ctx context.Context, spec simulator.AccountSpec) 
 // Accounts calls GET /accounts: the configured accounts, then the
 // throwaway ones, oldest first.
 func (c *Client) Accounts(ctx context.Context) ([]simulator.AccountInfo, error) {
-	var out simulator.AccountsResponse
+	var out AccountsResponse
 	if _, err := c.do(ctx, request{method: http.MethodGet, path: "/accounts"}, &out); err != nil {
 		return nil, err
 	}

@@ -6,8 +6,9 @@
 //
 // A non-2xx answer is returned as a *Error (use errors.As), wrapped with the
 // call: "control: POST /faults: 400 kind must be one of ..."; no answer at
-// all wraps ErrUnreachable. The bodies are the wire types of package
-// simulator, the very ones the server decodes and answers.
+// all wraps ErrUnreachable. The bodies are this package's wire types
+// (wire.go) and the domain types of package simulator, the very ones the
+// server (simulator/controlapi) decodes and answers.
 //
 // It imports only the simulator package and the standard library, so a
 // partner's test can use it against any running simulator: in-process
@@ -213,11 +214,11 @@ type Config struct {
 	ContactsPerAccount  int
 	// Profile names the deployment profile the simulator plays (issue
 	// 20); zero from a simulator that reports none.
-	Profile simulator.ProfileInfo
+	Profile ProfileInfo
 }
 
 func (c *Client) config(ctx context.Context, path string) (*Config, error) {
-	var out simulator.ConfigResponse
+	var out ConfigResponse
 	if _, err := c.do(ctx, request{method: http.MethodGet, path: path}, &out); err != nil {
 		return nil, err
 	}
@@ -271,12 +272,12 @@ type Clock struct {
 	AccountOffset time.Duration
 }
 
-func (c *Client) clock(ctx context.Context, method string, query url.Values, in *simulator.ClockRequest) (Clock, error) {
+func (c *Client) clock(ctx context.Context, method string, query url.Values, in *ClockRequest) (Clock, error) {
 	r := request{method: method, path: "/clock", query: query}
 	if in != nil {
 		r.in = in
 	}
-	var out simulator.ClockResponse
+	var out ClockResponse
 	if _, err := c.do(ctx, r, &out); err != nil {
 		return Clock{}, err
 	}
@@ -305,24 +306,24 @@ func (c *Client) Clock(ctx context.Context) (Clock, error) {
 // AdvanceClock moves the clock forward by d (POST /clock {"advance"}), so
 // a rate-limit window passes without waiting. d must be positive.
 func (c *Client) AdvanceClock(ctx context.Context, d time.Duration) (Clock, error) {
-	return c.clock(ctx, http.MethodPost, nil, &simulator.ClockRequest{Advance: d.String()})
+	return c.clock(ctx, http.MethodPost, nil, &ClockRequest{Advance: d.String()})
 }
 
 // SetClock sets the clock to t (POST /clock {"set"}), to the millisecond;
 // it keeps running from there unless frozen.
 func (c *Client) SetClock(ctx context.Context, t time.Time) (Clock, error) {
-	return c.clock(ctx, http.MethodPost, nil, &simulator.ClockRequest{Set: &simulator.Timestamp{Time: t}})
+	return c.clock(ctx, http.MethodPost, nil, &ClockRequest{Set: &simulator.Timestamp{Time: t}})
 }
 
 // FreezeClock stops the clock at its present time (frozen true) or lets it
 // run again from where it stands (false).
 func (c *Client) FreezeClock(ctx context.Context, frozen bool) (Clock, error) {
-	return c.clock(ctx, http.MethodPost, nil, &simulator.ClockRequest{Freeze: &frozen})
+	return c.clock(ctx, http.MethodPost, nil, &ClockRequest{Freeze: &frozen})
 }
 
 // ResetClock returns the clock to real time, running.
 func (c *Client) ResetClock(ctx context.Context) (Clock, error) {
-	return c.clock(ctx, http.MethodPost, nil, &simulator.ClockRequest{Reset: true})
+	return c.clock(ctx, http.MethodPost, nil, &ClockRequest{Reset: true})
 }
 
 // AccountClock calls GET /clock?accountId=: the clock accountID's requests
@@ -337,13 +338,13 @@ func (c *Client) AccountClock(ctx context.Context, accountID string) (Clock, err
 // while every other account's, which other runs sharing the simulator may
 // rely on, stays where it was. d must be positive.
 func (c *Client) AdvanceAccountClock(ctx context.Context, accountID string, d time.Duration) (Clock, error) {
-	return c.clock(ctx, http.MethodPost, nil, &simulator.ClockRequest{AccountID: accountID, Advance: d.String()})
+	return c.clock(ctx, http.MethodPost, nil, &ClockRequest{AccountID: accountID, Advance: d.String()})
 }
 
 // ResetAccountClock forgets accountID's own offset: its clock is the
 // simulator's again.
 func (c *Client) ResetAccountClock(ctx context.Context, accountID string) (Clock, error) {
-	return c.clock(ctx, http.MethodPost, nil, &simulator.ClockRequest{AccountID: accountID, Reset: true})
+	return c.clock(ctx, http.MethodPost, nil, &ClockRequest{AccountID: accountID, Reset: true})
 }
 
 // ResetBudget clears accountID's rate counter (POST /rate-limit/reset), so
@@ -351,7 +352,7 @@ func (c *Client) ResetAccountClock(ctx context.Context, accountID string) (Clock
 // empty accountID clears every account's.
 func (c *Client) ResetBudget(ctx context.Context, accountID string) error {
 	_, err := c.do(ctx, request{method: http.MethodPost, path: "/rate-limit/reset",
-		in: &simulator.RateResetRequest{AccountID: accountID}}, nil)
+		in: &RateResetRequest{AccountID: accountID}}, nil)
 	return err
 }
 
@@ -386,7 +387,7 @@ func (c *Client) Journal(ctx context.Context, f JournalFilter) ([]simulator.Jour
 	if f.Limit > 0 {
 		q.Set("limit", strconv.Itoa(f.Limit))
 	}
-	var out simulator.JournalResponse
+	var out JournalResponse
 	if _, err := c.do(ctx, request{method: http.MethodGet, path: "/journal", query: q}, &out); err != nil {
 		return nil, err
 	}
@@ -421,7 +422,7 @@ func (c *Client) Contacts(ctx context.Context, f ContactFilter) ([]*simulator.Co
 	if f.Limit > 0 {
 		q.Set("limit", strconv.Itoa(f.Limit))
 	}
-	var out simulator.ContactsResponse
+	var out ContactsResponse
 	if _, err := c.do(ctx, request{method: http.MethodGet, path: "/contacts", query: q}, &out); err != nil {
 		return nil, 0, err
 	}

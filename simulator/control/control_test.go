@@ -316,12 +316,12 @@ func TestJournalContactsAndReset(t *testing.T) {
 
 // defaultProfileInfo is how GET /config names the default profile: its
 // source's name and the digest of its canonical JSON.
-func defaultProfileInfo(t *testing.T) simulator.ProfileInfo {
+func defaultProfileInfo(t *testing.T) control.ProfileInfo {
 	t.Helper()
 	p := profile.Default()
 	data, err := p.Marshal()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return simulator.ProfileInfo{Name: p.Source.Name, Digest: profile.Digest(data)}
+	return control.ProfileInfo{Name: p.Source.Name, Digest: profile.Digest(data)}
 }

@@ -39,8 +39,8 @@ type FaultSpec struct {
 // Request returns the body of POST /faults that asks for f: only the
 // fields f sets, since the control API refuses a kind's field on another
 // kind.
-func (f FaultSpec) Request() simulator.FaultRequest {
-	r := simulator.FaultRequest{Operation: f.Operation, Kind: f.Kind}
+func (f FaultSpec) Request() FaultRequest {
+	r := FaultRequest{Operation: f.Operation, Kind: f.Kind}
 	if f.AccountID != "" {
 		r.AccountID = &f.AccountID
 	}
@@ -75,7 +75,7 @@ func (c *Client) InjectFault(ctx context.Context, spec FaultSpec) (*simulator.Fa
 // Faults calls GET /faults: the pending faults, oldest first; with an
 // accountID, only the faults scoped to that account.
 func (c *Client) Faults(ctx context.Context, accountID string) ([]simulator.Fault, error) {
-	var out simulator.FaultsResponse
+	var out FaultsResponse
 	if _, err := c.do(ctx, request{method: http.MethodGet, path: "/faults", query: accountQuery(accountID)}, &out); err != nil {
 		return nil, err
 	}
@@ -98,7 +98,7 @@ func (c *Client) DeleteFault(ctx context.Context, id string) (*simulator.Fault, 
 
 // fault sends r, whose answer is one fault.
 func (c *Client) fault(ctx context.Context, r request) (*simulator.Fault, error) {
-	var out simulator.FaultResponse
+	var out FaultResponse
 	if _, err := c.do(ctx, r, &out); err != nil {
 		return nil, err
 	}

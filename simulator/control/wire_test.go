@@ -12,12 +12,13 @@ import (
 	"time"
 
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/profile"
 	"github.com/partner-v3/conformance-kit/simulator/simtest"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
-// The server answers and decodes the wire types of simulator/controlapi.go
+// The server answers and decodes the wire types of simulator/control/wire.go
 // and the client encodes and reads the same ones. These tests hold both
 // sides to them through a real simulator: a local struct that drifted on
 // either side (a field renamed, added, or omitted differently) fails here.
@@ -104,7 +105,7 @@ func TestWireTypesAreTheServersAnswers(t *testing.T) {
 	// A fault of each kind with its own field, scoped to alpha: its
 	// answer carries status, retryAfter, delay and accountId.
 	var faultIDs []string
-	for _, f := range []simulator.FaultRequest{
+	for _, f := range []control.FaultRequest{
 		{Operation: spec.PathCampaignList, Kind: simulator.FaultError, AccountID: &alpha.AccountID, Status: ref(503)},
 		{Operation: "*", Kind: simulator.FaultRateLimit, RetryAfter: ref(7), Probability: ref(0.5), Count: ref(2)},
 		{Operation: spec.PathContactAdd, Kind: simulator.FaultDelay, Delay: ref("1500ms")},
@@ -114,21 +115,21 @@ func TestWireTypesAreTheServersAnswers(t *testing.T) {
 		if status != http.StatusCreated {
 			t.Fatalf("POST /faults %s: %d %s", f.Kind, status, b)
 		}
-		var out simulator.FaultResponse
+		var out control.FaultResponse
 		sameShape(t, "POST /faults "+f.Kind, b, &out)
 		faultIDs = append(faultIDs, out.ID)
 	}
 	_, b := call(t, s, http.MethodGet, "/faults", nil)
-	sameShape(t, "GET /faults", b, &simulator.FaultsResponse{})
+	sameShape(t, "GET /faults", b, &control.FaultsResponse{})
 	// The error fault answers alpha's next campaign/list: its journal
 	// entry names the fault.
 	if got := list(t, s, alpha); got != http.StatusServiceUnavailable {
 		t.Fatalf("campaign/list with an error fault: %d, want 503", got)
 	}
 	_, b = call(t, s, http.MethodDelete, "/faults/"+faultIDs[2], nil)
-	sameShape(t, "DELETE /faults/{id}", b, &simulator.FaultResponse{})
+	sameShape(t, "DELETE /faults/{id}", b, &control.FaultResponse{})
 	_, b = call(t, s, http.MethodDelete, "/faults", nil)
-	sameShape(t, "DELETE /faults", b, &simulator.FaultsResponse{})
+	sameShape(t, "DELETE /faults", b, &control.FaultsResponse{})
 
 	// A refused request: its entry is attributed, not authenticated.
 	if got := partner(t, s, simulator.Account{APIKey: alpha.APIKey, APISecret: "wrong", AccountID: alpha.AccountID},
@@ -139,16 +140,16 @@ func TestWireTypesAreTheServersAnswers(t *testing.T) {
 	if !bytes.Contains(b, []byte(`"faultId"`)) || !bytes.Contains(b, []byte(`"attributedTo"`)) {
 		t.Fatalf("GET /journal %s: want an entry a fault answered and a refused one", b)
 	}
-	sameShape(t, "GET /journal", b, &simulator.JournalResponse{})
+	sameShape(t, "GET /journal", b, &control.JournalResponse{})
 	_, b = call(t, s, http.MethodDelete, "/journal", nil)
-	sameShape(t, "DELETE /journal", b, &simulator.JournalResponse{})
+	sameShape(t, "DELETE /journal", b, &control.JournalResponse{})
 
 	_, b = call(t, s, http.MethodGet, "/contacts?accountId="+alpha.AccountID, nil)
-	sameShape(t, "GET /contacts", b, &simulator.ContactsResponse{})
+	sameShape(t, "GET /contacts", b, &control.ContactsResponse{})
 
 	for _, path := range []string{"/config", "/version"} {
 		_, b = call(t, s, http.MethodGet, path, nil)
-		var cfg simulator.ConfigResponse
+		var cfg control.ConfigResponse
 		sameShape(t, "GET "+path, b, &cfg)
 		if cfg.BuildInfo == nil || cfg.Seed == nil || cfg.CampaignsPerAccount == nil || cfg.ContactsPerAccount != 2 || cfg.Violations == nil {
 			t.Errorf("GET %s = %s: want the build, the seed, the campaigns and the contacts", path, b)
@@ -156,7 +157,7 @@ func TestWireTypesAreTheServersAnswers(t *testing.T) {
 	}
 
 	at := simulator.Timestamp{Time: time.Date(2031, 5, 6, 7, 8, 9, 0, time.UTC)}
-	for _, req := range []simulator.ClockRequest{
+	for _, req := range []control.ClockRequest{
 		{Set: &at}, {Freeze: ref(true)}, {Advance: "61s"}, {Freeze: ref(false)}, {Reset: true},
 		{AccountID: alpha.AccountID, Advance: "2m"}, {AccountID: alpha.AccountID, Reset: true},
 	} {
@@ -164,16 +165,16 @@ func TestWireTypesAreTheServersAnswers(t *testing.T) {
 		if status != http.StatusOK {
 			t.Fatalf("POST /clock %+v: %d %s", req, status, b)
 		}
-		sameShape(t, "POST /clock", b, &simulator.ClockResponse{})
+		sameShape(t, "POST /clock", b, &control.ClockResponse{})
 	}
 	_, b = call(t, s, http.MethodGet, "/clock?accountId="+alpha.AccountID, nil)
-	var clock simulator.ClockResponse
+	var clock control.ClockResponse
 	sameShape(t, "GET /clock?accountId=", b, &clock)
 	if clock.AccountID != alpha.AccountID || clock.AccountOffset == "" {
 		t.Errorf("GET /clock?accountId= = %s: want the account and its offset", b)
 	}
 
-	for _, req := range []simulator.RateResetRequest{{}, {AccountID: alpha.AccountID}} {
+	for _, req := range []control.RateResetRequest{{}, {AccountID: alpha.AccountID}} {
 		if status, b := call(t, s, http.MethodPost, "/rate-limit/reset", req); status != http.StatusOK {
 			t.Fatalf("POST /rate-limit/reset %+v: %d %s", req, status, b)
 		}
@@ -186,7 +187,7 @@ func TestWireTypesAreTheServersAnswers(t *testing.T) {
 	var created simulator.CreatedAccount
 	sameShape(t, "POST /accounts", b, &created)
 	_, b = call(t, s, http.MethodGet, "/accounts", nil)
-	sameShape(t, "GET /accounts", b, &simulator.AccountsResponse{})
+	sameShape(t, "GET /accounts", b, &control.AccountsResponse{})
 	for _, id := range []string{alpha.AccountID, created.AccountID} {
 		_, b = call(t, s, http.MethodGet, "/accounts/"+id, nil)
 		sameShape(t, "GET /accounts/{id}", b, &simulator.AccountInfo{})
@@ -209,12 +210,12 @@ func TestServerKnowsEveryRequestField(t *testing.T) {
 		path string
 		body any
 	}{
-		{"/faults", simulator.FaultRequest{Operation: "*", Kind: simulator.FaultError, AccountID: &alpha, Count: ref(2), Status: ref(502), Probability: ref(0.25)}},
-		{"/faults", simulator.FaultRequest{Operation: "*", Kind: simulator.FaultRateLimit, RetryAfter: ref(0)}},
-		{"/faults", simulator.FaultRequest{Operation: "*", Kind: simulator.FaultDelay, Delay: ref("1ms")}},
-		{"/clock", simulator.ClockRequest{Reset: true, Set: &at, Advance: "1s", Freeze: ref(true)}},
-		{"/clock", simulator.ClockRequest{AccountID: alpha, Reset: true, Advance: "1s"}},
-		{"/rate-limit/reset", simulator.RateResetRequest{AccountID: alpha}},
+		{"/faults", control.FaultRequest{Operation: "*", Kind: simulator.FaultError, AccountID: &alpha, Count: ref(2), Status: ref(502), Probability: ref(0.25)}},
+		{"/faults", control.FaultRequest{Operation: "*", Kind: simulator.FaultRateLimit, RetryAfter: ref(0)}},
+		{"/faults", control.FaultRequest{Operation: "*", Kind: simulator.FaultDelay, Delay: ref("1ms")}},
+		{"/clock", control.ClockRequest{Reset: true, Set: &at, Advance: "1s", Freeze: ref(true)}},
+		{"/clock", control.ClockRequest{AccountID: alpha, Reset: true, Advance: "1s"}},
+		{"/rate-limit/reset", control.RateResetRequest{AccountID: alpha}},
 		{"/accounts", simulator.AccountSpec{Name: "every field", Campaigns: ref(1), Seed: 3, Profile: profile.DefaultJSON()}},
 	}
 	sent := map[reflect.Type][]string{}

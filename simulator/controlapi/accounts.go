@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/httpjson"
 )
 
@@ -86,7 +87,7 @@ func (api *API) handleAccountList(w http.ResponseWriter, r *http.Request) {
 		api.Error(w, r, fmt.Errorf("list accounts: %w", err))
 		return
 	}
-	httpjson.Write(w, http.StatusOK, &simulator.AccountsResponse{Accounts: list})
+	httpjson.Write(w, http.StatusOK, &control.AccountsResponse{Accounts: list})
 }
 
 // account returns the account accountID, configured or throwaway, and the

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/httpjson"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
@@ -186,7 +187,7 @@ func (api *API) decode(r *http.Request, v any) error {
 }
 
 func (api *API) handleAdminConfig(w http.ResponseWriter, r *http.Request) {
-	httpjson.Write(w, http.StatusOK, &simulator.ConfigResponse{RateLimit: api.RateLimit, RateWindow: api.RateWindow.String(),
+	httpjson.Write(w, http.StatusOK, &control.ConfigResponse{RateLimit: api.RateLimit, RateWindow: api.RateWindow.String(),
 		MaxBodyBytes: api.MaxBodyBytes, BasePath: spec.BasePath, BuildInfo: api.Info, Profile: api.Profile})
 }
 
@@ -219,7 +220,7 @@ func (api *API) writeClock(w http.ResponseWriter, r *http.Request, accountID str
 		api.Error(w, r, fmt.Errorf("read clock: %w", err))
 		return
 	}
-	out := &simulator.ClockResponse{Now: simulator.Timestamp{Time: c.Now(api.now())}, Offset: c.Offset.String(), Frozen: c.Frozen}
+	out := &control.ClockResponse{Now: simulator.Timestamp{Time: c.Now(api.now())}, Offset: c.Offset.String(), Frozen: c.Frozen}
 	if accountID != "" {
 		off, err := api.Control.AccountOffset(r.Context(), accountID)
 		if err != nil {
@@ -256,7 +257,7 @@ func parseAdvance(v string) (time.Duration, error) {
 }
 
 func (api *API) handleAdminClockSet(w http.ResponseWriter, r *http.Request) {
-	var req simulator.ClockRequest
+	var req control.ClockRequest
 	if err := api.decode(r, &req); err != nil {
 		api.Error(w, r, err)
 		return
@@ -305,7 +306,7 @@ func (api *API) handleAdminClockSet(w http.ResponseWriter, r *http.Request) {
 // setAccountClock moves one account's clock alone: runs that share a
 // simulator, each with its own accounts, skip their rate-limit windows
 // (spec §8) without moving anyone else's.
-func (api *API) setAccountClock(w http.ResponseWriter, r *http.Request, req simulator.ClockRequest, advance time.Duration) {
+func (api *API) setAccountClock(w http.ResponseWriter, r *http.Request, req control.ClockRequest, advance time.Duration) {
 	if req.Set != nil || req.Freeze != nil {
 		api.Error(w, r, simulator.Errorf(simulator.EINVALID, "with accountId, only advance and reset apply: set and freeze move the whole simulator's clock"))
 		return
@@ -331,7 +332,7 @@ func (api *API) setAccountClock(w http.ResponseWriter, r *http.Request, req simu
 }
 
 func (api *API) handleAdminRateReset(w http.ResponseWriter, r *http.Request) {
-	var req simulator.RateResetRequest
+	var req control.RateResetRequest
 	if err := api.decode(r, &req); err != nil {
 		api.Error(w, r, err)
 		return
@@ -356,10 +357,10 @@ func (api *API) handleAdminJournalGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.URL.Query().Has("accountId") {
-		httpjson.Write(w, http.StatusOK, &simulator.JournalResponse{Entries: api.Journal.LatestOf(r.URL.Query().Get("accountId"), n)})
+		httpjson.Write(w, http.StatusOK, &control.JournalResponse{Entries: api.Journal.LatestOf(r.URL.Query().Get("accountId"), n)})
 		return
 	}
-	httpjson.Write(w, http.StatusOK, &simulator.JournalResponse{Entries: api.Journal.Latest(n)})
+	httpjson.Write(w, http.StatusOK, &control.JournalResponse{Entries: api.Journal.Latest(n)})
 }
 
 // handleAdminJournalClear empties the journal. The client reports are kept:
@@ -367,7 +368,7 @@ func (api *API) handleAdminJournalGet(w http.ResponseWriter, r *http.Request) {
 // journal must not erase another's findings (POST /reset clears both).
 func (api *API) handleAdminJournalClear(w http.ResponseWriter, r *http.Request) {
 	api.Journal.Clear()
-	httpjson.Write(w, http.StatusOK, &simulator.JournalResponse{Entries: []simulator.JournalEntry{}})
+	httpjson.Write(w, http.StatusOK, &control.JournalResponse{Entries: []simulator.JournalEntry{}})
 }
 
 func (api *API) handleAdminContacts(w http.ResponseWriter, r *http.Request) {
@@ -390,7 +391,7 @@ func (api *API) handleAdminContacts(w http.ResponseWriter, r *http.Request) {
 	if cs == nil {
 		cs = []*simulator.Contact{}
 	}
-	httpjson.Write(w, http.StatusOK, &simulator.ContactsResponse{Contacts: cs, Total: total})
+	httpjson.Write(w, http.StatusOK, &control.ContactsResponse{Contacts: cs, Total: total})
 }
 
 func queryInt(r *http.Request, name string, def int) (int, error) {

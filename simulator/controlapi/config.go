@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/httpjson"
 )
 
@@ -59,10 +60,10 @@ type Config struct {
 	RateWindow   time.Duration
 	MaxBodyBytes int64
 	// Profile names the profile the simulator plays, for GET /config.
-	Profile *simulator.ProfileInfo
+	Profile *control.ProfileInfo
 	// Info is what GET /config and /version report besides the limits.
 	// May be nil.
-	Info *simulator.BuildInfo
+	Info *control.BuildInfo
 
 	// Now is real time. May be nil. If nil, time.Now.
 	Now func() time.Time

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/httpjson"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
@@ -22,7 +23,7 @@ const (
 
 // fault checks every field of req and returns the fault it asks for, or an
 // EINVALID naming the first field that is wrong.
-func (api *API) fault(r *http.Request, req simulator.FaultRequest) (simulator.Fault, error) {
+func (api *API) fault(r *http.Request, req control.FaultRequest) (simulator.Fault, error) {
 	invalid := func(format string, args ...any) (simulator.Fault, error) {
 		return simulator.Fault{}, simulator.Errorf(simulator.EINVALID, format, args...)
 	}
@@ -100,7 +101,7 @@ func (api *API) fault(r *http.Request, req simulator.FaultRequest) (simulator.Fa
 }
 
 func (api *API) handleAdminFaultsAdd(w http.ResponseWriter, r *http.Request) {
-	var req simulator.FaultRequest
+	var req control.FaultRequest
 	if err := api.decode(r, &req); err != nil {
 		api.Error(w, r, err)
 		return
@@ -117,7 +118,7 @@ func (api *API) handleAdminFaultsAdd(w http.ResponseWriter, r *http.Request) {
 		api.Error(w, r, fmt.Errorf("add fault: %w", err))
 		return
 	}
-	httpjson.Write(w, http.StatusCreated, simulator.NewFaultResponse(f))
+	httpjson.Write(w, http.StatusCreated, control.NewFaultResponse(f))
 }
 
 // accountFaults lists the pending faults, only those of the account the
@@ -146,11 +147,11 @@ func (api *API) handleAdminFaultsGet(w http.ResponseWriter, r *http.Request) {
 		api.Error(w, r, err)
 		return
 	}
-	out := make([]simulator.FaultResponse, 0, len(fs))
+	out := make([]control.FaultResponse, 0, len(fs))
 	for _, f := range fs {
-		out = append(out, simulator.NewFaultResponse(f))
+		out = append(out, control.NewFaultResponse(f))
 	}
-	httpjson.Write(w, http.StatusOK, &simulator.FaultsResponse{Faults: out})
+	httpjson.Write(w, http.StatusOK, &control.FaultsResponse{Faults: out})
 }
 
 // handleAdminFaultsClear removes every pending fault, or, with
@@ -173,7 +174,7 @@ func (api *API) handleAdminFaultsClear(w http.ResponseWriter, r *http.Request) {
 		api.Error(w, r, fmt.Errorf("clear faults: %w", err))
 		return
 	}
-	httpjson.Write(w, http.StatusOK, &simulator.FaultsResponse{Faults: []simulator.FaultResponse{}})
+	httpjson.Write(w, http.StatusOK, &control.FaultsResponse{Faults: []control.FaultResponse{}})
 }
 
 // handleAdminFaultDelete removes one fault and answers it as it was.
@@ -186,5 +187,5 @@ func (api *API) handleAdminFaultDelete(w http.ResponseWriter, r *http.Request) {
 		api.Error(w, r, err)
 		return
 	}
-	httpjson.Write(w, http.StatusOK, simulator.NewFaultResponse(*f))
+	httpjson.Write(w, http.StatusOK, control.NewFaultResponse(*f))
 }

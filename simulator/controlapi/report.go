@@ -7,12 +7,14 @@ import (
 	"strings"
 
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/clientreport"
 	"github.com/partner-v3/conformance-kit/simulator/httpjson"
 )
 
 // The client report itself is package simulator/clientreport, which the
-// server never imports: the request path hands it each request's record
-// (journal.go, record) and the control API serves it here.
+// partner API never imports: the request path hands it each request's
+// record (simulator.RequestObserver) and the control API serves it here,
+// through simulator.ClientReporter, in JSON or as clientreport.Markdown.
 
 // handleAdminReport is GET /accounts/{accountId}/report: JSON, or Markdown
 // when the Accept header asks for text/markdown.
@@ -29,7 +31,7 @@ func (api *API) handleAdminReport(w http.ResponseWriter, r *http.Request) {
 	}
 	rep := api.Reports.Report(a.AccountID)
 	if wantsMarkdown(r) {
-		body := []byte(rep.Markdown())
+		body := []byte(clientreport.Markdown(rep))
 		h := w.Header()
 		h.Set("Content-Type", "text/markdown; charset=utf-8")
 		h.Set("Content-Length", strconv.Itoa(len(body)))

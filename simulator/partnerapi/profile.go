@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/profile"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
@@ -316,13 +317,13 @@ func (s *API) playLatency(r *http.Request, pl *play, op string) {
 // banner prints it: its source's name and the digest of its canonical
 // JSON (so the same choices written with other spacing are one profile).
 // Nil is the default profile.
-func ProfileInfo(p *profile.Profile) *simulator.ProfileInfo {
+func ProfileInfo(p *profile.Profile) *control.ProfileInfo {
 	if p == nil {
 		p = defaultChoices
 	}
 	data, err := p.Marshal()
 	if err != nil {
-		return &simulator.ProfileInfo{Name: p.Source.Name}
+		return &control.ProfileInfo{Name: p.Source.Name}
 	}
-	return &simulator.ProfileInfo{Name: p.Source.Name, Digest: profile.Digest(data)}
+	return &control.ProfileInfo{Name: p.Source.Name, Digest: profile.Digest(data)}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/partnerapi"
 	"github.com/partner-v3/conformance-kit/simulator/profile"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
@@ -241,7 +242,7 @@ func TestProfile_AccountProfileRefused(t *testing.T) {
 			}
 		})
 	}
-	var list simulator.AccountsResponse
+	var list control.AccountsResponse
 	h.admin().GET("/accounts").Expect().Status(http.StatusOK).JSON().Decode(&list)
 	for _, a := range list.Accounts {
 		if a.Throwaway {
@@ -342,7 +343,7 @@ func TestProfile_CountsUnauthenticated(t *testing.T) {
 func TestProfile_Config(t *testing.T) {
 	for _, p := range []*profile.Profile{nil, playing("staging", nil)} {
 		h := MustOpenServer(t, sim.Config{Profile: p})
-		var cfg simulator.ConfigResponse
+		var cfg control.ConfigResponse
 		h.admin().GET("/config").Expect().Status(http.StatusOK).JSON().Decode(&cfg)
 		want := partnerapi.ProfileInfo(p)
 		if cfg.Profile == nil || *cfg.Profile != *want {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/clientreport"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 )
 
@@ -251,8 +252,8 @@ func checkFindings(t *testing.T, h *harness, a *simulator.Account, want map[stri
 			t.Errorf("no finding %s; report: %+v", key, rep.Findings)
 			continue
 		}
-		info := simulator.FindingCatalogue[f.Kind]
-		if sec, ok := simulator.FieldSections[f.Detail]; ok && f.Kind == simulator.FindingInvalidField {
+		info := clientreport.FindingCatalogue[f.Kind]
+		if sec, ok := clientreport.FieldSections[f.Detail]; ok && f.Kind == simulator.FindingInvalidField {
 			info.Section = sec
 		}
 		if f.Count != count || f.Section != info.Section || f.Severity != info.Severity || f.Advice != info.Advice || f.Title != info.Title {

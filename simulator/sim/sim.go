@@ -25,6 +25,7 @@ import (
 	"github.com/partner-v3/conformance-kit/fixtures"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/clientreport"
+	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/edge"
 	"github.com/partner-v3/conformance-kit/simulator/inmem"
 	"github.com/partner-v3/conformance-kit/simulator/metrics"
@@ -159,7 +160,7 @@ type Simulator struct {
 	AdminToken string
 	// Info is what the control API's GET /config and /version report
 	// besides the limits.
-	Info *simulator.BuildInfo
+	Info *control.BuildInfo
 	// Metrics is served at the control API's GET /metrics.
 	Metrics http.Handler
 
@@ -202,7 +203,7 @@ func New(ctx context.Context, cfg Config) (*Simulator, error) {
 	}
 	sim := &Simulator{
 		Accounts: accounts, AdminToken: token, addr: cfg.Addr, adminAddr: cfg.AdminAddr, basePath: violations.BasePath(),
-		Info: &simulator.BuildInfo{Violations: violationNames(violations), Version: cmp.Or(cfg.Version, "dev")},
+		Info: &control.BuildInfo{Violations: violationNames(violations), Version: cmp.Or(cfg.Version, "dev")},
 	}
 	if !cfg.Insecure {
 		if sim.Cert, err = certificate(cfg); err != nil {

@@ -1,19 +1,22 @@
-package simulator
+package control
 
 import (
 	"fmt"
 	"time"
+
+	"github.com/partner-v3/conformance-kit/simulator"
 )
 
-// The control API's wire types: the bodies its server (simulator/partnerapi)
-// decodes and answers, and its client (simulator/control) encodes and
-// decodes, declared once so the two cannot drift apart. They live here,
-// in the root package, because that is the one package both may import.
-// Besides those below, the control API speaks AccountSpec, CreatedAccount,
-// AccountInfo and Budget (account.go), JournalEntry (journal.go),
-// ClientReport (report.go) and Contact (contact.go). Durations travel as Go
-// duration strings ("1m0s"), times as Timestamp. docs/control-api.md
-// documents each call.
+// The control API's wire types: the bodies its server (simulator/controlapi)
+// decodes and answers, and this client encodes and decodes, declared once
+// so the two cannot drift apart. They live here, in the client, because
+// the server may import the client and the suite (steps) may import only
+// the client: this file imports nothing of ours but the root package.
+// Besides those below, the control API speaks the domain's AccountSpec,
+// CreatedAccount, AccountInfo and Budget, JournalEntry, ClientReport and
+// Contact (package simulator). Durations travel as Go duration strings
+// ("1m0s"), times as simulator.Timestamp. docs/control-api.md documents
+// each call.
 
 // ConfigResponse is the answer of GET /config and GET /version: the limits
 // the simulator enforces and, when it has one, what it was built and
@@ -31,7 +34,7 @@ type ConfigResponse struct {
 	// server that reports none.
 	Profile *ProfileInfo `json:"profile,omitempty"`
 	// BuildInfo is nil for a server that was given none (a bare
-	// partnerapi.API in a test): its fields are then absent from the JSON.
+	// server.Server in a test): its fields are then absent from the JSON.
 	*BuildInfo
 }
 
@@ -64,9 +67,9 @@ type BuildInfo struct {
 // only Reset and Advance apply, to that account's clock alone (the others
 // answer 400).
 type ClockRequest struct {
-	AccountID string     `json:"accountId,omitempty"`
-	Reset     bool       `json:"reset,omitempty"`
-	Set       *Timestamp `json:"set,omitempty"`
+	AccountID string               `json:"accountId,omitempty"`
+	Reset     bool                 `json:"reset,omitempty"`
+	Set       *simulator.Timestamp `json:"set,omitempty"`
 	// Advance is a positive Go duration, such as "61s".
 	Advance string `json:"advance,omitempty"`
 	Freeze  *bool  `json:"freeze,omitempty"`
@@ -77,9 +80,9 @@ type ClockRequest struct {
 type ClockResponse struct {
 	// Now is the simulated time, to the millisecond; Offset (a Go
 	// duration) how far it is from real time while not Frozen.
-	Now    Timestamp `json:"now"`
-	Offset string    `json:"offset"`
-	Frozen bool      `json:"frozen"`
+	Now    simulator.Timestamp `json:"now"`
+	Offset string              `json:"offset"`
+	Frozen bool                `json:"frozen"`
 	// AccountID and AccountOffset are set when the clock asked for is one
 	// account's: Now then includes that account's own offset.
 	AccountID     string `json:"accountId,omitempty"`
@@ -125,22 +128,22 @@ type FaultResponse struct {
 
 // NewFaultResponse shows f on the wire with the defaults a stored fault
 // leaves zero: status 500, probability 1.
-func NewFaultResponse(f Fault) FaultResponse {
+func NewFaultResponse(f simulator.Fault) FaultResponse {
 	out := FaultResponse{ID: f.ID, Operation: f.Operation, AccountID: f.AccountID, Kind: f.Kind,
 		Remaining: f.Remaining, Probability: f.Probability}
 	if out.Probability == 0 {
 		out.Probability = 1
 	}
 	switch f.Kind {
-	case FaultError:
+	case simulator.FaultError:
 		out.Status = f.Status
 		if out.Status == 0 {
 			out.Status = 500 // spec §7's Internal server error
 		}
-	case FaultRateLimit:
+	case simulator.FaultRateLimit:
 		sec := int(f.RetryAfter / time.Second)
 		out.RetryAfter = &sec
-	case FaultDelay:
+	case simulator.FaultDelay:
 		out.Delay = f.Delay.String()
 	}
 	return out
@@ -148,8 +151,8 @@ func NewFaultResponse(f Fault) FaultResponse {
 
 // Fault returns the fault r shows. It fails only on a delay that is not a
 // Go duration, which no simulator sends.
-func (r FaultResponse) Fault() (Fault, error) {
-	f := Fault{ID: r.ID, Operation: r.Operation, AccountID: r.AccountID, Kind: r.Kind,
+func (r FaultResponse) Fault() (simulator.Fault, error) {
+	f := simulator.Fault{ID: r.ID, Operation: r.Operation, AccountID: r.AccountID, Kind: r.Kind,
 		Remaining: r.Remaining, Status: r.Status, Probability: r.Probability}
 	if r.RetryAfter != nil {
 		f.RetryAfter = time.Duration(*r.RetryAfter) * time.Second
@@ -157,7 +160,7 @@ func (r FaultResponse) Fault() (Fault, error) {
 	if r.Delay != "" {
 		d, err := time.ParseDuration(r.Delay)
 		if err != nil {
-			return Fault{}, fmt.Errorf("fault %s: delay %q: %w", r.ID, r.Delay, err)
+			return simulator.Fault{}, fmt.Errorf("fault %s: delay %q: %w", r.ID, r.Delay, err)
 		}
 		f.Delay = d
 	}
@@ -173,18 +176,18 @@ type FaultsResponse struct {
 // JournalResponse is the answer of GET /journal (newest first) and of
 // DELETE /journal (empty).
 type JournalResponse struct {
-	Entries []JournalEntry `json:"entries"`
+	Entries []simulator.JournalEntry `json:"entries"`
 }
 
 // ContactsResponse is the answer of GET /contacts: one page of the stored
 // contacts, oldest first, and how many match in all.
 type ContactsResponse struct {
-	Contacts []*Contact `json:"contacts"`
-	Total    int        `json:"total"`
+	Contacts []*simulator.Contact `json:"contacts"`
+	Total    int                  `json:"total"`
 }
 
 // AccountsResponse is the answer of GET /accounts: the configured accounts
 // in file order, then the throwaway ones, oldest first.
 type AccountsResponse struct {
-	Accounts []*AccountInfo `json:"accounts"`
+	Accounts []*simulator.AccountInfo `json:"accounts"`
 }

@@ -1,9 +1,10 @@
-package simulator_test
+package clientreport_test
 
 import (
 	"testing"
 
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/clientreport"
 )
 
 // TestUnknownOperationAdvice: the advice names every operation's path in
@@ -11,7 +12,7 @@ import (
 // file holds it too).
 func TestUnknownOperationAdvice(t *testing.T) {
 	const want = "Spec §1 and §9: the operations are POST {base}/contact/add, /campaign/list and /campaign/stats, under the base address ending in /v3/partner/webhook. Build paths from the base address, without a trailing slash or escaped characters."
-	if got := simulator.FindingCatalogue[simulator.FindingUnknownOperation].Advice; got != want {
+	if got := clientreport.FindingCatalogue[simulator.FindingUnknownOperation].Advice; got != want {
 		t.Errorf("Advice = %q, want %q", got, want)
 	}
 }

@@ -1,4 +1,4 @@
-package simulator_test
+package control_test
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
@@ -33,14 +34,14 @@ func TestFaultResponseRoundTrip(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b, err := json.Marshal(simulator.NewFaultResponse(tt.stored))
+			b, err := json.Marshal(control.NewFaultResponse(tt.stored))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got := string(b); got != tt.wire {
 				t.Errorf("wire %s, want %s", got, tt.wire)
 			}
-			var r simulator.FaultResponse
+			var r control.FaultResponse
 			if err := json.Unmarshal(b, &r); err != nil {
 				t.Fatal(err)
 			}
@@ -50,7 +51,7 @@ func TestFaultResponseRoundTrip(t *testing.T) {
 			}
 		})
 	}
-	if _, err := (simulator.FaultResponse{ID: "flt_4", Kind: simulator.FaultDelay, Delay: "soon"}).Fault(); err == nil {
+	if _, err := (control.FaultResponse{ID: "flt_4", Kind: simulator.FaultDelay, Delay: "soon"}).Fault(); err == nil {
 		t.Error("a delay that is no Go duration was read")
 	}
 }
@@ -60,13 +61,13 @@ func TestFaultResponseRoundTrip(t *testing.T) {
 func TestConfigResponseOmits(t *testing.T) {
 	tests := []struct {
 		name string
-		cfg  simulator.ConfigResponse
+		cfg  control.ConfigResponse
 		want string
 	}{
-		{"no build info", simulator.ConfigResponse{RateLimit: 100, RateWindow: "1m0s", MaxBodyBytes: 1, BasePath: "/b"},
+		{"no build info", control.ConfigResponse{RateLimit: 100, RateWindow: "1m0s", MaxBodyBytes: 1, BasePath: "/b"},
 			`{"rateLimit":100,"rateWindow":"1m0s","maxBodyBytes":1,"basePath":"/b"}`},
-		{"campaigns from a file", simulator.ConfigResponse{RateLimit: 100, RateWindow: "1m0s", MaxBodyBytes: 1, BasePath: "/b",
-			BuildInfo: &simulator.BuildInfo{Version: "dev", Violations: []string{}, ContactsPerAccount: 0}},
+		{"campaigns from a file", control.ConfigResponse{RateLimit: 100, RateWindow: "1m0s", MaxBodyBytes: 1, BasePath: "/b",
+			BuildInfo: &control.BuildInfo{Version: "dev", Violations: []string{}, ContactsPerAccount: 0}},
 			`{"rateLimit":100,"rateWindow":"1m0s","maxBodyBytes":1,"basePath":"/b","version":"dev","violations":[],"contactsPerAccount":0}`},
 	}
 	for _, tt := range tests {
