@@ -127,7 +127,7 @@ func (s *scenario) sendAs(ctx context.Context, role, op string, body []byte) (*e
 }
 
 // validBodyFor is a request body op accepts from the account of role
-// (validBodies): a new contact, page 1, the statistics of the account's
+// (validBodyOf): a new contact, page 1, the statistics of the account's
 // first campaign.
 func (s *scenario) validBodyFor(ctx context.Context, role, op string) ([]byte, error) {
 	return validBodyOf(op, bodyParts{
@@ -148,64 +148,33 @@ func (s *scenario) validBodyFor(ctx context.Context, role, op string) ([]byte, e
 }
 
 // bodyParts are what a valid request body is made of that a scenario
-// supplies; each is called only by the operation whose body needs it, so
-// a body of Add Contact reads no campaign list.
+// supplies; each is called only by the operation whose body needs it
+// (spec.Operation's Writes, NeedsCampaign), so a body of Add Contact reads
+// no campaign list.
 type bodyParts struct {
-	email      func() string         // a contact's address, for Add Contact
-	campaignID func() (int64, error) // a campaign of the account, for Campaign Stats
+	email      func() string         // a contact's address, for an operation that writes
+	campaignID func() (int64, error) // a campaign of the account, for one that needs it
 }
 
-// validBodies are, by spec name, a request body each operation accepts: a
-// contact with an address and a first name, the first page of one
-// campaign, the statistics of a campaign. Every operation of
-// spec.Operations() has one (checked at init); validBodyOf refuses a name
-// that has none.
-var validBodies = map[string]func(bodyParts) ([]byte, error){
-	spec.OpAddContact: func(p bodyParts) ([]byte, error) {
-		return fmt.Appendf(nil, `{"email": %q, "firstName": "Conformance"}`, p.email()), nil
-	},
-	spec.OpCampaignList: func(bodyParts) ([]byte, error) {
-		return []byte(`{"limit": 1, "page": 1}`), nil
-	},
-	spec.OpCampaignStats: func(p bodyParts) ([]byte, error) {
-		id, err := p.campaignID()
-		if err != nil {
+// validBodyOf returns a request body the operation named op accepts, built
+// by spec's table from p: a contact with an address and the first name
+// "Conformance", the first page of one campaign, the statistics of a
+// campaign. A name that is not one of the spec's operations is an error.
+func validBodyOf(op string, p bodyParts) ([]byte, error) {
+	o, err := spec.OperationNamed(op)
+	if err != nil {
+		return nil, err
+	}
+	sample := spec.Sample{FirstName: "Conformance", Limit: 1}
+	if o.Writes {
+		sample.Email = p.email()
+	}
+	if o.NeedsCampaign {
+		if sample.CampaignID, err = p.campaignID(); err != nil {
 			return nil, err
 		}
-		return fmt.Appendf(nil, `{"campaignId": %d}`, id), nil
-	},
-}
-
-// A new operation of spec.Operations() without a valid body stops every
-// run at start rather than failing the first scenario that sends it.
-func init() {
-	if err := checkValidBodies(spec.Names(), validBodies); err != nil {
-		panic(err)
 	}
-}
-
-// checkValidBodies returns an error unless bodies holds a body for each of
-// the operations names and for no other.
-func checkValidBodies(names []string, bodies map[string]func(bodyParts) ([]byte, error)) error {
-	for _, n := range names {
-		if _, ok := bodies[n]; !ok {
-			return fmt.Errorf("steps: operation %q has no valid request body", n)
-		}
-	}
-	if len(bodies) != len(names) {
-		return fmt.Errorf("steps: %d valid request bodies for %d operations", len(bodies), len(names))
-	}
-	return nil
-}
-
-// validBodyOf returns the valid body of the operation named op, made of
-// p, or an error for a name that is not one of the spec's operations.
-func validBodyOf(op string, p bodyParts) ([]byte, error) {
-	body, ok := validBodies[op]
-	if !ok {
-		return nil, fmt.Errorf("no valid request body for operation %q: the spec's are %s", op, strings.Join(spec.Names(), ", "))
-	}
-	return body(p)
+	return o.Body(sample)
 }
 
 // newEmail is a new address of the run, for one more contact.

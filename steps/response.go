@@ -169,7 +169,7 @@ func (s *scenario) clientCallsWith(ctx context.Context, op string, doc *godog.Do
 	return s.call(ctx, op, []byte(s.expand(doc.Content)))
 }
 
-// validBody is a request body each operation accepts (validBodies): a new
+// validBody is a request body each operation accepts (validBodyOf): a new
 // contact with the scenario's address, the first page, the statistics of
 // the primary account's first campaign.
 func (s *scenario) validBody(ctx context.Context, op string) ([]byte, error) {

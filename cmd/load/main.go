@@ -36,6 +36,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -451,7 +452,15 @@ func trusting(der []byte) *tls.Config {
 func operations(ctx context.Context, c *config, t *target) ([]operation, error) {
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: t.tls}, Timeout: 10 * time.Second}
 	defer client.CloseIdleConnections()
-	status, body, err := call(ctx, client, t, spec.PathCampaignList, []byte(`{"limit":1,"page":1}`))
+	list, err := spec.OperationAt(spec.PathCampaignList)
+	if err != nil {
+		return nil, err
+	}
+	first, err := list.Body(spec.Sample{Limit: 1})
+	if err != nil {
+		return nil, err
+	}
+	status, body, err := call(ctx, client, t, list.Path, first)
 	if err != nil {
 		return nil, err
 	}
@@ -486,27 +495,45 @@ func operations(ctx context.Context, c *config, t *target) ([]operation, error) 
 }
 
 // loads are the load's requests, one per operation of the spec's table in
-// its order, by path: the name --ops takes and each body. An operation of
-// the table without an entry is an error, not an operation left out.
+// its order, each named by the last element of its path (what --ops takes:
+// add, list, stats) and with its body built by the table: the largest page
+// (§4.2) and the statistics of campaignID; an operation that writes gets a
+// contact of a new address each time, and the first name, last name,
+// country and tag the figures were first measured with.
 func loads(campaignID int64, run string) ([]operation, error) {
-	stats := []byte(`{"campaignId":` + strconv.FormatInt(campaignID, 10) + `}`)
-	list := fmt.Appendf(nil, `{"limit":%d,"page":1}`, spec.MaxPageSize)
 	var seq atomic.Int64
-	byPath := map[string]operation{
-		spec.PathCampaignStats: {"stats", spec.PathCampaignStats, func() []byte { return stats }},
-		spec.PathCampaignList:  {"list", spec.PathCampaignList, func() []byte { return list }},
-		spec.PathContactAdd: {"add", spec.PathContactAdd, func() []byte {
-			return []byte(`{"email":"load-` + run + `-` + strconv.FormatInt(seq.Add(1), 10) +
-				`@example.com","firstName":"Load","lastName":"Test","country":"US","tag":["load"]}`)
-		}},
+	sample := func() spec.Sample {
+		return spec.Sample{Limit: spec.MaxPageSize, CampaignID: campaignID,
+			FirstName: "Load", LastName: "Test", Country: "US", Tags: []string{"load"}}
 	}
 	var out []operation
+	names := map[string]string{}
 	for _, o := range spec.Operations() {
-		l, ok := byPath[o.Path]
-		if !ok {
-			return nil, fmt.Errorf("no load for %s (%s): add its request body to cmd/load's loads", o.Name, o.Path)
+		name := path.Base(o.Path)
+		if other, ok := names[name]; ok {
+			return nil, fmt.Errorf("operations %s and %s would both be --ops %q", other, o.Path, name)
 		}
-		out = append(out, l)
+		names[name] = o.Path
+		// A sample that fails fails here, at start, not in the attack.
+		s := sample()
+		s.Email = "load-" + run + "-0@example.com"
+		body, err := o.Body(s)
+		if err != nil {
+			return nil, err
+		}
+		next := func() []byte { return body }
+		if o.Writes { // a create each time, never a merge
+			next = func() []byte {
+				s := sample()
+				s.Email = "load-" + run + "-" + strconv.FormatInt(seq.Add(1), 10) + "@example.com"
+				b, err := o.Body(s)
+				if err != nil {
+					panic(err) // the same sample was built at start
+				}
+				return b
+			}
+		}
+		out = append(out, operation{name: name, op: o.Path, body: next})
 	}
 	return out, nil
 }

@@ -66,7 +66,9 @@ func TestRun_MeasuresEveryOperationAgainstBothServers(t *testing.T) {
 }
 
 // TestLoads_FollowTheSpecsTable: the load has one request per operation of
-// the spec's table, in its order, each sent to its path.
+// the spec's table, in its order, each sent to its path under a name of its
+// own (the names --ops takes by default among them), and an operation that
+// writes sends a new contact each time.
 func TestLoads_FollowTheSpecsTable(t *testing.T) {
 	ls, err := loads(7, "run")
 	if err != nil {
@@ -82,6 +84,14 @@ func TestLoads_FollowTheSpecsTable(t *testing.T) {
 			t.Errorf("load %d = %s at %s, want a body for %s under a name of its own", i, l.name, l.op, ops[i].Path)
 		}
 		names[l.name] = true
+		if ops[i].Writes && string(l.body()) == string(l.body()) {
+			t.Errorf("load %s sends the same body twice, want a new contact each time", l.name)
+		}
+	}
+	for _, name := range []string{"stats", "list", "add"} { // --ops' default
+		if !names[name] {
+			t.Errorf("no load named %q, which --ops names by default", name)
+		}
 	}
 }
 

@@ -23,8 +23,7 @@ const specImport = "github.com/partner-v3/conformance-kit/simulator/spec"
 // time (step 5 left them to it), by file and function, with the table
 // lookup that should replace each. The list only shrinks: a switch that
 // is gone must leave it, and a new one fails the test.
-var pendingSwitches = map[string]string{
-}
+var pendingSwitches = map[string]string{}
 
 // TestNoSilentOperationSwitch: no switch over the spec's operations, in
 // any non-test Go file of the module, lets an operation it does not list
@@ -43,7 +42,7 @@ var pendingSwitches = map[string]string{
 // in a new place is not among them. The scan finds that one too. What it
 // cannot see (a chain of ifs, a map keyed by operation) is why the readers
 // of this package look operations up in spec's table, and the tables of
-// their own (violation's, cmd/load's) are checked against it at init.
+// their own (violation's) are checked against it at init.
 func TestNoSilentOperationSwitch(t *testing.T) {
 	root := filepath.Join("..", "..")
 	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {

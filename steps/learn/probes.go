@@ -660,22 +660,21 @@ func (l *learner) pacedSample(ctx context.Context) error {
 	gap := min(l.env.RateWindow/time.Duration(max(l.env.RateLimit, 1)), 100*time.Millisecond)
 	l.paced = map[string][]time.Duration{}
 	for i := range pacedN {
-		for _, op := range spec.Paths() {
-			paced, ok := pacedBodies[op]
-			if !ok {
-				return fmt.Errorf("paced sample: no body for operation %q", op)
+		for _, op := range spec.Operations() {
+			body, ok, err := l.pacedBody(op, i)
+			if err != nil {
+				return fmt.Errorf("paced sample: %w", err)
 			}
-			body, ok := paced(l, i)
 			if !ok {
 				continue
 			}
-			x, err := l.send(ctx, req{path: op, body: body})
+			x, err := l.send(ctx, req{path: op.Path, body: body})
 			if err != nil {
 				return err
 			}
 			x.paced = true
 			if x.status == http.StatusOK {
-				l.paced[op] = append(l.paced[op], x.recv.Sub(x.sent))
+				l.paced[op.Path] = append(l.paced[op.Path], x.recv.Sub(x.sent))
 			}
 			if err := l.env.Pacer.Sleep(ctx, gap); err != nil {
 				return err
@@ -685,46 +684,30 @@ func (l *learner) pacedSample(ctx context.Context) error {
 	return nil
 }
 
-// pacedBodies are, by spec path, the body of the i-th request of an
-// operation pacedSample sends, and false when the run has none to send (a
-// read-only run adds no contact; Campaign Stats needs a campaign). Every
-// operation of spec.Operations() has one (checked at init).
-var pacedBodies = map[string]func(l *learner, i int) (string, bool){
-	spec.PathContactAdd: func(l *learner, _ int) (string, bool) {
+// pacedBody is the body of the i-th request of op the paced sample sends,
+// built by spec's table: a new contact by address alone, the page listBody
+// asks for, the statistics of the account's campaigns in turn. It is false
+// when the run has none to send: a read-only run sends no operation that
+// writes, and one that needs a campaign has none without the account's.
+func (l *learner) pacedBody(op spec.Operation, i int) (string, bool, error) {
+	sample := spec.Sample{Limit: 1}
+	if op.Writes {
 		if l.env.ReadOnly {
-			return "", false
+			return "", false, nil
 		}
-		return fmt.Sprintf(`{"email": %q}`, l.email()), true
-	},
-	spec.PathCampaignList: func(*learner, int) (string, bool) { return listBody, true },
-	spec.PathCampaignStats: func(l *learner, i int) (string, bool) {
+		sample.Email = l.email()
+	}
+	if op.NeedsCampaign {
 		if len(l.campaignIDs) == 0 {
-			return "", false
+			return "", false, nil
 		}
-		return fmt.Sprintf(`{"campaignId": %d}`, l.campaignIDs[i%len(l.campaignIDs)]), true
-	},
-}
-
-// A new operation of spec.Operations() without a paced body stops every
-// learning run at start rather than sampling it silently never.
-func init() {
-	if err := checkPacedBodies(spec.Paths(), pacedBodies); err != nil {
-		panic(err)
+		sample.CampaignID = int64(l.campaignIDs[i%len(l.campaignIDs)])
 	}
-}
-
-// checkPacedBodies returns an error unless bodies holds a body for each of
-// the operations at paths and for no other.
-func checkPacedBodies(paths []string, bodies map[string]func(*learner, int) (string, bool)) error {
-	for _, p := range paths {
-		if _, ok := bodies[p]; !ok {
-			return fmt.Errorf("learn: operation %q has no paced body", p)
-		}
+	body, err := op.Body(sample)
+	if err != nil {
+		return "", false, err
 	}
-	if len(bodies) != len(paths) {
-		return fmt.Errorf("learn: %d paced bodies for %d operations", len(bodies), len(paths))
-	}
-	return nil
+	return string(body), true, nil
 }
 
 // latency summarises how long each operation took to answer.
