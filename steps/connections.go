@@ -148,7 +148,7 @@ type connRun struct {
 // an Add Contact is then replaced by a Campaign List (a right request all
 // the same, which is what the connection needs).
 func (r *connRun) right(ctx context.Context, op string) (*exchange, connSeen, error) {
-	if op == spec.OpAddContact && r.s.env.ReadOnly {
+	if r.s.env.skipsWrite(op) {
 		op = spec.OpCampaignList
 	}
 	body, err := r.s.validBodyFor(ctx, r.role, op)
@@ -225,7 +225,7 @@ func (r *connRun) sequence(ctx context.Context) error {
 	after := func(op string, x *exchange, cs connSeen) {
 		cl := cell(op, matrix.ServedAfterRefusal(r.conn))
 		switch {
-		case op == spec.OpAddContact && r.s.env.ReadOnly:
+		case r.s.env.skipsWrite(op):
 			r.c.unreachable(cl, "read-only run: no contact is created")
 		case !r.refused[cs.local]:
 			r.c.missing(cl, "the connection that carried it had carried no refusal of the account (the target closed the one that had, or refused nothing)")
@@ -434,7 +434,7 @@ func (s *scenario) sendsEveryFraming(ctx context.Context) error {
 		case s.env.InProcess:
 			c.unreachable(cell, inProcessNoConnections)
 			continue
-		case cell.Operation == spec.OpAddContact && s.env.ReadOnly:
+		case s.env.skipsWrite(cell.Operation):
 			c.unreachable(cell, "read-only run: no contact is created")
 			continue
 		case route == wire.HTTP2 && noH2 != "":

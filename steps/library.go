@@ -24,6 +24,7 @@ import (
 
 	"github.com/cucumber/godog"
 
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 	"github.com/partner-v3/conformance-kit/steps/internal/target"
 )
 
@@ -39,6 +40,20 @@ type Env struct {
 	// run's requests (Client's and the preflight's). May be nil: the
 	// scenario of rule every-answer then fails, and nothing else is held.
 	Observer *Observer
+}
+
+// skipsWrite reports whether the run may not send operation name: a
+// read-only run sends nothing that writes (spec Operation.Writes). name
+// comes from the matrix, which holds its operations to the spec's.
+func (e Env) skipsWrite(name string) bool {
+	if !e.ReadOnly {
+		return false
+	}
+	op, err := spec.OperationNamed(name)
+	if err != nil {
+		panic(err)
+	}
+	return op.Writes
 }
 
 // ExampleKey is the key of Env.Examples for a scenario of file uri built

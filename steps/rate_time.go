@@ -326,7 +326,7 @@ func (s *scenario) unsentCells(c *cellCheck) {
 		switch {
 		case cell.Account == matrix.Second && !s.env.Second.Complete():
 			why = "no second account is configured"
-		case cell.Operation == spec.OpAddContact && s.env.ReadOnly:
+		case s.env.skipsWrite(cell.Operation):
 			why = "a read-only run creates no contact"
 		default:
 			continue
