@@ -11,7 +11,8 @@ import (
 
 var _ simulator.PolicyCounter = (*RateCounter)(nil)
 
-// RateCounter is the exact sliding-window counter of spec §8 kept in memory:
+// RateCounter is the exact sliding-window counter of spec §8 kept in memory
+// (and, under a simulator.RatePolicy, the other windows: see rule):
 // for each key, the times of the requests it allowed in the last window,
 // oldest first. One mutex makes every Take atomic, which is what "exactly
 // 100 under concurrency" needs; a Take costs O(expired) amortised.
@@ -37,41 +38,55 @@ func (c *RateCounter) Take(ctx context.Context, key string, now time.Time) (simu
 	return c.TakePolicy(ctx, key, now, simulator.RatePolicy{})
 }
 
-// counted returns the part of log that counts at now under p, and the
-// instant the window frees all its slots (fixed windows) or zero
-// (sliding: the slots free one by one).
-func (c *RateCounter) counted(log []time.Time, now time.Time, p simulator.RatePolicy) ([]time.Time, time.Time) {
+// rule is the window rule of spec §8 under p, the one place in Go that
+// knows the window modes (redisstore's Lua rate_window in luaRate is its
+// twin, rule for rule): for a request at now, given the key's counted
+// requests (oldest first), it returns from, the instant from which they
+// still count, and end, the instant a fixed window ends and frees all its
+// slots (zero for the sliding window, whose slots free one by one).
+//
+//   - sliding: a request at t counts while t > now-window: at exactly
+//     t+window it is out.
+//   - fixed-clock: from the window's start (simulator.FixedClockStart);
+//     it ends a window later.
+//   - fixed-first: from the oldest request, which opened the window; once
+//     that window has ended, from its end, and the next request opens
+//     another (it ends a window after whichever request opened it).
+func (c *RateCounter) rule(log []time.Time, now time.Time, p simulator.RatePolicy) (from, end time.Time) {
 	switch p.Window {
 	case simulator.WindowFixedClock:
 		start := simulator.FixedClockStart(now, c.window)
-		i := 0
-		for i < len(log) && log[i].Before(start) {
-			i++
-		}
-		return log[i:], start.Add(c.window)
+		return start, start.Add(c.window)
 	case simulator.WindowFixedFirst:
-		// The open window is the one its first request opened; it ends
-		// at first+window, and the next request opens another.
-		if len(log) > 0 && !now.Before(log[0].Add(c.window)) {
-			end := log[0].Add(c.window)
-			i := 0
-			for i < len(log) && log[i].Before(end) {
-				i++
-			}
-			log = log[i:]
-		}
 		if len(log) == 0 {
-			return log, now.Add(c.window)
+			return now, now.Add(c.window)
 		}
-		return log, log[0].Add(c.window)
+		end := log[0].Add(c.window)
+		if now.Before(end) {
+			return log[0], end
+		}
+		if i := countedFrom(log, end); i < len(log) {
+			return end, log[i].Add(c.window)
+		}
+		return end, now.Add(c.window)
 	}
-	// A request at t counts while t > now-window: at exactly t+window it is out.
-	cutoff := now.Add(-c.window)
+	return now.Add(-c.window + time.Nanosecond), time.Time{}
+}
+
+// countedFrom is the index of the first request of log at or after from.
+func countedFrom(log []time.Time, from time.Time) int {
 	i := 0
-	for i < len(log) && !log[i].After(cutoff) {
+	for i < len(log) && log[i].Before(from) {
 		i++
 	}
-	return log[i:], time.Time{}
+	return i
+}
+
+// counted returns the part of log that counts at now under p, and the
+// window's end (see rule).
+func (c *RateCounter) counted(log []time.Time, now time.Time, p simulator.RatePolicy) ([]time.Time, time.Time) {
+	from, end := c.rule(log, now, p)
+	return log[countedFrom(log, from):], end
 }
 
 // TakePolicy implements simulator.PolicyCounter.

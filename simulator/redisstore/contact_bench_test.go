@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/alicebob/miniredis/v2"
+
 	"github.com/partner-v3/conformance-kit/simulator"
 
 	"github.com/partner-v3/conformance-kit/simulator/redisstore"

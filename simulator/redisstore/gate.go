@@ -24,22 +24,18 @@ var _ simulator.Gate = (*Gate)(nil)
 //
 // The script is deterministic: Go passes real time and the random draw.
 type Gate struct {
-	db     *DB
-	limit  int
-	window time.Duration
+	db   *DB
+	args rateArgs
 
-	// fixed holds what every standalone admission sends alike, built at
-	// the first (after DB.Open has fixed the key prefix): the clock, the
-	// set of rate keys and the six fault keys, then the window's ARGV.
-	// Built once rather than per request: eight key concatenations and
-	// six boxed integers a request less (issue 21).
+	// fixed holds the keys every standalone admission sends alike, built
+	// at the first (after DB.Open has fixed the key prefix): the clock,
+	// the set of rate keys and the six fault keys. Built once rather
+	// than per request: eight key concatenations a request less (issue
+	// 21); rateArgs does the same for the window's ARGV.
 	once  sync.Once
 	fixed struct {
 		clock, rateKeys string
 		faults          []string
-		cutSec, cutNsec any
-		winSec, winNsec any
-		limit, ttl      any
 	}
 }
 
@@ -51,7 +47,7 @@ func NewGate(db *DB, limit int, window time.Duration) *Gate {
 	if limit <= 0 || window <= 0 {
 		panic("redisstore: NewGate expects limit > 0 and window > 0")
 	}
-	return &Gate{db: db, limit: limit, window: window}
+	return &Gate{db: db, args: rateArgs{db: db, limit: limit, window: window}}
 }
 
 // luaAdmitReply reads back the reply admitScript keeps under a call's
@@ -67,9 +63,43 @@ local function decode_reply(r)
 end
 `
 
-// admitScript: the clock, the rate decision (luaDecide, under the
+// luaAdmit is what the two admit scripts share (admitScript on one Redis,
+// clusterAdmitScript on a sharded cluster), composed after luaRate: one
+// argument layout and one way from the clock to the decision.
+//
+// The layout is luaRate's (ARGV[1], ARGV[2] the real time) with two keys
+// more: KEYS[3] the account's clock offset and KEYS[4] the clock hash the
+// script applies (the global clock on one Redis, the account's mirror of
+// it on a sharded cluster). Each script's own KEYS and ARGV follow.
+//
+// admit_clock(...) reads KEYS[4]'s clock fields (clockFields order) and
+// then the named fields; admit_now(c) is the request's simulator time:
+// the real time under that clock (frozen, or moved by its offset; absent,
+// or "0" fields in a mirror, is real time), plus the account's offset.
+const luaAdmit = `
+local function admit_clock(...)
+  return redis.call('HMGET', KEYS[4], 'offsetSec', 'offsetNsec', 'frozen', 'frozenSec', 'frozenNsec', ...)
+end
+local function admit_now(c)
+  local s, n
+  if c[3] == '1' then
+    s, n = tonumber(c[4]), tonumber(c[5])
+  elseif c[1] or c[2] then
+    s, n = add(tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(c[1] or '0'), tonumber(c[2] or '0'))
+  else
+    s, n = tonumber(ARGV[1]), tonumber(ARGV[2])
+  end
+  local ao = redis.call('HMGET', KEYS[3], 'offsetSec', 'offsetNsec')
+  if ao[1] then
+    s, n = add(s, n, tonumber(ao[1]), tonumber(ao[2]))
+  end
+  return s, n
+end
+`
+
+// admitScript: the clock, the rate decision (luaRate, under the
 // request's policy) and the fault, in one script. Times are whole seconds
-// and nanoseconds in [0, 1e9) (see clockFields and luaDecide).
+// and nanoseconds in [0, 1e9) (see clockFields and luaRate).
 //
 // A call that counted its request stores its whole reply (the count, the
 // instant, the fault taken) under its reply key (luaAdmitReply), and a re-sent
@@ -81,46 +111,30 @@ end
 // rate zset names it there when it creates it, and Reset drops both at
 // once, so a zset that existed is already named (an SADD a request saved).
 //
-// KEYS: clock, the account's rate zset, the set of rate keys, the six fault
-// keys, the call's reply key, the account's clock offset. ARGV: real time
-// (sec, nsec), minus the window plus 1ns (sec, nsec), limit, the call's
-// unique id (the member's suffix), operation, account, draw, the reply
-// key's lifetime in milliseconds, the window mode, "1" when refusals
-// count, the window (sec, nsec).
+// KEYS and ARGV: luaAdmit's layout (KEYS[4] the global clock), then KEYS[5]
+// the set of rate keys, KEYS[6..11] the six fault keys; ARGV[10]
+// operation, ARGV[11] account, ARGV[12] draw.
 // Returns {allowed, count, free-at or "", now sec, now nsec, fault JSON or
 // "", fault remaining}.
-var admitScript = redis.NewScript(luaTakeFault + luaDecide + luaAdmitReply + `
-local done = redis.call('GET', KEYS[10])
+var admitScript = redis.NewScript(luaTakeFault + luaRate + luaAdmit + luaAdmitReply + `
+local done = redis.call('GET', KEYS[2])
 if done then
   return decode_reply(done)
 end
-local c = redis.call('HMGET', KEYS[1], 'offsetSec', 'offsetNsec', 'frozen', 'frozenSec', 'frozenNsec')
-local s, n
-if c[3] == '1' then
-  s, n = tonumber(c[4]), tonumber(c[5])
-elseif c[1] or c[2] then
-  s, n = add(tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(c[1] or '0'), tonumber(c[2] or '0'))
-else
-  s, n = tonumber(ARGV[1]), tonumber(ARGV[2])
-end
-local ao = redis.call('HMGET', KEYS[11], 'offsetSec', 'offsetNsec')
-if ao[1] then
-  s, n = add(s, n, tonumber(ao[1]), tonumber(ao[2]))
-end
-local allowed, count, free, added = decide(KEYS[2], s, n, tonumber(ARGV[3]), tonumber(ARGV[4]),
-  tonumber(ARGV[13]), tonumber(ARGV[14]), ARGV[11], tonumber(ARGV[5]), ARGV[12], ARGV[6])
+local s, n = admit_now(admit_clock())
+local allowed, count, free, added = rate_decide(s, n)
 local reply = {allowed, count, free, s, n, '', 0}
 if added and count == 1 then
-  redis.call('SADD', KEYS[3], KEYS[2])
+  redis.call('SADD', KEYS[5], KEYS[1])
 end
 if allowed == 1 then
-  local f = take_fault(4, ARGV[7], ARGV[8], ARGV[9])
+  local f = take_fault(6, ARGV[10], ARGV[11], ARGV[12])
   if f ~= nil then
     reply[6], reply[7] = f[1] or '', f[2]
   end
 end
 if added then
-  redis.call('SET', KEYS[10], string.format('%d %d %d %d %d %s %s', allowed, count, s, n, reply[7], free, reply[6]), 'PX', ARGV[10])
+  redis.call('SET', KEYS[2], string.format('%d %d %d %d %d %s %s', allowed, count, s, n, reply[7], free, reply[6]), 'PX', ARGV[9])
 end
 return reply
 `)
@@ -133,7 +147,7 @@ func (g *Gate) Admit(ctx context.Context, a simulator.Arrival) (simulator.Admiss
 // admit is Admit with the call's unique id given, so that a test can
 // re-send a call as go-redis's retry does.
 func (g *Gate) admit(ctx context.Context, a simulator.Arrival, id string) (simulator.Admission, error) {
-	if err := checkWindow(a.Policy, g.window); err != nil {
+	if err := checkWindow(a.Policy, g.args.window); err != nil {
 		return simulator.Admission{}, fmt.Errorf("admit: %w", err)
 	}
 	db := g.db
@@ -143,15 +157,10 @@ func (g *Gate) admit(ctx context.Context, a simulator.Arrival, id string) (simul
 	g.once.Do(g.fix)
 	f := &g.fixed
 	keys := make([]string, 0, 11)
-	keys = append(keys, f.clock, db.acctKey("rate", a.AccountID), f.rateKeys)
+	keys = append(keys, db.acctKey("rate", a.AccountID), db.replyKey(id), db.accountClockKey(a.AccountID), f.clock, f.rateKeys)
 	keys = append(keys, f.faults...)
-	keys = append(keys, db.replyKey(id), db.accountClockKey(a.AccountID))
-	mode, refused := policyArgs(a.Policy)
-	res, err := admitScript.Run(ctx, db.client, keys,
-		a.Real.Unix(), a.Real.Nanosecond(), f.cutSec, f.cutNsec, f.limit, id,
-		a.Operation, a.AccountID, formatFloat(a.Draw), f.ttl,
-		mode, refused, f.winSec, f.winNsec,
-	).Slice()
+	args := append(g.args.argv(a.Real, a.Policy, id, 3), a.Operation, a.AccountID, formatFloat(a.Draw))
+	res, err := admitScript.Run(ctx, db.client, keys, args...).Slice()
 	if err != nil {
 		return simulator.Admission{}, fmt.Errorf("admit: %w", err)
 	}
@@ -166,10 +175,6 @@ func (g *Gate) admit(ctx context.Context, a simulator.Arrival, id string) (simul
 func (g *Gate) fix() {
 	db, f := g.db, &g.fixed
 	f.clock, f.rateKeys, f.faults = db.key("clock"), db.key("rate-keys"), faultKeys(db)
-	cutSec, cutNsec := splitDuration(-g.window + time.Nanosecond)
-	winSec, winNsec := splitDuration(g.window)
-	f.cutSec, f.cutNsec, f.winSec, f.winNsec = cutSec, cutNsec, winSec, winNsec
-	f.limit, f.ttl = g.limit, db.replyTTL.Milliseconds()
 }
 
 func (g *Gate) decode(a simulator.Arrival, res []any) (simulator.Admission, error) {

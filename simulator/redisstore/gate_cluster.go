@@ -143,46 +143,33 @@ return mirror_set(KEYS[1], ARGV, ARGV[8])
 `)
 
 // clusterAdmitScript decides a request on the account's slot alone, from
-// its mirror: the clock as admitScript computes it from the global clock
-// hash, the account's offset added, then luaDecide exactly as takeScript
-// (same reply key idempotence: a call that counted its request keeps its
-// whole reply, the mirror's faults flag and v included).
+// its mirror: the clock as admitScript computes it (luaAdmit, from the
+// mirror's copy of the global clock hash), then luaRate exactly as
+// takeScript (same reply key idempotence: a call that counted its request
+// keeps its whole reply, the mirror's faults flag and v included).
 //
-// KEYS: the mirror, the account's rate zset, the call's reply key, the
-// account's clock offset. ARGV: real time (sec, nsec), minus the window
-// plus 1ns (sec, nsec), the window (sec, nsec), limit, the call's unique
-// id, the reply key's lifetime in ms, the window mode, "1" when refusals
-// count, the mirror's lifetime in ms, then (after a fill) the mirror's
-// fields to write if newer.
+// KEYS and ARGV: luaAdmit's layout (KEYS[4] the account's mirror), then
+// ARGV[10] the mirror's lifetime in ms and (after a fill) ARGV[11..17] the
+// mirror's fields to write if newer.
 // Returns 0 when there is no mirror (nothing decided), else {allowed,
 // count, free-at or "", now sec, now nsec, faults flag, v}.
-var clusterAdmitScript = redis.NewScript(luaDecide + luaMirrorSet + `
-local done = redis.call('GET', KEYS[3])
+var clusterAdmitScript = redis.NewScript(luaRate + luaAdmit + luaMirrorSet + `
+local done = redis.call('GET', KEYS[2])
 if done then
   return cjson.decode(done)
 end
-if #ARGV >= 19 then
-  mirror_set(KEYS[1], {ARGV[13], ARGV[14], ARGV[15], ARGV[16], ARGV[17], ARGV[18], ARGV[19]}, ARGV[12])
+if #ARGV >= 17 then
+  mirror_set(KEYS[4], {ARGV[11], ARGV[12], ARGV[13], ARGV[14], ARGV[15], ARGV[16], ARGV[17]}, ARGV[10])
 end
-local c = redis.call('HMGET', KEYS[1], 'v', 'offsetSec', 'offsetNsec', 'frozen', 'frozenSec', 'frozenNsec', 'faults')
-if not c[1] then
+local c = admit_clock('v', 'faults')
+if not c[6] then
   return 0
 end
-local s, n
-if c[4] == '1' then
-  s, n = tonumber(c[5]), tonumber(c[6])
-else
-  s, n = add(tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(c[2]), tonumber(c[3]))
-end
-local ao = redis.call('HMGET', KEYS[4], 'offsetSec', 'offsetNsec')
-if ao[1] then
-  s, n = add(s, n, tonumber(ao[1]), tonumber(ao[2]))
-end
-local allowed, count, free, added = decide(KEYS[2], s, n, tonumber(ARGV[3]), tonumber(ARGV[4]),
-  tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[10], tonumber(ARGV[7]), ARGV[11], ARGV[8])
-local reply = {allowed, count, free, s, n, c[7], c[1]}
+local s, n = admit_now(c)
+local allowed, count, free, added = rate_decide(s, n)
+local reply = {allowed, count, free, s, n, c[7], c[6]}
 if added then
-  redis.call('SET', KEYS[3], cjson.encode(reply), 'PX', ARGV[9])
+  redis.call('SET', KEYS[2], cjson.encode(reply), 'PX', ARGV[9])
 end
 return reply
 `)
@@ -280,13 +267,9 @@ func (g *Gate) admitSteps(ctx context.Context, a simulator.Arrival, id string) (
 // mirror.
 func (g *Gate) admitMirrored(ctx context.Context, a simulator.Arrival, id string, fill []string) ([]any, error) {
 	db := g.db
-	keys := []string{db.mirrorKey(a.AccountID), db.acctKey("rate", a.AccountID), db.acctReplyKey(a.AccountID, id+"r"),
-		db.accountClockKey(a.AccountID)}
-	cutSec, cutNsec := splitDuration(-g.window + time.Nanosecond)
-	winSec, winNsec := splitDuration(g.window)
-	mode, refused := policyArgs(a.Policy)
-	args := []any{a.Real.Unix(), a.Real.Nanosecond(), cutSec, cutNsec, winSec, winNsec, g.limit, id,
-		db.replyTTL.Milliseconds(), mode, refused, mirrorTTL.Milliseconds()}
+	keys := []string{db.acctKey("rate", a.AccountID), db.acctReplyKey(a.AccountID, id+"r"), db.accountClockKey(a.AccountID),
+		db.mirrorKey(a.AccountID)}
+	args := append(g.args.argv(a.Real, a.Policy, id, 1+len(fill)), mirrorTTL.Milliseconds())
 	for _, f := range fill {
 		args = append(args, f)
 	}

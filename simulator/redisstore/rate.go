@@ -1,10 +1,11 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -25,9 +26,8 @@ var _ simulator.PolicyCounter = (*RateCounter)(nil)
 // nanoseconds since 1970 only to about 256 ns. The unique part keeps
 // members of equal times apart.
 type RateCounter struct {
-	db     *DB
-	limit  int
-	window time.Duration
+	db   *DB
+	args rateArgs
 }
 
 // NewRateCounter returns a counter that allows limit requests per key in
@@ -37,39 +37,65 @@ func NewRateCounter(db *DB, limit int, window time.Duration) *RateCounter {
 	if limit <= 0 || window <= 0 {
 		panic("redisstore: NewRateCounter expects limit > 0 and window > 0")
 	}
-	return &RateCounter{db: db, limit: limit, window: window}
+	return &RateCounter{db: db, args: rateArgs{db: db, limit: limit, window: window}}
 }
 
-// luaDecide is the rate decision of RateCounter.Take and Gate.Admit under
-// every simulator.RatePolicy (issue 20), shared by both scripts so that
-// replicas on one Redis decide alike whatever profile an account plays.
+// luaRate is the rate decision of Redis, the twin of inmem.RateCounter's
+// (one Lua chunk, composed into every script that counts: takeScript,
+// countScript, admitScript and clusterAdmitScript), so that replicas on one
+// Redis decide alike whatever profile (simulator.RatePolicy, issue 20) an
+// account plays.
 //
 // Times are whole seconds and nanoseconds in [0, 1e9): add() keeps that
 // form, enc() writes it as encodeTime does (2^63 plus the nanoseconds, in
 // 20 digits), dec() reads a member's time back, with no number past 2^53.
 //
-// decide(key, s, n, cs, cn, ws, wn, mode, limit, refused, id): the request
-// at (s, n); (cs, cn) is minus the window plus 1ns, (ws, wn) the window.
-// Returns allowed (0 or 1), the count, the instant a slot frees (encoded;
-// ” when allowed) and whether a member was added.
+// rate_window(key, mode, s, n, ws, wn) is the window rule, the one place
+// that knows the window modes (inmem's counted is its Go twin): for the
+// request at (s, n), with the window (ws, wn), it returns from, the
+// encoded instant from which counted members still count, and free, the
+// encoded instant a fixed window ends and frees all its slots (” for the
+// sliding window, whose slots free one by one). It changes nothing.
 //
-//   - sliding: drop the members that left the window (t <= now-window);
-//     a slot frees when the member limit places before the newest leaves.
-//   - fixed-clock: drop the members before the window's start, the
-//     greatest multiple of the window since the epoch (the window is a
-//     whole number of seconds or divides one: checkWindow); all slots
-//     free at its end.
-//   - fixed-first: when the window the oldest member opened has ended,
-//     drop its members; all slots free at the end of the open window.
+//   - sliding: from a window before now, exclusive (t > now-window).
+//   - fixed-clock: from the window's start, the greatest multiple of the
+//     window since the epoch (the window is a whole number of seconds or
+//     divides one: checkWindow); free at its end.
+//   - fixed-first: from the oldest member, which opened the window; once
+//     that window has ended, from its end, and the next request opens
+//     another (free at the end of whichever window is open).
+//
+// decide(key, s, n, ws, wn, limit, mode, refused, id) drops the members
+// before from, counts the rest and adds the request (member "<time>:<id>")
+// if fewer than limit were counted, or if refused is "1". Returns allowed
+// (0 or 1), the count, the instant a slot frees (encoded; for a sliding
+// window when the member limit places before the newest leaves; ” when
+// allowed under it) and whether a member was added.
 //
 // Members after now (the control API set the clock back) still count: the
 // counter never lets more through than a monotonic clock would.
+//
+// Every script that counts reads one argument layout, through
+// rate_decide and rate_count (the Go side: rateArgs):
+//
+//	KEYS[1]  the key's rate zset
+//	KEYS[2]  the call's reply key (not countScript's)
+//	ARGV[1], ARGV[2]  the time (sec, nsec): the decision's (takeScript,
+//	         countScript), or the real time the admit scripts apply the
+//	         clock to (luaAdmit)
+//	ARGV[3], ARGV[4]  the window (sec, nsec)
+//	ARGV[5]  the limit
+//	ARGV[6]  the window mode, ARGV[7] "1" when refusals count
+//	ARGV[8]  the call's unique id, ARGV[9] the reply key's lifetime in ms
+//
+// then each script's own KEYS and ARGV (luaAdmit adds the admit scripts'
+// shared KEYS[3] and KEYS[4]).
 //
 // Constant arguments of redis.call are strings ('0', not 0): Redis writes
 // a Lua number it is given with snprintf("%.17g"), the floating-point
 // printer, on every call (callgrind, issue 21); a literal string costs
 // nothing. The same holds in luaTakeFault.
-const luaDecide = `
+const luaRate = `
 local function add(s1, n1, s2, n2)
   local s, n = s1 + s2, n1 + n2
   if n >= 1e9 then
@@ -91,35 +117,41 @@ local function dec(m)
   end
   return s, n
 end
-local function decide(key, s, n, cs, cn, ws, wn, mode, limit, refused, id)
-  local now = enc(s, n)
-  local free = ''
+local function rate_window(key, mode, s, n, ws, wn)
   if mode == 'fixed-clock' then
     local ss, sn = s - s % ws, 0
     if ws == 0 then
       ss, sn = s, n - n % wn
     end
-    redis.call('ZREMRANGEBYLEX', key, '-', '(' .. enc(ss, sn))
-    free = enc(add(ss, sn, ws, wn))
+    return enc(ss, sn), enc(add(ss, sn, ws, wn))
   elseif mode == 'fixed-first' then
-    local first = redis.call('ZRANGE', key, 0, 0)[1]
-    if first then
-      local fs, fn = dec(first)
-      local e = enc(add(fs, fn, ws, wn))
-      if now >= e then
-        redis.call('ZREMRANGEBYLEX', key, '-', '(' .. e)
-        first = redis.call('ZRANGE', key, 0, 0)[1]
-      end
+    local first = redis.call('ZRANGE', key, '0', '0')[1]
+    if not first then
+      return enc(s, n), enc(add(s, n, ws, wn))
     end
-    if first then
-      local fs, fn = dec(first)
-      free = enc(add(fs, fn, ws, wn))
+    local fs, fn = dec(first)
+    local e = enc(add(fs, fn, ws, wn))
+    if enc(s, n) < e then
+      return enc(fs, fn), e
+    end
+    local nxt = redis.call('ZRANGEBYLEX', key, '[' .. e, '+', 'LIMIT', '0', '1')[1]
+    if nxt then
+      fs, fn = dec(nxt)
     else
-      free = enc(add(s, n, ws, wn))
+      fs, fn = s, n
     end
-  else
-    redis.call('ZREMRANGEBYLEX', key, '-', '(' .. enc(add(s, n, cs, cn)))
+    return e, enc(add(fs, fn, ws, wn))
   end
+  local cs, cn = -ws, 1 - wn
+  if cn < 0 then
+    cs, cn = cs - 1, cn + 1e9
+  end
+  return enc(add(s, n, cs, cn)), ''
+end
+local function decide(key, s, n, ws, wn, limit, mode, refused, id)
+  local now = enc(s, n)
+  local from, free = rate_window(key, mode, s, n, ws, wn)
+  redis.call('ZREMRANGEBYLEX', key, '-', '(' .. from)
   local count = redis.call('ZCARD', key)
   if count < limit then
     redis.call('ZADD', key, '0', now .. ':' .. id)
@@ -130,37 +162,40 @@ local function decide(key, s, n, cs, cn, ws, wn, mode, limit, refused, id)
     redis.call('ZADD', key, '0', now .. ':' .. id)
     count, added = count + 1, true
   end
-  if mode ~= 'fixed-clock' and mode ~= 'fixed-first' then
+  if free == '' then
     local m = redis.call('ZRANGE', key, count - limit, count - limit)[1]
     local fs, fn = dec(m)
     free = enc(add(fs, fn, ws, wn))
   end
   return 0, count, free, added
 end
+local function rate_decide(s, n)
+  return decide(KEYS[1], s, n, tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6], ARGV[7], ARGV[8])
+end
+local function rate_count(s, n)
+  local from = rate_window(KEYS[1], ARGV[6], s, n, tonumber(ARGV[3]), tonumber(ARGV[4]))
+  return redis.call('ZLEXCOUNT', KEYS[1], '[' .. from, '+')
+end
 `
 
-// takeScript is the whole decision (luaDecide), atomic across processes.
-// A refused request adds nothing unless the policy counts refusals.
+// takeScript is RateCounter.TakePolicy: the whole decision (luaRate),
+// atomic across processes. A refused request adds nothing unless the
+// policy counts refusals.
 //
 // A re-sent call (go-redis retries once when a reply is lost) is answered
 // from the reply key that a call which added a member leaves (see
 // DB.Open), so a request is counted once. A call that added nothing
 // changes nothing but the trim, so its retry just decides again.
 //
-// KEYS: the key's zset, the call's reply key and, but on a sharded
-// cluster (where ResetAll finds the rate keys by their names), the set of
-// rate keys. ARGV:
-// now (sec, nsec), minus the window plus 1ns (sec, nsec), the window (sec,
-// nsec), limit, the call's unique id, the reply key's lifetime in
-// milliseconds, the window mode, "1" when refusals count.
-// Returns {allowed, count, free-at or ""}.
-var takeScript = redis.NewScript(luaDecide + `
+// KEYS and ARGV: luaRate's layout, then, but on a sharded cluster (where
+// ResetAll finds the rate keys by their names), KEYS[3] the set of rate
+// keys. Returns {allowed, count, free-at or ""}.
+var takeScript = redis.NewScript(luaRate + `
 local done = redis.call('GET', KEYS[2])
 if done then
   return cjson.decode(done)
 end
-local allowed, count, free, added = decide(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]),
-  tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[10], tonumber(ARGV[7]), ARGV[11], ARGV[8])
+local allowed, count, free, added = rate_decide(tonumber(ARGV[1]), tonumber(ARGV[2]))
 local reply = {allowed, count, free}
 if added then
   if KEYS[3] then
@@ -171,18 +206,41 @@ end
 return reply
 `)
 
-// policyArgs are the ARGV a script takes for p's mode: the window mode and
-// "1" when refusals count.
-func policyArgs(p simulator.RatePolicy) (string, string) {
+// countScript is RateCounter.CountPolicy: the members luaRate's window
+// counts at the time given, changing nothing. KEYS and ARGV: luaRate's
+// layout (KEYS[1] alone; the id and the reply key's lifetime unread).
+var countScript = redis.NewScript(luaRate + `
+return rate_count(tonumber(ARGV[1]), tonumber(ARGV[2]))
+`)
+
+// rateArgs builds the ARGV of luaRate's layout for a counter of limit
+// requests per window: what every call sends alike is boxed once, at the
+// first call (after DB.Open has fixed the reply keys' lifetime), rather
+// than per request (issue 21).
+type rateArgs struct {
+	db     *DB
+	limit  int
+	window time.Duration
+
+	once  sync.Once
+	fixed [4]any // the window (sec, nsec), the limit, the reply key's lifetime
+}
+
+// argv returns luaRate's ARGV for a call at t (sec, nsec) under p with the
+// unique id, with room for extra arguments of the script's own.
+func (r *rateArgs) argv(t time.Time, p simulator.RatePolicy, id string, extra int) []any {
+	r.once.Do(func() {
+		sec, nsec := splitDuration(r.window)
+		r.fixed = [4]any{sec, nsec, r.limit, r.db.replyTTL.Milliseconds()}
+	})
 	refused := "0"
 	if p.CountsRefused {
 		refused = "1"
 	}
-	mode := p.Window
-	if mode == "" {
-		mode = simulator.WindowSliding
-	}
-	return mode, refused
+	mode := cmp.Or(p.Window, simulator.WindowSliding)
+	f := &r.fixed
+	args := make([]any, 0, 9+extra)
+	return append(args, t.Unix(), t.Nanosecond(), f[0], f[1], f[2], mode, refused, id, f[3])
 }
 
 // checkWindow refuses a fixed-clock policy on a window the script cannot
@@ -232,7 +290,7 @@ func (r *RateCounter) TakePolicy(ctx context.Context, key string, now time.Time,
 // take is TakePolicy with the call's unique id given, so that a test can
 // re-send a call as go-redis's retry does.
 func (r *RateCounter) take(ctx context.Context, key string, now time.Time, p simulator.RatePolicy, id string) (simulator.RateDecision, error) {
-	if err := checkWindow(p, r.window); err != nil {
+	if err := checkWindow(p, r.args.window); err != nil {
 		return simulator.RateDecision{}, fmt.Errorf("take rate: %w", err)
 	}
 	db := r.db
@@ -240,13 +298,7 @@ func (r *RateCounter) take(ctx context.Context, key string, now time.Time, p sim
 	if !db.sharded {
 		keys = append(keys, db.key("rate-keys"))
 	}
-	cutSec, cutNsec := splitDuration(-r.window + time.Nanosecond)
-	winSec, winNsec := splitDuration(r.window)
-	mode, refused := policyArgs(p)
-	res, err := takeScript.Run(ctx, db.client, keys,
-		now.Unix(), now.Nanosecond(), cutSec, cutNsec, winSec, winNsec, r.limit, id,
-		db.replyTTL.Milliseconds(), mode, refused,
-	).Slice()
+	res, err := takeScript.Run(ctx, db.client, keys, r.args.argv(now, p, id, 0)...).Slice()
 	if err != nil {
 		return simulator.RateDecision{}, fmt.Errorf("take rate: %w", err)
 	}
@@ -257,7 +309,7 @@ func (r *RateCounter) take(ctx context.Context, key string, now time.Time, p sim
 	return d, nil
 }
 
-// decodeDecision reads the {allowed, count, free-at} that luaDecide's
+// decodeDecision reads the {allowed, count, free-at} that luaRate's
 // callers return, for a request decided at now.
 func decodeDecision(res []any, now time.Time) (simulator.RateDecision, error) {
 	if len(res) < 3 {
@@ -333,43 +385,22 @@ func (r *RateCounter) ResetAll(ctx context.Context) error {
 	return nil
 }
 
-// Count implements simulator.RateCounter: one ZLEXCOUNT of the members from
-// the first time inside the window on, the ones Take would count, at the
-// caller's now (the simulator's clock). It trims nothing.
+// Count implements simulator.RateCounter: the requests Take would count
+// at the caller's now (the simulator's clock). It trims nothing.
 func (r *RateCounter) Count(ctx context.Context, key string, now time.Time) (int, error) {
 	return r.CountPolicy(ctx, key, now, simulator.RatePolicy{})
 }
 
-// CountPolicy implements simulator.PolicyCounter: the members from the
-// start of the window now falls in on, as TakePolicy would count them. A
-// fixed-first window costs a second round trip, to read the oldest member
-// (not atomic: a report, not a decision).
+// CountPolicy implements simulator.PolicyCounter: one script (countScript)
+// counts the members from the start of the window now falls in, as
+// TakePolicy would count them, under luaRate's window rule.
 func (r *RateCounter) CountPolicy(ctx context.Context, key string, now time.Time, p simulator.RatePolicy) (int, error) {
-	k := r.db.acctKey("rate", key)
-	from := "[" + encodeTime(now.UnixNano()-int64(r.window)+1)
-	switch p.Window {
-	case simulator.WindowFixedClock:
-		from = "[" + encodeTime(simulator.FixedClockStart(now, r.window).UnixNano())
-	case simulator.WindowFixedFirst:
-		first, err := r.db.client.ZRange(ctx, k, 0, 0).Result()
-		if err != nil {
-			return 0, fmt.Errorf("count rate: %w", err)
-		}
-		from = "-"
-		if len(first) == 1 {
-			at, _, _ := strings.Cut(first[0], ":")
-			t, err := decodeTime(at)
-			if err != nil {
-				return 0, fmt.Errorf("count rate: %w", err)
-			}
-			if end := t + int64(r.window); now.UnixNano() >= end {
-				from = "[" + encodeTime(end)
-			}
-		}
+	if err := checkWindow(p, r.args.window); err != nil {
+		return 0, fmt.Errorf("count rate: %w", err)
 	}
-	n, err := r.db.client.ZLexCount(ctx, k, from, "+").Result()
+	n, err := countScript.Run(ctx, r.db.client, []string{r.db.acctKey("rate", key)}, r.args.argv(now, p, "", 0)...).Int()
 	if err != nil {
 		return 0, fmt.Errorf("count rate: %w", err)
 	}
-	return int(n), nil
+	return n, nil
 }

@@ -157,35 +157,67 @@ func (db *DB) Open() error {
 		db.Prefix = DefaultPrefix
 	}
 	db.global = db.Prefix
-	if url, ok, err := clusterURL(db.URL); err != nil {
-		return fmt.Errorf("open redis: %w", err)
-	} else if ok {
-		return db.openCluster(url)
-	}
-	opts, err := redis.ParseURL(db.URL)
+	url, cluster, err := clusterURL(db.URL)
 	if err != nil {
 		return fmt.Errorf("open redis: %w", err)
 	}
-	db.clientDefaults(&opts.DialTimeout, &opts.ReadTimeout, &opts.WriteTimeout, &opts.PoolTimeout, &opts.MaxRetries)
-	// A retry re-sends a script whose reply was lost (a read timeout, a
-	// dropped connection) although Redis may have run it. So every script
-	// that changes state takes a unique call id (uniqueMember), stores its
-	// reply under "reply:<id>" and, when that key exists, returns it instead
-	// of applying again: a request is counted once, a fault occurrence
-	// taken once (spec §8: exactly 100). The key outlives any gap between a
-	// call and its retry: an attempt is bounded by the dial, write and read
-	// timeouts plus the backoff, and both copies wait in Redis's queue
-	// together when Redis is slow.
-	db.setReplyTTL(opts.DialTimeout, opts.WriteTimeout, opts.ReadTimeout, opts.MaxRetryBackoff)
-	// One dial attempt per command: go-redis's default of five, 100 ms
-	// apart, would hold a request well past the timeout when Redis is down.
-	opts.DialerRetries = 1
-	opts.ContextTimeoutEnabled = true
-	opts.DisableIdentity = true
-	opts.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+	if cluster {
+		err = db.openCluster(url)
+	} else {
+		err = db.openClient()
+	}
+	if err != nil {
+		return fmt.Errorf("open redis: %w", err)
+	}
+	return nil
+}
+
+// openClient opens the client of one Redis (see setUp).
+func (db *DB) openClient() error {
+	opts, err := redis.ParseURL(db.URL)
+	if err != nil {
+		return err
+	}
+	db.setUp(clientOptions{&opts.DialTimeout, &opts.ReadTimeout, &opts.WriteTimeout, &opts.PoolTimeout, &opts.MaxRetryBackoff,
+		&opts.MaxRetries, &opts.DialerRetries, &opts.ContextTimeoutEnabled, &opts.DisableIdentity, &opts.MaintNotificationsConfig})
 	c := redis.NewClient(opts)
 	db.client, db.slow = c, c.WithTimeout(seedTimeout)
 	return nil
+}
+
+// clientOptions points at the fields of a redis.Options or a
+// redis.ClusterOptions that Open sets up: the two types have the same
+// fields but no common type, and both kinds of client are set up alike.
+type clientOptions struct {
+	dial, read, write, pool, backoff *time.Duration
+	retries, dialerRetries           *int
+	contextTimeout, noIdentity       *bool
+	maint                            **maintnotifications.Config
+}
+
+// setUp sets up a client of either kind: the defaults of clientDefaults,
+// the reply keys' lifetime, one dial attempt per command, the context's
+// deadline honoured, and neither CLIENT SETINFO nor maintenance
+// notifications.
+func (db *DB) setUp(o clientOptions) {
+	db.clientDefaults(o.dial, o.read, o.write, o.pool, o.retries)
+	// A retry re-sends a script whose reply was lost (a read timeout, a
+	// dropped connection; on a cluster also a MOVED or ASK redirection)
+	// although Redis may have run it. So every script that changes state
+	// takes a unique call id (uniqueMember), stores its reply under
+	// "reply:<id>" and, when that key exists, returns it instead of
+	// applying again: a request is counted once, a fault occurrence taken
+	// once (spec §8: exactly 100). The key outlives any gap between a call
+	// and its retry: an attempt is bounded by the dial, write and read
+	// timeouts plus the backoff, and both copies wait in Redis's queue
+	// together when Redis is slow.
+	db.setReplyTTL(*o.dial, *o.write, *o.read, *o.backoff)
+	// One dial attempt per command: go-redis's default of five, 100 ms
+	// apart, would hold a request well past the timeout when Redis is down.
+	*o.dialerRetries = 1
+	*o.contextTimeout = true
+	*o.noIdentity = true
+	*o.maint = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 }
 
 func (db *DB) setReplyTTL(d ...time.Duration) {
@@ -269,24 +301,17 @@ func (db *DB) clientDefaults(dial, read, write, pool *time.Duration, retries *in
 	}
 }
 
-// openCluster opens a cluster client with the standalone client's
-// timeouts and retry rules (see Open). Unless the prefix holds a hash tag
-// of its own (then everything lives in that one slot), the cluster is
-// sharded: the global keys go under the prefix's tag, each account's
-// under its own.
+// openCluster opens a cluster client, set up as the standalone one (see
+// setUp). Unless the prefix holds a hash tag of its own (then everything
+// lives in that one slot), the cluster is sharded: the global keys go
+// under the prefix's tag, each account's under its own.
 func (db *DB) openCluster(url string) error {
 	opts, err := redis.ParseClusterURL(url)
 	if err != nil {
-		return fmt.Errorf("open redis cluster: %w", err)
+		return fmt.Errorf("cluster: %w", err)
 	}
-	db.clientDefaults(&opts.DialTimeout, &opts.ReadTimeout, &opts.WriteTimeout, &opts.PoolTimeout, &opts.MaxRetries)
-	// A MOVED or ASK redirection re-sends a command as a retry does: the
-	// reply keys answer a re-sent script (see Open).
-	db.setReplyTTL(opts.DialTimeout, opts.WriteTimeout, opts.ReadTimeout, opts.MaxRetryBackoff)
-	opts.DialerRetries = 1
-	opts.ContextTimeoutEnabled = true
-	opts.DisableIdentity = true
-	opts.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+	db.setUp(clientOptions{&opts.DialTimeout, &opts.ReadTimeout, &opts.WriteTimeout, &opts.PoolTimeout, &opts.MaxRetryBackoff,
+		&opts.MaxRetries, &opts.DialerRetries, &opts.ContextTimeoutEnabled, &opts.DisableIdentity, &opts.MaintNotificationsConfig})
 	slow := *opts
 	slow.ReadTimeout, slow.WriteTimeout = seedTimeout, seedTimeout
 	db.cluster = true
