@@ -16,12 +16,16 @@ var _ simulator.PolicyCounter = (*RateCounter)(nil)
 // for each key, the times of the requests it allowed in the last window,
 // oldest first. One mutex makes every Take atomic, which is what "exactly
 // 100 under concurrency" needs; a Take costs O(expired) amortised.
+//
+// The times are Unix nanoseconds, not time.Time: a log holds no pointer,
+// so the garbage collector never scans it, however long a load test's
+// limit (--rate-limit 1000000000) lets it grow (issue 31, hot path).
 type RateCounter struct {
 	limit  int
 	window time.Duration
 
 	mu   sync.Mutex
-	logs map[string][]time.Time
+	logs map[string][]int64
 }
 
 // NewRateCounter returns a counter that allows limit requests per key in
@@ -30,7 +34,7 @@ func NewRateCounter(limit int, window time.Duration) *RateCounter {
 	if limit <= 0 || window <= 0 {
 		panic(fmt.Sprintf("inmem.NewRateCounter: limit %d and window %v must be positive", limit, window))
 	}
-	return &RateCounter{limit: limit, window: window, logs: make(map[string][]time.Time)}
+	return &RateCounter{limit: limit, window: window, logs: make(map[string][]int64)}
 }
 
 // Take implements simulator.RateCounter.
@@ -43,7 +47,7 @@ func (c *RateCounter) Take(ctx context.Context, key string, now time.Time) (simu
 // twin, rule for rule): for a request at now, given the key's counted
 // requests (oldest first), it returns from, the instant from which they
 // still count, and end, the instant a fixed window ends and frees all its
-// slots (zero for the sliding window, whose slots free one by one).
+// slots (ends false for the sliding window, whose slots free one by one).
 //
 //   - sliding: a request at t counts while t > now-window: at exactly
 //     t+window it is out.
@@ -52,54 +56,56 @@ func (c *RateCounter) Take(ctx context.Context, key string, now time.Time) (simu
 //   - fixed-first: from the oldest request, which opened the window; once
 //     that window has ended, from its end, and the next request opens
 //     another (it ends a window after whichever request opened it).
-func (c *RateCounter) rule(log []time.Time, now time.Time, p simulator.RatePolicy) (from, end time.Time) {
+func (c *RateCounter) rule(log []int64, now int64, p simulator.RatePolicy) (from, end int64, ends bool) {
+	w := int64(c.window)
 	switch p.Window {
 	case simulator.WindowFixedClock:
-		start := simulator.FixedClockStart(now, c.window)
-		return start, start.Add(c.window)
+		start := simulator.FixedClockStart(time.Unix(0, now), c.window).UnixNano()
+		return start, start + w, true
 	case simulator.WindowFixedFirst:
 		if len(log) == 0 {
-			return now, now.Add(c.window)
+			return now, now + w, true
 		}
-		end := log[0].Add(c.window)
-		if now.Before(end) {
-			return log[0], end
+		end := log[0] + w
+		if now < end {
+			return log[0], end, true
 		}
 		if i := countedFrom(log, end); i < len(log) {
-			return end, log[i].Add(c.window)
+			return end, log[i] + w, true
 		}
-		return end, now.Add(c.window)
+		return end, now + w, true
 	}
-	return now.Add(-c.window + time.Nanosecond), time.Time{}
+	return now - w + 1, 0, false
 }
 
 // countedFrom is the index of the first request of log at or after from.
-func countedFrom(log []time.Time, from time.Time) int {
+func countedFrom(log []int64, from int64) int {
 	i := 0
-	for i < len(log) && log[i].Before(from) {
+	for i < len(log) && log[i] < from {
 		i++
 	}
 	return i
 }
 
 // counted returns the part of log that counts at now under p, and the
-// window's end (see rule).
-func (c *RateCounter) counted(log []time.Time, now time.Time, p simulator.RatePolicy) ([]time.Time, time.Time) {
-	from, end := c.rule(log, now, p)
-	return log[countedFrom(log, from):], end
+// window's end when it has one (see rule).
+func (c *RateCounter) counted(log []int64, now int64, p simulator.RatePolicy) (counted []int64, end int64, ends bool) {
+	from, end, ends := c.rule(log, now, p)
+	return log[countedFrom(log, from):], end, ends
 }
 
 // TakePolicy implements simulator.PolicyCounter.
-func (c *RateCounter) TakePolicy(_ context.Context, key string, now time.Time, p simulator.RatePolicy) (simulator.RateDecision, error) {
+func (c *RateCounter) TakePolicy(_ context.Context, key string, at time.Time, p simulator.RatePolicy) (simulator.RateDecision, error) {
+	now := at.UnixNano()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	log, end := c.counted(c.logs[key], now, p)
+	log, end, ends := c.counted(c.logs[key], now, p)
 	if len(log) < c.limit {
 		log = append(log, now)
 		c.logs[key] = log
 		d := simulator.RateDecision{Allowed: true, Count: len(log)}
-		if !end.IsZero() {
-			d.Reset = end.Sub(now)
+		if ends {
+			d.Reset = time.Duration(end - now)
 		}
 		return d, nil
 	}
@@ -108,12 +114,12 @@ func (c *RateCounter) TakePolicy(_ context.Context, key string, now time.Time, p
 	}
 	c.logs[key] = log
 	d := simulator.RateDecision{Count: len(log)}
-	if end.IsZero() {
+	if !ends {
 		// A slot frees when the request limit places before the newest
 		// leaves: the oldest, unless refused requests were counted too.
-		end = log[len(log)-c.limit].Add(c.window)
+		end = log[len(log)-c.limit] + int64(c.window)
 	}
-	d.RetryAfter = end.Sub(now)
+	d.RetryAfter = time.Duration(end - now)
 	return d, nil
 }
 
@@ -142,6 +148,6 @@ func (c *RateCounter) Count(ctx context.Context, key string, now time.Time) (int
 func (c *RateCounter) CountPolicy(_ context.Context, key string, now time.Time, p simulator.RatePolicy) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	log, _ := c.counted(c.logs[key], now, p)
+	log, _, _ := c.counted(c.logs[key], now.UnixNano(), p)
 	return len(log), nil
 }

@@ -32,3 +32,20 @@ func BenchmarkRateCounter_Take(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkRateCounter_TakeHighLimit measures a decision under a limit no
+// run reaches (cmd/load's --rate-limit 1000000000): one account, requests
+// 100 µs apart, so the window holds 600,000 of them and every Take both
+// adds one and expires one. What it costs is the log's upkeep and what the
+// garbage collector spends on it.
+func BenchmarkRateCounter_TakeHighLimit(b *testing.B) {
+	c := inmem.NewRateCounter(1_000_000_000, time.Minute)
+	ctx := context.Background()
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if _, err := c.Take(ctx, "acc", start.Add(time.Duration(i)*100*time.Microsecond)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
