@@ -144,7 +144,12 @@ func (s *API) limitRate(next http.Handler) http.Handler {
 		}
 		d := ad.Rate
 		limit, window := s.rateLimit()
-		rateHeaders(w.Header(), pl, limit, window, d, ad.Now)
+		var vals *[2]string
+		st := stateFrom(r)
+		if st != nil {
+			vals = &st.rateVals
+		}
+		rateHeaders(w.Header(), pl, vals, limit, window, d, ad.Now)
 		rec.Now = ad.Now
 		if badBody != nil && !limitFirst {
 			// Counted, but the body answers before the limit: a 400 says
@@ -160,7 +165,7 @@ func (s *API) limitRate(next http.Handler) http.Handler {
 		}
 		// The handler's "now" is the instant the request was counted at
 		// (rec.Now): one clock read per request.
-		if st := stateFrom(r); st != nil {
+		if st != nil {
 			st.admitted = true
 		} else {
 			r = r.WithContext(context.WithValue(r.Context(), nowKey{}, ad.Now))

@@ -25,6 +25,9 @@ type requestState struct {
 	// account.
 	play        *play
 	playAccount *simulator.Account
+	// rateVals holds the X-RateLimit-Limit and -Remaining values the
+	// answer's header slices share (rateHeaders): no allocation of their own.
+	rateVals [2]string
 
 	// record's own: the request's context and answer writer, and what
 	// commit needs.
