@@ -43,11 +43,13 @@ func (s *API) record(next http.Handler) http.Handler {
 				if !st.committed {
 					st.commit(0) // the connection was cut on purpose
 				}
+				st.release()
 				panic(v)
 			}
 			if !st.committed {
 				st.commit(st.rw.status)
 			}
+			st.release()
 		}()
 		next.ServeHTTP(&st.rw, r)
 	})
