@@ -67,14 +67,18 @@ func (f fields) has(name string) bool {
 // into the request's own array: the fields alias the body, and nothing
 // the answer or the stores keep does (every string is a copy).
 func readFields(r *http.Request) (fields, error) {
-	var dst fields
-	buf := new([]byte)
+	var (
+		dst  fields
+		body []byte
+		err  error
+	)
 	if st := stateFrom(r); st != nil && st.body == nil {
-		buf = httpjson.GetBuffer()
-		st.body, dst = buf, st.fieldBuf[:0]
+		st.body, dst = httpjson.GetBuffer(), st.fieldBuf[:0]
+		body, err = readBody((*st.body)[:0], r)
+		*st.body = body
+	} else {
+		body, err = readBody(nil, r)
 	}
-	body, err := readBody((*buf)[:0], r)
-	*buf = body
 	if err != nil {
 		err = bodyReadError(err)
 		if simulator.ErrorCode(err) == simulator.EINVALID {
