@@ -343,13 +343,33 @@ func (f fields) str(name string) (string, error) {
 	// A string without escapes is its bytes: no decoding needed.
 	raw := f.raw(name)
 	v, ok := plainString(raw)
-	if !ok && json.Unmarshal(raw, &v) != nil {
-		return "", invalidField(name, "%s must be a string", name)
+	if !ok {
+		if v, ok = unmarshalString(raw); !ok {
+			return "", invalidField(name, "%s must be a string", name)
+		}
 	}
 	if hasControl(v) {
 		return "", invalidField(name, "%s must not contain control characters", name)
 	}
 	return v, nil
+}
+
+// unmarshalString decodes raw as encoding/json does a string. Apart from
+// str, so that str's own v stays on its stack: a pointer handed to
+// json.Unmarshal moves it to the heap on every call, fast path or not
+// (issue 31).
+func unmarshalString(raw []byte) (string, bool) {
+	var v string
+	err := json.Unmarshal(raw, &v)
+	return v, err == nil
+}
+
+// unmarshalStrings decodes raw as encoding/json does an array of strings
+// (a null one is nil), apart from strings for the reason unmarshalString is.
+func unmarshalStrings(raw []byte) ([]string, bool) {
+	var v []string
+	err := json.Unmarshal(raw, &v)
+	return v, err == nil
 }
 
 // hasControl reports whether s holds a C0 or C1 control character or DEL.
@@ -446,8 +466,10 @@ func (f fields) strings(name string) ([]string, error) {
 	// An array of strings without escapes: no decoding needed.
 	raw := f.raw(name)
 	v, ok := plainStrings(raw)
-	if !ok && (json.Unmarshal(raw, &v) != nil || hasNull(raw)) {
-		return nil, invalidField(name, "%s must be an array of strings", name)
+	if !ok {
+		if v, ok = unmarshalStrings(raw); !ok || hasNull(raw) {
+			return nil, invalidField(name, "%s must be an array of strings", name)
+		}
 	}
 	for _, s := range v {
 		if hasControl(s) {
