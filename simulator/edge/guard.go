@@ -31,7 +31,9 @@ const netHTTPMaxHeaderBytes = 1 << 20
 func Guard(next http.Handler, maxBody int64, writeError func(w http.ResponseWriter, r *http.Request, err error)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		note := takeHeadNote(r)
-		expect := r.Header.Values("Expect")
+		// By its canonical key, straight from the map: Header.Values
+		// would canonicalise the name on every request (issue 31).
+		expect := r.Header["Expect"]
 		if note.expect != nil {
 			expect = note.expect // the edge took them out of the head
 		}

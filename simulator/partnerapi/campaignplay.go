@@ -56,9 +56,9 @@ func (pl *play) decodeCampaignList(f fields) (limit, page int, err error) {
 // unknown field), or ignored (f without them).
 func (pl *play) extraFields(f fields, o profile.Outcome, allowed ...string) (fields, error) {
 	var extra []string
-	for k := range f {
-		if !slices.Contains(allowed, k) {
-			extra = append(extra, k)
+	for _, fv := range f {
+		if !containsName(allowed, fv.name) {
+			extra = append(extra, string(fv.name))
 		}
 	}
 	if len(extra) == 0 {
@@ -67,10 +67,10 @@ func (pl *play) extraFields(f fields, o profile.Outcome, allowed ...string) (fie
 	if !o.Accepted() {
 		return nil, withFinding(simulator.FindingUnknownField, "", refuse(o, fieldRequest(extra...)))
 	}
-	kept := make(fields, len(allowed))
-	for _, k := range allowed {
-		if v, ok := f[k]; ok {
-			kept[k] = v
+	kept := make(fields, 0, len(allowed))
+	for _, fv := range f {
+		if containsName(allowed, fv.name) {
+			kept = append(kept, fv)
 		}
 	}
 	return kept, nil
@@ -115,7 +115,7 @@ func (pl *play) listNumber(f fields, name string, check func(int64) (o *profile.
 // (campaignList.wrongType) is refused with the profile's outcome, or read
 // as its integer when the profile accepts it.
 func (pl *play) listInteger(f fields, name string) (int64, error) {
-	if raw := string(f[name]); len(raw) > 2 && raw[0] == '"' {
+	if raw := string(f.raw(name)); len(raw) > 2 && raw[0] == '"' {
 		if n, err := strconv.ParseInt(raw[1:len(raw)-1], 10, 64); err == nil {
 			if o := pl.list.WrongType.Value; !o.Accepted() {
 				return 0, withFinding(simulator.FindingInvalidField, name, refuse(o, fieldRequest(name)))
@@ -209,7 +209,7 @@ func (pl *play) statsID(f fields) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if raw := string(f["campaignId"]); len(raw) > 2 && raw[0] == '"' {
+	if raw := string(f.raw("campaignId")); len(raw) > 2 && raw[0] == '"' {
 		if n, err := strconv.ParseInt(raw[1:len(raw)-1], 10, 64); err == nil {
 			if o := pl.stats.NumericString.Value; !o.Accepted() {
 				return 0, withFinding(simulator.FindingInvalidField, "campaignId", refuse(o, fieldRequest("campaignId")))

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,16 +21,64 @@ import (
 )
 
 // fields is a request body decoded one level deep, so that every error can
-// name the field at fault and the JSON type it should have.
-type fields map[string]json.RawMessage
+// name the field at fault and the JSON type it should have: its top-level
+// names, distinct, in body order, each with its value's raw JSON. A slice
+// looked up name by name rather than a map (issue 31): a body of the spec
+// has at most 16 fields, and the one-pass reader fills the request's own
+// array (requestState.fieldBuf) with names and values aliasing the body,
+// allocating nothing.
+type fields []field
+
+// field is one top-level name of a body and its value.
+type field struct {
+	name  []byte
+	value json.RawMessage
+}
+
+// raw returns the value of the field name, or nil when it is absent (as a
+// map's index would).
+func (f fields) raw(name string) json.RawMessage {
+	for i := range f {
+		if string(f[i].name) == name {
+			return f[i].value
+		}
+	}
+	return nil
+}
+
+// has reports whether the body gives the field name, null included.
+func (f fields) has(name string) bool {
+	for i := range f {
+		if string(f[i].name) == name {
+			return true
+		}
+	}
+	return false
+}
 
 // readFields reads a JSON object body. Bad JSON, a body that is not an
 // object and a body over the size cap are all 4xx errors that say so.
 //
 // The client report counts a body that is not one JSON object (or ends
 // before its Content-Length) as FindingMalformedJSON (spec §1 rule 2).
+//
+// Served by record, the body is read into a pooled buffer, handed back
+// once the request is answered (requestState.release), and the fields
+// into the request's own array: the fields alias the body, and nothing
+// the answer or the stores keep does (every string is a copy).
 func readFields(r *http.Request) (fields, error) {
-	body, err := io.ReadAll(r.Body)
+	var (
+		dst  fields
+		body []byte
+		err  error
+	)
+	if st := stateFrom(r); st != nil && st.body == nil {
+		st.body, dst = httpjson.GetBuffer(), st.fieldBuf[:0]
+		body, err = readBody((*st.body)[:0], r)
+		*st.body = body
+	} else {
+		body, err = readBody(nil, r)
+	}
 	if err != nil {
 		err = bodyReadError(err)
 		if simulator.ErrorCode(err) == simulator.EINVALID {
@@ -37,11 +86,33 @@ func readFields(r *http.Request) (fields, error) {
 		}
 		return nil, err
 	}
-	f, err := parseFields(body)
+	f, err := parseFieldsInto(dst, body)
 	if err != nil {
 		return nil, withFinding(simulator.FindingMalformedJSON, "", err)
 	}
 	return f, nil
+}
+
+// readBody appends r's body to b until its end, as io.ReadAll does, first
+// growing b to the size the request declares (Content-Length, when the
+// body cap would allow it): one read, no growth, for nearly every body.
+func readBody(b []byte, r *http.Request) ([]byte, error) {
+	if n := r.ContentLength; n > 0 && n < 1<<20 && int64(cap(b)) <= n {
+		b = slices.Grow(b, int(n)+1) // +1: room to read the end
+	}
+	for {
+		n, err := r.Body.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // let append pick the growth
+		}
+	}
 }
 
 // bodyReadError turns a failed body read into a client error. Its message
@@ -67,7 +138,13 @@ func bodyReadError(err error) error {
 // (scanFields) when it can, else parseFieldsSlow, which answers every body
 // scanFields leaves to it, refusals included.
 func parseFields(body []byte) (fields, error) {
-	if f, ok := scanFields(body); ok {
+	return parseFieldsInto(nil, body)
+}
+
+// parseFieldsInto is parseFields, the one-pass reader filling dst's
+// array when dst has room.
+func parseFieldsInto(dst fields, body []byte) (fields, error) {
+	if f, ok := scanFieldsInto(dst, body); ok {
 		return f, nil
 	}
 	return parseFieldsSlow(body)
@@ -95,6 +172,7 @@ func parseFieldsSlow(body []byte) (fields, error) {
 		return nil, invalidJSON(err)
 	}
 	f := fields{}
+	seen := map[string]bool{} // a field given twice, found in time that does not grow with the body's fields
 	for dec.More() {
 		t, err := dec.Token()
 		if err != nil {
@@ -108,7 +186,7 @@ func parseFieldsSlow(body []byte) (fields, error) {
 		if err := dec.Decode(&raw); err != nil {
 			return nil, invalidJSON(err)
 		}
-		if _, dup := f[key]; dup {
+		if seen[key] {
 			// ASSUMPTION (RFC 8259 §4 leaves it to the receiver): a field
 			// given twice is ambiguous, so it is refused, never "last wins".
 			return nil, simulator.Errorf(simulator.EINVALID, "Field %s is given more than once", httpjson.QuoteField(key))
@@ -116,7 +194,8 @@ func parseFieldsSlow(body []byte) (fields, error) {
 		if !validJSONText(raw) {
 			return nil, simulator.Errorf(simulator.EINVALID, "%s is not valid UTF-8", httpjson.QuoteField(key))
 		}
-		f[key] = raw
+		seen[key] = true
+		f = append(f, field{name: []byte(key), value: raw})
 	}
 	if _, err := dec.Token(); err != nil { // the '}'
 		return nil, invalidJSON(err)
@@ -218,9 +297,9 @@ func jsonErrorText(err error) string {
 // wants to hear about.
 func (f fields) only(allowed ...string) error {
 	var unknown []string
-	for k := range f {
-		if !contains(allowed, k) {
-			unknown = append(unknown, strconv.Quote(httpjson.Shorten(k)))
+	for _, fv := range f {
+		if !containsName(allowed, fv.name) {
+			unknown = append(unknown, strconv.Quote(httpjson.Shorten(string(fv.name))))
 		}
 	}
 	if len(unknown) == 0 {
@@ -234,9 +313,11 @@ func (f fields) only(allowed ...string) error {
 		strings.Join(unknown, ", "), strings.Join(allowed, ", ")))
 }
 
-func contains(list []string, s string) bool {
+// containsName reports whether list holds name, comparing without
+// making a string of it.
+func containsName(list []string, name []byte) bool {
 	for _, v := range list {
-		if v == s {
+		if v == string(name) {
 			return true
 		}
 	}
@@ -245,14 +326,14 @@ func contains(list []string, s string) bool {
 
 // present reports whether the field is given and not null.
 func (f fields) present(name string) bool {
-	raw, ok := f[name]
-	return ok && string(raw) != "null"
+	raw := f.raw(name)
+	return raw != nil && string(raw) != "null"
 }
 
 // blank reports whether the field is absent, null or the empty string: not
 // given, as far as spec §4.1's "missing" goes.
 func (f fields) blank(name string) bool {
-	return !f.present(name) || string(f[name]) == `""`
+	return !f.present(name) || string(f.raw(name)) == `""`
 }
 
 func (f fields) str(name string) (string, error) {
@@ -260,14 +341,35 @@ func (f fields) str(name string) (string, error) {
 		return "", nil
 	}
 	// A string without escapes is its bytes: no decoding needed.
-	v, ok := plainString(f[name])
-	if !ok && json.Unmarshal(f[name], &v) != nil {
-		return "", invalidField(name, "%s must be a string", name)
+	raw := f.raw(name)
+	v, ok := plainString(raw)
+	if !ok {
+		if v, ok = unmarshalString(raw); !ok {
+			return "", invalidField(name, "%s must be a string", name)
+		}
 	}
 	if hasControl(v) {
 		return "", invalidField(name, "%s must not contain control characters", name)
 	}
 	return v, nil
+}
+
+// unmarshalString decodes raw as encoding/json does a string. Apart from
+// str, so that str's own v stays on its stack: a pointer handed to
+// json.Unmarshal moves it to the heap on every call, fast path or not
+// (issue 31).
+func unmarshalString(raw []byte) (string, bool) {
+	var v string
+	err := json.Unmarshal(raw, &v)
+	return v, err == nil
+}
+
+// unmarshalStrings decodes raw as encoding/json does an array of strings
+// (a null one is nil), apart from strings for the reason unmarshalString is.
+func unmarshalStrings(raw []byte) ([]string, bool) {
+	var v []string
+	err := json.Unmarshal(raw, &v)
+	return v, err == nil
 }
 
 // hasControl reports whether s holds a C0 or C1 control character or DEL.
@@ -296,9 +398,10 @@ func (f fields) integer(name string) (v int64, ok bool, err error) {
 	if !f.present(name) {
 		return 0, false, nil
 	}
-	v, isInt := smallInteger(string(f[name]))
+	raw := string(f.raw(name))
+	v, isInt := smallInteger(raw)
 	if !isInt {
-		v, isInt = jsonInteger(string(f[name]))
+		v, isInt = jsonInteger(raw)
 	}
 	if !isInt {
 		return 0, false, invalidField(name, "%s must be an integer", name)
@@ -361,9 +464,12 @@ func (f fields) strings(name string) ([]string, error) {
 		return nil, nil
 	}
 	// An array of strings without escapes: no decoding needed.
-	v, ok := plainStrings(f[name])
-	if !ok && (json.Unmarshal(f[name], &v) != nil || hasNull(f[name])) {
-		return nil, invalidField(name, "%s must be an array of strings", name)
+	raw := f.raw(name)
+	v, ok := plainStrings(raw)
+	if !ok {
+		if v, ok = unmarshalStrings(raw); !ok || hasNull(raw) {
+			return nil, invalidField(name, "%s must be an array of strings", name)
+		}
 	}
 	for _, s := range v {
 		if hasControl(s) {

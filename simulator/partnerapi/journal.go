@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/partner-v3/conformance-kit/simulator"
@@ -32,7 +33,6 @@ func (s *API) record(next http.Handler) http.Handler {
 			RequestID: w.Header().Get(httpjson.RequestIDHeader),
 			Method:    r.Method,
 			Path:      r.URL.Path,
-			APIKey:    maskKey(firstValue(r.Header[keyAPIKey])),
 		}}, s: s, began: began}
 		st.rw = statusRecorder{ResponseWriter: w, st: st}
 		st.ctx = stateContext{Context: r.Context(), st: st}
@@ -43,11 +43,13 @@ func (s *API) record(next http.Handler) http.Handler {
 				if !st.committed {
 					st.commit(0) // the connection was cut on purpose
 				}
+				st.release()
 				panic(v)
 			}
 			if !st.committed {
 				st.commit(st.rw.status)
 			}
+			st.release()
 		}()
 		next.ServeHTTP(&st.rw, r)
 	})
@@ -59,6 +61,7 @@ func (s *API) record(next http.Handler) http.Handler {
 func (st *requestState) commit(status int) {
 	s, e, record := st.s, &st.record.Entry, &st.record
 	st.committed = true
+	e.APIKey = st.maskedKey()
 	e.LatencyMS = float64(time.Since(st.began).Microseconds()) / 1000
 	e.Status = status
 	// What the client was told to wait, limiter's or fault's.
@@ -99,6 +102,43 @@ func firstValue(vv []string) string {
 		return ""
 	}
 	return vv[0]
+}
+
+// maskedKeys holds the masked key of each account key that authenticated,
+// so that an account's journal entries share one string instead of
+// making one per request (issue 31). Only authenticated keys are kept
+// (a client sending made-up keys adds nothing), at most maxMaskedKeys of
+// them; past that a key is masked per request, as every key was before.
+var maskedKeys struct {
+	sync.RWMutex
+	m map[string]string
+}
+
+const maxMaskedKeys = 1 << 12
+
+// maskedKey is the request's x-api-key masked (maskKey): the authenticated
+// account's, made once, or any other made now.
+func (st *requestState) maskedKey() string {
+	k := firstValue(st.r.Header[keyAPIKey])
+	if a := st.account; a == nil || k != a.APIKey || len(k) <= 8 {
+		return maskKey(k) // no allocation for the short ones
+	}
+	maskedKeys.RLock()
+	m, ok := maskedKeys.m[k]
+	maskedKeys.RUnlock()
+	if ok {
+		return m
+	}
+	m = maskKey(k)
+	maskedKeys.Lock()
+	if maskedKeys.m == nil {
+		maskedKeys.m = map[string]string{}
+	}
+	if len(maskedKeys.m) < maxMaskedKeys {
+		maskedKeys.m[k] = m
+	}
+	maskedKeys.Unlock()
+	return m
 }
 
 // maskKey keeps enough of an API key to tell keys apart in a journal.

@@ -144,7 +144,12 @@ func (s *API) limitRate(next http.Handler) http.Handler {
 		}
 		d := ad.Rate
 		limit, window := s.rateLimit()
-		rateHeaders(w.Header(), pl, limit, window, d, ad.Now)
+		var vals *[2]string
+		st := stateFrom(r)
+		if st != nil {
+			vals = &st.rateVals
+		}
+		rateHeaders(w.Header(), pl, vals, limit, window, d, ad.Now)
 		rec.Now = ad.Now
 		if badBody != nil && !limitFirst {
 			// Counted, but the body answers before the limit: a 400 says
@@ -160,7 +165,7 @@ func (s *API) limitRate(next http.Handler) http.Handler {
 		}
 		// The handler's "now" is the instant the request was counted at
 		// (rec.Now): one clock read per request.
-		if st := stateFrom(r); st != nil {
+		if st != nil {
 			st.admitted = true
 		} else {
 			r = r.WithContext(context.WithValue(r.Context(), nowKey{}, ad.Now))
@@ -268,13 +273,17 @@ func singleHeader(r *http.Request, key string) (string, bool) {
 	return "", false
 }
 
+// jsonMediaType checks the body's Content-Type and Content-Encoding. The
+// two are read by their canonical names straight from the map
+// (Header.Get and Values canonicalise the name on every call: some 4 % of
+// Campaign Stats, issue 31).
 func jsonMediaType(r *http.Request) error {
-	cts := r.Header.Values("Content-Type")
+	cts, ces := r.Header["Content-Type"], r.Header["Content-Encoding"]
 	if len(cts) > 1 {
 		return simulator.Errorf(simulator.EUNSUPPORTED, "Content-Type must be sent once, as application/json (got %d)", len(cts))
 	}
-	ct := r.Header.Get("Content-Type")
-	if ct == spec.ContentType && len(r.Header.Values("Content-Encoding")) == 0 {
+	ct := firstValue(cts)
+	if ct == spec.ContentType && len(ces) == 0 {
 		return nil // what nearly every client sends: no parsing needed
 	}
 	mt, params, err := mime.ParseMediaType(ct)
@@ -287,7 +296,7 @@ func jsonMediaType(r *http.Request) error {
 	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
 		return simulator.Errorf(simulator.EUNSUPPORTED, "Content-Type charset must be utf-8 (got %s)", quoteHeader(cs))
 	}
-	for _, ce := range r.Header.Values("Content-Encoding") {
+	for _, ce := range ces {
 		if !strings.EqualFold(strings.TrimSpace(ce), "identity") {
 			return simulator.Errorf(simulator.EUNSUPPORTED, "Content-Encoding %s is not supported: send the body uncompressed", quoteHeader(ce))
 		}

@@ -80,6 +80,8 @@ type play struct {
 	limitFirst            bool
 	retryAfter            profile.RetryAfter
 	rateHeaders           profile.RateHeaders
+	// rateSend is rateHeaders' OnSuccess and OnRefusal resolved (x-ratelimit).
+	rateSend [2]rateSend
 
 	// latency is latency.operations, nil when unknown (playLatency).
 	latency map[string]profile.OperationLatency
@@ -170,6 +172,7 @@ func newPlay(p *profile.Profile) *play {
 	pl.limitFirst = p.Rate.LimitFirst.Or(d.Rate.LimitFirst)
 	pl.retryAfter = p.Rate.RetryAfter.Or(d.Rate.RetryAfter)
 	pl.rateHeaders = p.Rate.Headers.Or(d.Rate.Headers)
+	pl.rateSend = [2]rateSend{rateSendOf(pl.rateHeaders.OnSuccess), rateSendOf(pl.rateHeaders.OnRefusal)}
 	if ops := p.Latency.Operations; ops.Known() {
 		pl.latency = ops.Value
 	}

@@ -109,7 +109,10 @@ func ratePolicy(p *profile.Profile) simulator.RatePolicy {
 // request under a fixed window, the window's end (Reset); under a sliding
 // window, the window (the request just counted leaves then; a decorated
 // counter, playing sliding only, reports no Reset either).
-func rateHeaders(h http.Header, pl *play, limit int, window time.Duration, d simulator.RateDecision, now time.Time) {
+//
+// vals holds the X-RateLimit values, the request's own (requestState),
+// or nil for a new one.
+func rateHeaders(h http.Header, pl *play, vals *[2]string, limit int, window time.Duration, d simulator.RateDecision, now time.Time) {
 	remaining := max(limit-d.Count, 0)
 	reset := window
 	switch {
@@ -121,34 +124,25 @@ func rateHeaders(h http.Header, pl *play, limit int, window time.Duration, d sim
 	hs := &pl.rateHeaders
 	switch hs.Scheme {
 	case profile.SchemeXRateLimit:
-		names := hs.OnSuccess
+		send := pl.rateSend[0]
 		if !d.Allowed {
-			names = hs.OnRefusal
-		}
-		send := func(name string) bool {
-			if len(names) == 0 {
-				return name != "X-Ratelimit-Reset" // no list: limit and remaining
-			}
-			for _, n := range names {
-				if http.CanonicalHeaderKey(n) == name {
-					return true
-				}
-			}
-			return false
+			send = pl.rateSend[1]
 		}
 		// The names in canonical form, assigned straight (Header.Set would
-		// canonicalise each per request), the two values in one array
-		// (issue 21). Nothing edits a header value in place.
-		vals := make([]string, 2)
-		if send("X-Ratelimit-Limit") {
+		// canonicalise each per request), the two values in the request's
+		// array (issue 21). Nothing edits a header value in place.
+		if vals == nil {
+			vals = new([2]string)
+		}
+		if send.limit {
 			vals[0] = limitText(limit)
 			h["X-Ratelimit-Limit"] = vals[0:1:1]
 		}
-		if send("X-Ratelimit-Remaining") {
+		if send.remaining {
 			vals[1] = strconv.Itoa(remaining)
 			h["X-Ratelimit-Remaining"] = vals[1:2:2]
 		}
-		if send("X-Ratelimit-Reset") {
+		if send.reset {
 			secs := int64(retryAfterSeconds(reset))
 			if hs.Reset == profile.ResetEpoch {
 				secs += now.Unix()
@@ -177,6 +171,31 @@ func rateHeaders(h http.Header, pl *play, limit int, window time.Duration, d sim
 	default:
 		h.Set("Retry-After", strconv.Itoa(retryAfterSeconds(d.RetryAfter)))
 	}
+}
+
+// rateSend is which X-RateLimit headers an answer sends (scheme
+// x-ratelimit), resolved once per profile (newPlay) from the names the
+// profile saw on it, so that no request canonicalises them (issue 31).
+type rateSend struct{ limit, remaining, reset bool }
+
+// rateSendOf resolves names (rateLimit.headers' onSuccess or onRefusal):
+// no list sends the limit and what remains.
+func rateSendOf(names []string) rateSend {
+	if len(names) == 0 {
+		return rateSend{limit: true, remaining: true}
+	}
+	var rs rateSend
+	for _, n := range names {
+		switch http.CanonicalHeaderKey(n) {
+		case "X-Ratelimit-Limit":
+			rs.limit = true
+		case "X-Ratelimit-Remaining":
+			rs.remaining = true
+		case "X-Ratelimit-Reset":
+			rs.reset = true
+		}
+	}
+	return rs
 }
 
 // lastLimit is the limit last written as text: the limit changes only

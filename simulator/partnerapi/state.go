@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/httpjson"
 )
 
 // requestState is everything the request path learns of one partner
@@ -25,6 +26,15 @@ type requestState struct {
 	// account.
 	play        *play
 	playAccount *simulator.Account
+	// rateVals holds the X-RateLimit-Limit and -Remaining values the
+	// answer's header slices share (rateHeaders): no allocation of their own.
+	rateVals [2]string
+
+	// body is the pooled buffer the body was read into (readFields), given
+	// back once the request is answered (release); fieldBuf holds the
+	// fields read from it.
+	body     *[]byte
+	fieldBuf [maxScanFields]field
 
 	// record's own: the request's context and answer writer, and what
 	// commit needs.
@@ -62,4 +72,13 @@ func (c *stateContext) Value(key any) any {
 func stateFrom(r *http.Request) *requestState {
 	st, _ := r.Context().Value(stateKey{}).(*requestState)
 	return st
+}
+
+// release gives back the body's buffer once the request is answered:
+// nothing after reads the fields that alias it.
+func (st *requestState) release() {
+	if st.body != nil {
+		httpjson.PutBuffer(st.body)
+		st.body = nil
+	}
 }

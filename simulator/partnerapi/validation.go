@@ -28,15 +28,15 @@ func (pl *play) classRefusal(class, field string) error {
 func (pl *play) contactString(f fields, name string) (string, error) {
 	v, err := f.str(name)
 	if err != nil {
-		if validationClass(name, f[name]) != profile.ClassStringType {
+		if validationClass(name, f.raw(name)) != profile.ClassStringType {
 			return "", err
 		}
 		if err := pl.classRefusal(profile.ClassStringType, name); err != nil {
 			return "", err
 		}
-		return string(f[name]), nil
+		return string(f.raw(name)), nil
 	}
-	if v == "" && f.present(name) && validationClass(name, f[name]) == profile.ClassEmptyString {
+	if v == "" && f.present(name) && validationClass(name, f.raw(name)) == profile.ClassEmptyString {
 		if err := pl.classRefusal(profile.ClassEmptyString, name); err != nil {
 			return "", err
 		}
@@ -51,14 +51,14 @@ func (pl *play) contactString(f fields, name string) (string, error) {
 func (pl *play) optStatus(f fields, name string) (v int64, ok bool, err error) {
 	v, ok, err = f.integer(name)
 	if err != nil {
-		if validationClass(name, f[name]) != profile.ClassOptType {
+		if validationClass(name, f.raw(name)) != profile.ClassOptType {
 			return 0, false, err
 		}
 		if err := pl.classRefusal(profile.ClassOptType, name); err != nil {
 			return 0, false, err
 		}
 		var s string
-		_ = json.Unmarshal(f[name], &s)
+		_ = json.Unmarshal(f.raw(name), &s)
 		switch s {
 		case "0":
 			return 0, true, nil
@@ -84,7 +84,7 @@ func (pl *play) contactList(f fields, name string) ([]string, error) {
 	if err == nil {
 		return v, nil
 	}
-	class := validationClass(name, f[name])
+	class := validationClass(name, f.raw(name))
 	if class != profile.ClassListType && class != profile.ClassListItem {
 		return nil, err
 	}
@@ -94,11 +94,11 @@ func (pl *play) contactList(f fields, name string) ([]string, error) {
 	var texts []string
 	if class == profile.ClassListType {
 		var s string
-		_ = json.Unmarshal(f[name], &s)
+		_ = json.Unmarshal(f.raw(name), &s)
 		texts = []string{s}
 	} else {
 		var items []json.RawMessage
-		_ = json.Unmarshal(f[name], &items)
+		_ = json.Unmarshal(f.raw(name), &items)
 		texts = make([]string, 0, len(items))
 		for _, it := range items {
 			var s string
@@ -109,7 +109,7 @@ func (pl *play) contactList(f fields, name string) ([]string, error) {
 		}
 	}
 	raw, _ := json.Marshal(texts)
-	return fields{name: raw}.strings(name)
+	return fields{{name: []byte(name), value: raw}}.strings(name)
 }
 
 var dateShapeRE = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`)
