@@ -69,7 +69,7 @@ lint-openapi: ## lint fixtures/openapi.yaml with Redocly CLI's strictest rules (
 	npx --yes $(REDOCLY) lint --extends=recommended-strict fixtures/openapi.yaml
 
 FUZZTIME    ?= 30s
-FUZZ_TARGETS := simulator/partnerapi:FuzzDecodeContact simulator/partnerapi:FuzzDecodeCampaignList simulator/partnerapi:FuzzPartnerRequest simulator/controlapi:FuzzAdminBody
+FUZZ_TARGETS := simulator/partnerapi:FuzzDecodeContact simulator/partnerapi:FuzzDecodeCampaignList simulator/partnerapi:FuzzPartnerRequest simulator/jsonbody:FuzzScanFields simulator/controlapi:FuzzAdminBody
 
 fuzz: ## fuzz every request decoder in turn, FUZZTIME each (default 30s); crashers land in the package's testdata/fuzz (make test runs them)
 	@for t in $(FUZZ_TARGETS); do \
@@ -108,7 +108,7 @@ image: ## build the simulator and runner images FROM scratch (needs a Docker eng
 # compile, mutants in case expressions gremlins never tests) and lists the
 # survivors.
 GREMLINS                     := github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0
-MUTATION_PKGS                ?= simulator simulator/partnerapi simulator/edge simulator/controlapi simulator/httpjson simulator/inmem
+MUTATION_PKGS                ?= simulator simulator/partnerapi simulator/edge simulator/controlapi simulator/httpjson simulator/jsonbody simulator/inmem
 MUTATION_WORKERS             ?= 1
 MUTATION_TIMEOUT_COEFFICIENT ?= 10
 MUTATION_DIR                 ?= reports/mutation

@@ -15,6 +15,7 @@ import (
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/httpjson"
+	"github.com/partner-v3/conformance-kit/simulator/jsonbody"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
@@ -170,18 +171,18 @@ func (api *API) adminAuthorized(r *http.Request) bool {
 func (api *API) decode(r *http.Request, v any) error {
 	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, MaxBodyBytes))
 	if err != nil {
-		return api.Bodies.ReadError(err)
+		return jsonbody.ReadError(err)
 	}
 	if len(bytes.Trim(body, " \t\r\n")) == 0 { // RFC 8259 §2's whitespace alone
 		return nil
 	}
-	if err := api.Bodies.CheckObject(body); err != nil {
+	if _, err := jsonbody.Parse(body); err != nil {
 		return simulator.Errorf(simulator.ErrorCode(err), "Control API: %s", simulator.ErrorMessage(err))
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return simulator.Errorf(simulator.EINVALID, "Control API: bad JSON body: %s", api.Bodies.ErrorText(err))
+		return simulator.Errorf(simulator.EINVALID, "Control API: bad JSON body: %s", jsonbody.ErrorText(err))
 	}
 	return nil
 }

@@ -77,31 +77,15 @@ type Config struct {
 	// reg once, by the digest it returns; EINVALID with the reasons when
 	// the profile asks what the spec forbids.
 	StoreProfile func(ctx context.Context, reg simulator.AccountRegistry, data []byte) (string, error)
-	// Bodies are the partner API's rules for a JSON body, which control
-	// calls' bodies follow too.
-	Bodies BodyRules
-
 	// Logger may be nil. If nil, nothing is logged.
 	Logger *slog.Logger
-}
-
-// BodyRules are the partner API's rules for a JSON body.
-type BodyRules interface {
-	// ReadError turns a failed read of a body into the client's error
-	// (413 over the cap, 408 not in time, 400 cut short).
-	ReadError(err error) error
-	// CheckObject refuses a body that is not one JSON object in UTF-8,
-	// with no field given twice and nothing after it.
-	CheckObject(body []byte) error
-	// ErrorText words an encoding/json error for a client.
-	ErrorText(err error) string
 }
 
 func (c *Config) mustBeComplete() {
 	switch {
 	case c.Accounts == nil || c.Contacts == nil || c.Campaigns == nil || c.Counter == nil || c.Control == nil:
 		panic("controlapi: every store and the rate counter are required")
-	case c.Journal == nil || c.Health == nil || c.AccountClock == nil || c.RatePolicy == nil || c.StoreProfile == nil || c.Bodies == nil:
+	case c.Journal == nil || c.Health == nil || c.AccountClock == nil || c.RatePolicy == nil || c.StoreProfile == nil:
 		panic("controlapi: the journal, the health check and the partner side's functions are required")
 	}
 }

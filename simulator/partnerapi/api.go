@@ -210,7 +210,7 @@ func (s *API) ControlConfig() controlapi.Config {
 		RateLimit: limit, RateWindow: window, MaxBodyBytes: s.maxBodyBytes(),
 		Profile: ProfileInfo(s.serverProfile()),
 		Now:     s.Now, AccountClock: s.accountClock, RatePolicy: s.RatePolicy, StoreProfile: s.storeProfile,
-		Bodies: BodyRules{}, Logger: s.Logger,
+		Logger: s.Logger,
 	}
 }
 
@@ -229,23 +229,6 @@ func (s *API) HealthHandler() http.Handler { return http.HandlerFunc(s.handleHea
 func (s *API) RatePolicy(ctx context.Context, a *simulator.Account) simulator.RatePolicy {
 	return ratePolicy(s.accountProfile(ctx, a))
 }
-
-// BodyRules are the partner API's rules for a JSON body (decode.go), which
-// the control API's bodies follow too (controlapi.BodyRules).
-type BodyRules struct{}
-
-// ReadError turns a failed body read into the client's error.
-func (BodyRules) ReadError(err error) error { return bodyReadError(err) }
-
-// CheckObject refuses a body that is not one JSON object in UTF-8, with no
-// field given twice and nothing after it.
-func (BodyRules) CheckObject(body []byte) error {
-	_, err := parseFields(body)
-	return err
-}
-
-// ErrorText words an encoding/json error for a client.
-func (BodyRules) ErrorText(err error) string { return jsonErrorText(err) }
 
 // registry returns the registry of throwaway accounts, where their
 // profiles are stored (profile.go); ENOTFOUND when the server keeps none,

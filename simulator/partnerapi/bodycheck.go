@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/jsonbody"
 	"github.com/partner-v3/conformance-kit/simulator/profile"
 )
 
@@ -27,12 +28,12 @@ func (s *API) bodyError(r *http.Request) error {
 	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 	r.Body = restoredBody{Reader: io.MultiReader(bytes.NewReader(body), r.Body), Closer: r.Body}
 	if err != nil {
-		return bodyReadError(err)
+		return jsonbody.ReadError(err)
 	}
 	if int64(len(body)) > limit {
 		return simulator.Errorf(simulator.ETOOLARGE, "Request body exceeds %d bytes", limit)
 	}
-	f, err := parseFields(body)
+	f, err := jsonbody.Parse(body)
 	if err != nil {
 		return withFinding(simulator.FindingMalformedJSON, "", err)
 	}

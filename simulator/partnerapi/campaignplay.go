@@ -57,8 +57,8 @@ func (pl *play) decodeCampaignList(f fields) (limit, page int, err error) {
 func (pl *play) extraFields(f fields, o profile.Outcome, allowed ...string) (fields, error) {
 	var extra []string
 	for _, fv := range f {
-		if !containsName(allowed, fv.name) {
-			extra = append(extra, string(fv.name))
+		if !containsName(allowed, fv.Name) {
+			extra = append(extra, string(fv.Name))
 		}
 	}
 	if len(extra) == 0 {
@@ -69,7 +69,7 @@ func (pl *play) extraFields(f fields, o profile.Outcome, allowed ...string) (fie
 	}
 	kept := make(fields, 0, len(allowed))
 	for _, fv := range f {
-		if containsName(allowed, fv.name) {
+		if containsName(allowed, fv.Name) {
 			kept = append(kept, fv)
 		}
 	}
@@ -97,7 +97,7 @@ func (pl *play) listNumber(f fields, name string, check func(int64) (o *profile.
 		}
 		return v, nil
 	}
-	if !f.present(name) {
+	if !f.Present(name) {
 		return played(missing, missingValue, simulator.FindingInvalidField, name)
 	}
 	v, err := pl.listInteger(f, name)
@@ -115,7 +115,7 @@ func (pl *play) listNumber(f fields, name string, check func(int64) (o *profile.
 // (campaignList.wrongType) is refused with the profile's outcome, or read
 // as its integer when the profile accepts it.
 func (pl *play) listInteger(f fields, name string) (int64, error) {
-	if raw := string(f.raw(name)); len(raw) > 2 && raw[0] == '"' {
+	if raw := string(f.Raw(name)); len(raw) > 2 && raw[0] == '"' {
 		if n, err := strconv.ParseInt(raw[1:len(raw)-1], 10, 64); err == nil {
 			if o := pl.list.WrongType.Value; !o.Accepted() {
 				return 0, withFinding(simulator.FindingInvalidField, name, refuse(o, fieldRequest(name)))
@@ -123,7 +123,7 @@ func (pl *play) listInteger(f fields, name string) (int64, error) {
 			return n, nil
 		}
 	}
-	v, _, err := f.integer(name)
+	v, _, err := integerField(f, name)
 	return v, err
 }
 
@@ -201,7 +201,7 @@ func (pl *play) pastLast(page, last int) (int, error) {
 func (pl *play) statsID(f fields) (int64, error) {
 	// Spec §4.3 first: a body without campaignId gets the spec's message,
 	// whatever else it holds.
-	if !f.present("campaignId") {
+	if !f.Present("campaignId") {
 		return 0, withFinding(simulator.FindingInvalidField, "campaignId",
 			&simulator.Error{Code: simulator.EINVALID, Message: spec.MsgCampaignIDRequired})
 	}
@@ -209,7 +209,7 @@ func (pl *play) statsID(f fields) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if raw := string(f.raw("campaignId")); len(raw) > 2 && raw[0] == '"' {
+	if raw := string(f.Raw("campaignId")); len(raw) > 2 && raw[0] == '"' {
 		if n, err := strconv.ParseInt(raw[1:len(raw)-1], 10, 64); err == nil {
 			if o := pl.stats.NumericString.Value; !o.Accepted() {
 				return 0, withFinding(simulator.FindingInvalidField, "campaignId", refuse(o, fieldRequest("campaignId")))
@@ -217,7 +217,7 @@ func (pl *play) statsID(f fields) (int64, error) {
 			return n, nil
 		}
 	}
-	id, _, err := f.integer("campaignId")
+	id, _, err := integerField(f, "campaignId")
 	return id, err
 }
 

@@ -96,7 +96,7 @@ func writeContactAdded(w http.ResponseWriter, id string) {
 func (pl *play) decodeContact(f fields, now time.Time) (*simulator.Contact, error) {
 	// Spec §4.1 first: when the body gives neither email nor phoneNo, the
 	// spec's own message is the answer, whatever else is wrong with it.
-	if f.blank("email") && f.blank("phoneNo") {
+	if f.Blank("email") && f.Blank("phoneNo") {
 		return nil, withFinding(simulator.FindingInvalidField, "email or phoneNo",
 			&simulator.Error{Code: simulator.EINVALID, Message: spec.MsgEmailOrPhoneRequired})
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/inmem"
+	"github.com/partner-v3/conformance-kit/simulator/jsonbody"
 	"github.com/partner-v3/conformance-kit/simulator/mock"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
@@ -40,7 +41,7 @@ func FuzzDecodeContact(f *testing.F) {
 	}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	f.Fuzz(func(t *testing.T, body []byte) {
-		fs, err := parseFields(body)
+		fs, err := jsonbody.Parse(body)
 		if err != nil {
 			mustBeRefusal(t, err, simulator.EINVALID)
 			return
@@ -71,7 +72,7 @@ func FuzzDecodeContact(f *testing.F) {
 			delete(strip, k)
 		}
 		again, _ = json.Marshal(strip)
-		fs2, err := parseFields(again)
+		fs2, err := jsonbody.Parse(again)
 		if err != nil {
 			t.Fatalf("own JSON %s refused: %v", again, err)
 		}
@@ -96,7 +97,7 @@ func FuzzDecodeCampaignList(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		fs, err := parseFields(body)
+		fs, err := jsonbody.Parse(body)
 		if err != nil {
 			mustBeRefusal(t, err, simulator.EINVALID)
 			return

@@ -7,6 +7,7 @@ import (
 
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/httpjson"
+	"github.com/partner-v3/conformance-kit/simulator/jsonbody"
 )
 
 // requestState is everything the request path learns of one partner
@@ -34,7 +35,7 @@ type requestState struct {
 	// back once the request is answered (release); fieldBuf holds the
 	// fields read from it.
 	body     *[]byte
-	fieldBuf [maxScanFields]field
+	fieldBuf [jsonbody.MaxFields]jsonbody.Field
 
 	// record's own: the request's context and answer writer, and what
 	// commit needs.

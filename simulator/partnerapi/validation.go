@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/jsonbody"
 	"github.com/partner-v3/conformance-kit/simulator/profile"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
@@ -26,17 +27,17 @@ func (pl *play) classRefusal(class, field string) error {
 // those classes cover are answered as the profile says; an accepted
 // number is stored as its text (5 → "5").
 func (pl *play) contactString(f fields, name string) (string, error) {
-	v, err := f.str(name)
+	v, err := stringField(f, name)
 	if err != nil {
-		if validationClass(name, f.raw(name)) != profile.ClassStringType {
+		if validationClass(name, f.Raw(name)) != profile.ClassStringType {
 			return "", err
 		}
 		if err := pl.classRefusal(profile.ClassStringType, name); err != nil {
 			return "", err
 		}
-		return string(f.raw(name)), nil
+		return string(f.Raw(name)), nil
 	}
-	if v == "" && f.present(name) && validationClass(name, f.raw(name)) == profile.ClassEmptyString {
+	if v == "" && f.Present(name) && validationClass(name, f.Raw(name)) == profile.ClassEmptyString {
 		if err := pl.classRefusal(profile.ClassEmptyString, name); err != nil {
 			return "", err
 		}
@@ -49,16 +50,16 @@ func (pl *play) contactString(f fields, name string) (string, error) {
 // profile says. Accepted, a string is its integer when it is "0" or "1"
 // and dropped otherwise (ok false); a value outside is stored as sent.
 func (pl *play) optStatus(f fields, name string) (v int64, ok bool, err error) {
-	v, ok, err = f.integer(name)
+	v, ok, err = integerField(f, name)
 	if err != nil {
-		if validationClass(name, f.raw(name)) != profile.ClassOptType {
+		if validationClass(name, f.Raw(name)) != profile.ClassOptType {
 			return 0, false, err
 		}
 		if err := pl.classRefusal(profile.ClassOptType, name); err != nil {
 			return 0, false, err
 		}
 		var s string
-		_ = json.Unmarshal(f.raw(name), &s)
+		_ = json.Unmarshal(f.Raw(name), &s)
 		switch s {
 		case "0":
 			return 0, true, nil
@@ -80,11 +81,11 @@ func (pl *play) optStatus(f fields, name string) (v int64, ok bool, err error) {
 // says. Accepted, a string is a list of it and an item its text, and the
 // list is read again as sent so.
 func (pl *play) contactList(f fields, name string) ([]string, error) {
-	v, err := f.strings(name)
+	v, err := stringsField(f, name)
 	if err == nil {
 		return v, nil
 	}
-	class := validationClass(name, f.raw(name))
+	class := validationClass(name, f.Raw(name))
 	if class != profile.ClassListType && class != profile.ClassListItem {
 		return nil, err
 	}
@@ -94,11 +95,11 @@ func (pl *play) contactList(f fields, name string) ([]string, error) {
 	var texts []string
 	if class == profile.ClassListType {
 		var s string
-		_ = json.Unmarshal(f.raw(name), &s)
+		_ = json.Unmarshal(f.Raw(name), &s)
 		texts = []string{s}
 	} else {
 		var items []json.RawMessage
-		_ = json.Unmarshal(f.raw(name), &items)
+		_ = json.Unmarshal(f.Raw(name), &items)
 		texts = make([]string, 0, len(items))
 		for _, it := range items {
 			var s string
@@ -109,7 +110,7 @@ func (pl *play) contactList(f fields, name string) ([]string, error) {
 		}
 	}
 	raw, _ := json.Marshal(texts)
-	return fields{{name: []byte(name), value: raw}}.strings(name)
+	return stringsField(fields{{Name: []byte(name), Value: raw}}, name)
 }
 
 var dateShapeRE = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`)
@@ -149,7 +150,7 @@ func valueClass(field string, raw json.RawMessage) string {
 		if isString {
 			return profile.ClassOptType
 		}
-		if v, ok := jsonInteger(string(raw)); ok && v != 0 && v != 1 {
+		if v, ok := jsonbody.Integer(raw); ok && v != 0 && v != 1 {
 			return profile.ClassOptValue
 		}
 		return ""

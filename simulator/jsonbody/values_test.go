@@ -1,4 +1,4 @@
-package partnerapi
+package jsonbody
 
 import (
 	"math"

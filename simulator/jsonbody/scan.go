@@ -1,4 +1,4 @@
-package partnerapi
+package jsonbody
 
 import (
 	"encoding/json"
@@ -25,21 +25,22 @@ import (
 // (never a valid Add Contact, List or Stats field) go the slow way.
 const maxScanDepth = 32
 
-// maxScanFields bounds the fields scanFields reads itself, each name
-// checked against those before it: a body with more (never one of the
-// spec's, whose largest has 16) goes the slow way, which finds a repeated
-// name in a map.
-const maxScanFields = 16
+// MaxFields bounds the fields scanFields reads itself, each name checked
+// against those before it: a body with more (never one of the spec's,
+// whose largest has 16) goes the slow way, which finds a repeated name in
+// a map. A caller's array of MaxFields holds any body ParseInto reads in
+// one pass.
+const MaxFields = 16
 
 // scanFields reads body as parseFieldsSlow would, in one pass, or reports
 // false when it leaves the body to parseFieldsSlow.
-func scanFields(body []byte) (fields, bool) {
+func scanFields(body []byte) (Fields, bool) {
 	return scanFieldsInto(nil, body)
 }
 
 // scanFieldsInto is scanFields, appending to dst[:0] (a new slice when
 // dst is nil).
-func scanFieldsInto(dst fields, body []byte) (fields, bool) {
+func scanFieldsInto(dst Fields, body []byte) (Fields, bool) {
 	i := skipJSONSpace(body, 0)
 	if i >= len(body) || body[i] != '{' {
 		return nil, false
@@ -47,7 +48,7 @@ func scanFieldsInto(dst fields, body []byte) (fields, bool) {
 	i = skipJSONSpace(body, i+1)
 	f := dst[:0]
 	if f == nil {
-		f = make(fields, 0, 4)
+		f = make(Fields, 0, 4)
 	}
 	if i < len(body) && body[i] == '}' {
 		return f, skipJSONSpace(body, i+1) == len(body)
@@ -73,15 +74,15 @@ func scanFieldsInto(dst fields, body []byte) (fields, bool) {
 		if i = scanValue(body, i, 0); i < 0 {
 			return nil, false
 		}
-		if f.has(string(key)) {
+		if f.Has(string(key)) {
 			return nil, false // refused, with its message, by the slow way
 		}
-		if len(f) == maxScanFields {
+		if len(f) == MaxFields {
 			return nil, false
 		}
 		// The name and value alias body, which nothing writes to until the
-		// request is answered (readFields; bodyError reads a fresh one).
-		f = append(f, field{name: key[:len(key):len(key)], value: json.RawMessage(body[vStart:i:i])})
+		// request is answered (the caller's to keep so).
+		f = append(f, Field{Name: key[:len(key):len(key)], Value: json.RawMessage(body[vStart:i:i])})
 		i = skipJSONSpace(body, i)
 		if i >= len(body) {
 			return nil, false

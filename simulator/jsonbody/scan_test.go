@@ -1,4 +1,4 @@
-package partnerapi
+package jsonbody
 
 import (
 	"bytes"
@@ -89,9 +89,9 @@ func TestScanFields(t *testing.T) {
 				}
 				assertSameFields(t, got, slow)
 			}
-			f, err := parseFields([]byte(tt.body))
+			f, err := Parse([]byte(tt.body))
 			if (err == nil) != (slowErr == nil) || err != nil && err.Error() != slowErr.Error() {
-				t.Fatalf("parseFields(%q) = %v, want %v", tt.body, err, slowErr)
+				t.Fatalf("Parse(%q) = %v, want %v", tt.body, err, slowErr)
 			}
 			if err == nil {
 				assertSameFields(t, f, slow)
@@ -100,14 +100,14 @@ func TestScanFields(t *testing.T) {
 	}
 }
 
-func assertSameFields(t *testing.T, got, want fields) {
+func assertSameFields(t *testing.T, got, want Fields) {
 	t.Helper()
 	if got == nil || len(got) != len(want) {
 		t.Fatalf("fields %q, want %q", got, want)
 	}
 	for _, w := range want {
-		k, v := string(w.name), w.value
-		if g, ok := got.raw(k), got.has(k); !ok || !bytes.Equal(g, v) {
+		k, v := string(w.Name), w.Value
+		if g, ok := got.Raw(k), got.Has(k); !ok || !bytes.Equal(g, v) {
 			t.Fatalf("field %q = %q, want %q", k, g, v)
 		}
 	}
@@ -198,12 +198,12 @@ func FuzzScanFields(f *testing.F) {
 			}
 			assertSameFields(t, fast, slow)
 		}
-		got, err := parseFields(body)
+		got, err := Parse(body)
 		if (err == nil) != (slowErr == nil) || err != nil && err.Error() != slowErr.Error() {
-			t.Fatalf("parseFields(%q) = %v, want %v", body, err, slowErr)
+			t.Fatalf("Parse(%q) = %v, want %v", body, err, slowErr)
 		}
 		for _, fv := range got {
-			name, raw := fv.name, fv.value
+			name, raw := fv.Name, fv.Value
 			if s, ok := plainString(raw); ok {
 				var want string
 				if err := json.Unmarshal(raw, &want); err != nil || s != want {
