@@ -96,6 +96,14 @@ func simulatorArgs(tb testing.TB, s *sim.Simulator) []string {
 	return args
 }
 
+// waitsForWindows marks t as a test that waits for rate-limit windows:
+// skipped under -short, and run in parallel with the others, since it
+// mostly waits.
+func waitsForWindows(t *testing.T) {
+	t.Helper()
+	waitsForWindows(t)
+}
+
 func readSummary(tb testing.TB, dir string) *suite.Result {
 	tb.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))

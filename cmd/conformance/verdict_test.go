@@ -81,10 +81,7 @@ func spendBudget(t *testing.T, s *sim.Simulator, n, want int) (refused int) {
 // budget just before the run. The suite must wait (and say so), not fail
 // the target for 429s it did not cause.
 func TestRunOnASpentBudgetPasses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("waits for rate-limit windows")
-	}
-	t.Parallel()
+	waitsForWindows(t)
 	// A window of 6 s: the budget must be spent in one, and the suite's
 	// own rate proofs must fit in one, under -race on a loaded 2-core CI
 	// machine (3 s was seen too short there).
@@ -117,10 +114,7 @@ func TestRunOnASpentBudgetPasses(t *testing.T) {
 // it ends with the budget spent and the second starts on it: the second
 // must wait, and pass; the third too.
 func TestBackToBackRunsPass(t *testing.T) {
-	if testing.Short() {
-		t.Skip("waits for rate-limit windows")
-	}
-	t.Parallel()
+	waitsForWindows(t)
 	const limit, window = 100, 6 * time.Second // see TestRunOnASpentBudgetPasses
 	s := openLimitedSimulator(t, limit, window)
 	for i, tags := range []string{"@normative && @rate-limit && @spec-1", "@normative", "@normative"} {
@@ -141,10 +135,7 @@ func TestBackToBackRunsPass(t *testing.T) {
 // the spec's limit is not excused by the retries: it fails §8, and only
 // §8 (the other scenarios, retried after their 429s, pass).
 func TestStricterLimitFailsSection8(t *testing.T) {
-	if testing.Short() {
-		t.Skip("waits for rate-limit windows")
-	}
-	t.Parallel()
+	waitsForWindows(t)
 	s := openLimitedSimulator(t, 75, 3*time.Second)
 	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer
