@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 	"github.com/partner-v3/conformance-kit/steps/suite"
 )
@@ -210,21 +209,12 @@ func TestPreflightExit2(t *testing.T) {
 // suite version and TLS settings.
 func runCertification(t *testing.T, s *sim.Simulator, version string, insecure bool) *suite.Result {
 	t.Helper()
-	tc := &tls.Config{RootCAs: certPool(t, s.Cert.CertFile)}
+	cfg := simulatorSuiteConfig(t, s)
 	if insecure {
-		tc = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the point of the test
+		cfg.TLSConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the point of the test
 	}
-	as := devAccounts(t)
-	r, err := suite.Run(context.Background(), suite.Config{
-		BaseURL: s.URL(), TLSConfig: tc,
-		Primary:    control.Credentials{APIKey: as[0].APIKey, APISecret: as[0].APISecret, AccountID: as[0].AccountID},
-		Second:     control.Credentials{APIKey: as[1].APIKey, APISecret: as[1].APISecret, AccountID: as[1].AccountID},
-		AdminURL:   s.AdminURL(),
-		AdminToken: "test-admin-token",
-		NoProfile:  true,
-		// The control API's certificate is the simulator's too.
-		SuiteVersion: version,
-	})
+	cfg.SuiteVersion = version
+	r, err := suite.Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
