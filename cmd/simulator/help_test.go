@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"io"
 	"net/http"
 	"os"
 	"runtime"
@@ -70,10 +71,7 @@ func TestVersionFlagPrintsTheLinkedVersion(t *testing.T) {
 	defer func(v, c string) { version, commit = v, c }(version, commit)
 	version, commit = "v1.2.3", "0123456789abcdef0123456789abcdef01234567"
 	var out bytes.Buffer
-	m := NewMain(&out, &bytes.Buffer{})
-	if err := m.ParseFlags(context.Background(), []string{"--version"}); err != nil {
-		t.Fatal(err)
-	}
+	m := mustParseFlags(t, &out, []string{"--version"})
 	if !m.showVersion {
 		t.Fatal("--version did not ask for the version")
 	}
@@ -87,11 +85,8 @@ func TestVersionFlagPrintsTheLinkedVersion(t *testing.T) {
 func TestControlAPIShowsTheVersion(t *testing.T) {
 	defer func(v string) { version = v }(version)
 	version = "v1.2.3"
-	m := NewMain(&bytes.Buffer{}, &bytes.Buffer{})
 	args := []string{"--addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--campaigns", "0"}
-	if err := m.ParseFlags(context.Background(), args); err != nil {
-		t.Fatal(err)
-	}
+	m := mustParseFlags(t, io.Discard, args)
 	if err := m.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
