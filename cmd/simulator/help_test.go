@@ -3,14 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"flag"
 	"io"
 	"net/http"
-	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -92,13 +89,7 @@ func TestControlAPIShowsTheVersion(t *testing.T) {
 	}
 	defer m.Close()
 	s := m.Simulator
-	pem, err := os.ReadFile(s.Cert.CertFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(pem)
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	client := trustingClient(t, s.Cert.CertFile)
 	req, _ := http.NewRequest(http.MethodGet, s.AdminURL()+"/version", nil)
 	req.Header.Set("Authorization", "Bearer "+s.AdminToken)
 	resp, err := client.Do(req)

@@ -27,6 +27,19 @@ func mustParseFlags(t *testing.T, stdout io.Writer, args []string) *Main {
 	return m
 }
 
+// trustingClient is an HTTPS client that trusts the certificate in
+// certFile, as a partner's client given the simulator's would.
+func trustingClient(t *testing.T, certFile string) *http.Client {
+	t.Helper()
+	pem, err := os.ReadFile(certFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pem)
+	return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+}
+
 func TestParseFlags_Precedence(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -130,13 +143,7 @@ func TestMain_Run(t *testing.T) {
 			t.Fatalf("banner lacks %q:\n%s", want, banner)
 		}
 	}
-	pem, err := os.ReadFile(s.Cert.CertFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(pem)
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	client := trustingClient(t, s.Cert.CertFile)
 	req, _ := http.NewRequest(http.MethodPost, s.URL()+"/campaign/list", strings.NewReader(`{"limit":2,"page":1}`))
 	a := s.Accounts[0]
 	for k, v := range map[string]string{"Content-Type": "application/json", "x-api-key": a.APIKey, "x-api-secret": a.APISecret, "x-account-id": a.AccountID} {
