@@ -98,6 +98,17 @@ func (s *scenario) account(role string) (control.Credentials, bool) {
 	return s.env.Primary, true
 }
 
+// accountOf returns the credentials a cell of c is sent with; without
+// them (a cell of the second account, none configured) it records the cell
+// unreachable and returns false.
+func (c *cellCheck) accountOf(cell matrix.Cell) (control.Credentials, bool) {
+	acct, ok := c.s.account(cell.Account)
+	if !ok {
+		c.unreachable(cell, "no second account is configured")
+	}
+	return acct, ok
+}
+
 // other returns the other role's credentials, and false without them.
 func (s *scenario) other(role string) (control.Credentials, bool) {
 	if role == matrix.Second {
@@ -206,8 +217,7 @@ func (s *scenario) sendCells(ctx context.Context, rule string, body func(matrix.
 	c := s.cells(rule)
 	s.cellXs = s.cellXs[:0]
 	for _, cell := range c.rule.Cells() {
-		if _, ok := s.account(cell.Account); !ok {
-			c.unreachable(cell, "no second account is configured")
+		if _, ok := c.accountOf(cell); !ok {
 			continue
 		}
 		b, err := body(cell)

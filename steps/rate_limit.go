@@ -303,6 +303,19 @@ func (s *scenario) decided() error {
 	return nil
 }
 
+// decidedWant is decided, then the scenario's expected body in doc: how
+// every step that judges the bursts' answers against §7's 429 begins.
+func (s *scenario) decidedWant(doc *godog.DocString) (any, error) {
+	if err := s.decided(); err != nil {
+		return nil, err
+	}
+	want, err := decodeJSON([]byte(doc.Content))
+	if err != nil {
+		return nil, fmt.Errorf("the scenario's expected body: %w", err)
+	}
+	return want, nil
+}
+
 func (s *scenario) burstsSucceeded() error {
 	if err := s.decided(); err != nil {
 		return err
@@ -329,12 +342,9 @@ func (s *scenario) burstsSucceeded() error {
 }
 
 func (s *scenario) nextRefused(doc *godog.DocString) error {
-	if err := s.decided(); err != nil {
-		return err
-	}
-	want, err := decodeJSON([]byte(doc.Content))
+	want, err := s.decidedWant(doc)
 	if err != nil {
-		return fmt.Errorf("the scenario's expected body: %w", err)
+		return err
 	}
 	c := s.cells("rate-shared")
 	for _, role := range s.rateRoles() {

@@ -275,12 +275,9 @@ func (s *scenario) lateUndecided(p *rateProof) string {
 // lateRefused checks rule rate-holds: every probe late in the window was
 // refused with exactly the 429 of §7.
 func (s *scenario) lateRefused(doc *godog.DocString) error {
-	if err := s.decided(); err != nil {
-		return err
-	}
-	want, err := decodeJSON([]byte(doc.Content))
+	want, err := s.decidedWant(doc)
 	if err != nil {
-		return fmt.Errorf("the scenario's expected body: %w", err)
+		return err
 	}
 	c := s.cells("rate-holds")
 	s.unsentCells(c)
@@ -345,12 +342,9 @@ func (s *scenario) unsentCells(c *cellCheck) {
 // served, every other refused with exactly the 429 of §7 (doc); the loose
 // requests after them may be refused, with that 429 only.
 func (s *scenario) togetherServed(doc *godog.DocString) error {
-	if err := s.decided(); err != nil {
-		return err
-	}
-	want, err := decodeJSON([]byte(doc.Content))
+	want, err := s.decidedWant(doc)
 	if err != nil {
-		return fmt.Errorf("the scenario's expected body: %w", err)
+		return err
 	}
 	c := s.cells("rate-concurrent")
 	s.unsentCells(c)

@@ -99,14 +99,24 @@ func (s *scenario) checkFields(x *exchange, what string, obj map[string]any, row
 	return nil
 }
 
-func (s *scenario) bodyFields(t *godog.Table, exact bool) error {
+// fieldsOfBody are the step's table of fields and the last answer's body,
+// which must be a JSON object (else the step fails).
+func (s *scenario) fieldsOfBody(t *godog.Table) ([]fieldRow, map[string]any, error) {
 	rows, err := tableRows(t)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	m, err := s.last.object()
 	if err != nil {
-		return s.failf("%v", err)
+		return nil, nil, s.failf("%v", err)
+	}
+	return rows, m, nil
+}
+
+func (s *scenario) bodyFields(t *godog.Table, exact bool) error {
+	rows, m, err := s.fieldsOfBody(t)
+	if err != nil {
+		return err
 	}
 	return s.checkFields(s.last, "the body", m, rows, exact)
 }
@@ -115,13 +125,9 @@ func (s *scenario) bodyHasFields(t *godog.Table) error  { return s.bodyFields(t,
 func (s *scenario) bodyHasExactly(t *godog.Table) error { return s.bodyFields(t, true) }
 
 func (s *scenario) objectHasFields(name string, t *godog.Table) error {
-	rows, err := tableRows(t)
+	rows, m, err := s.fieldsOfBody(t)
 	if err != nil {
 		return err
-	}
-	m, err := s.last.object()
-	if err != nil {
-		return s.failf("%v", err)
 	}
 	o, ok := m[name].(map[string]any)
 	if !ok {

@@ -54,9 +54,8 @@ func (s *scenario) walksConcurrently(ctx context.Context) error {
 	c := s.cells("list-concurrent")
 	s.concurrent = s.concurrent[:0]
 	for _, cell := range c.rule.Cells() {
-		acct, ok := s.account(cell.Account)
+		acct, ok := c.accountOf(cell)
 		if !ok {
-			c.unreachable(cell, "no second account is configured")
 			continue
 		}
 		info, err := s.campaigns(ctx, acct)

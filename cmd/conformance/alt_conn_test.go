@@ -90,10 +90,7 @@ func connWarnings(r altRun) []string {
 // with kept-alive HTTP/2 every cell of auth-connection and framing is
 // checked.
 func TestAlternativeConnectionChoicesPass(t *testing.T) {
-	if testing.Short() {
-		t.Skip("waits for rate-limit windows")
-	}
-	t.Parallel()
+	waitsForWindows(t)
 	tests := []struct {
 		name string
 		opts altOptions
@@ -106,44 +103,38 @@ func TestAlternativeConnectionChoicesPass(t *testing.T) {
 		{"kept-alive HTTP/2", altOptions{HTTP2: true}, ""},
 		{"kept-alive HTTP/1.1 only", altOptions{}, "does not offer HTTP/2"},
 	}
-	targets := make([]altTarget, len(tests))
-	for i, tt := range tests {
-		targets[i] = altTarget{opts: tt.opts, limit: altLimit}
-	}
-	runs := startAltRuns(t, targets)
-	for i, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			r := <-runs[i]
-			wantPass(t, r)
-			ran := map[string]bool{}
-			for _, sc := range r.res.Scenarios {
-				for _, rule := range []string{"auth-connection", "framing", "contact-concurrent"} {
-					if slices.Contains(sc.Tags, matrix.Tag(rule)) && sc.Status == steps.StatusPassed {
-						ran[rule] = true
-					}
-					for _, u := range sc.Unverified {
-						if strings.HasPrefix(u, rule+":") {
-							t.Errorf("cell unverified over HTTPS: %s", u)
-						}
+	altTable(t, len(tests), func(i int) (string, altTarget) {
+		return tests[i].name, altTarget{opts: tests[i].opts, limit: altLimit}
+	}, func(t *testing.T, i int, r altRun) {
+		tt := tests[i]
+		wantPass(t, r)
+		ran := map[string]bool{}
+		for _, sc := range r.res.Scenarios {
+			for _, rule := range []string{"auth-connection", "framing", "contact-concurrent"} {
+				if slices.Contains(sc.Tags, matrix.Tag(rule)) && sc.Status == steps.StatusPassed {
+					ran[rule] = true
+				}
+				for _, u := range sc.Unverified {
+					if strings.HasPrefix(u, rule+":") {
+						t.Errorf("cell unverified over HTTPS: %s", u)
 					}
 				}
 			}
-			if len(ran) != 3 {
-				t.Errorf("rules passed: %v, want auth-connection, framing and contact-concurrent", ran)
-			}
-			ws := connWarnings(r)
-			switch {
-			case tt.warned == "" && len(ws) > 0:
-				t.Errorf("warnings about cells left unchecked, want none:\n%s", strings.Join(ws, "\n"))
-			case tt.warned != "" && len(ws) == 0:
-				t.Errorf("no warning says which cells were left unchecked (want %q)", tt.warned)
-			case tt.warned != "" && !strings.Contains(strings.Join(ws, "\n"), tt.warned):
-				t.Errorf("the warnings do not say %q:\n%s", tt.warned, strings.Join(ws, "\n"))
-			}
-			t.Logf("%d passed, %d warnings, %d requests, %s (attempt %d)", r.res.Passed, r.res.Warnings, r.res.Requests, r.took.Round(time.Millisecond), r.attempts)
-		})
-	}
+		}
+		if len(ran) != 3 {
+			t.Errorf("rules passed: %v, want auth-connection, framing and contact-concurrent", ran)
+		}
+		ws := connWarnings(r)
+		switch {
+		case tt.warned == "" && len(ws) > 0:
+			t.Errorf("warnings about cells left unchecked, want none:\n%s", strings.Join(ws, "\n"))
+		case tt.warned != "" && len(ws) == 0:
+			t.Errorf("no warning says which cells were left unchecked (want %q)", tt.warned)
+		case tt.warned != "" && !strings.Contains(strings.Join(ws, "\n"), tt.warned):
+			t.Errorf("the warnings do not say %q:\n%s", tt.warned, strings.Join(ws, "\n"))
+		}
+		t.Logf("%d passed, %d warnings, %d requests, %s (attempt %d)", r.res.Passed, r.res.Warnings, r.res.Requests, r.took.Round(time.Millisecond), r.attempts)
+	})
 }
 
 // TestAlternativeConnectionDefectsAreCaught: the independent implementation,
@@ -151,10 +142,7 @@ func TestAlternativeConnectionChoicesPass(t *testing.T) {
 // that stays refused, or contact ids issued twice under concurrency, fails
 // the normative profile (exit 1) in the scenario of the matching rule.
 func TestAlternativeConnectionDefectsAreCaught(t *testing.T) {
-	if testing.Short() {
-		t.Skip("waits for rate-limit windows")
-	}
-	t.Parallel()
+	waitsForWindows(t)
 	tests := []struct {
 		name    string
 		opts    altOptions
@@ -173,17 +161,12 @@ func TestAlternativeConnectionDefectsAreCaught(t *testing.T) {
 				return r.ContentLength < 0 && strings.HasSuffix(r.URL.Path, "/"+spec.PathCampaignList)
 			}}, "framing", "4"},
 	}
-	targets := make([]altTarget, len(tests))
-	for i, tt := range tests {
-		targets[i] = altTarget{opts: tt.opts, defect: tt.defect, limit: altLimit}
-	}
-	runs := startAltRuns(t, targets)
-	for i, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			wantCaught(t, <-runs[i], tt.name, altCatch{rule: tt.rule, sections: []string{tt.section}})
-		})
-	}
+	altTable(t, len(tests), func(i int) (string, altTarget) {
+		return tests[i].name, altTarget{opts: tests[i].opts, defect: tests[i].defect, limit: altLimit}
+	}, func(t *testing.T, i int, r altRun) {
+		tt := tests[i]
+		wantCaught(t, r, tt.name, altCatch{rule: tt.rule, sections: []string{tt.section}})
+	})
 }
 
 // TestConnectionCellsInProcess: an in-process run has no connections, so

@@ -218,16 +218,8 @@ func altDefects() []altDefectCase {
 // 49, some deleted, both channels, both types). The defects are those of
 // altDefects and the real-data ones of altRealDataDefects (§4.1, §2.1).
 func TestAlternativeDefectsAreCaught(t *testing.T) {
-	if testing.Short() {
-		t.Skip("waits for rate-limit windows")
-	}
-	t.Parallel()
+	waitsForWindows(t)
 	defects := append(altDefects(), altRealDataDefects()...)
-	targets := make([]altTarget, len(defects))
-	for i, d := range defects {
-		targets[i] = altTarget{defect: d.defect, limit: altLimit}
-	}
-	runs := startAltRuns(t, targets)
 	// verdicts[i] is what became of defect i and by[i] the scenarios that
 	// caught it, for the summary at the end.
 	verdicts, by := make([]string, len(defects)), make([]string, len(defects))
@@ -242,23 +234,22 @@ func TestAlternativeDefectsAreCaught(t *testing.T) {
 		}
 		t.Logf("caught %d of %d single-rule defects:%s", caught.Load(), len(defects), b.String())
 	})
-	for i, tt := range defects {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			defer func() {
-				if t.Skipped() {
-					verdicts[i] = "skipped"
-				}
-			}()
-			scs := wantCaught(t, <-runs[i], tt.String(), altCatch{sections: tt.sections})
-			if scs == nil {
-				verdicts[i] = "MISSED"
-				return
+	altTable(t, len(defects), func(i int) (string, altTarget) {
+		return defects[i].name, altTarget{defect: defects[i].defect, limit: altLimit}
+	}, func(t *testing.T, i int, r altRun) {
+		defer func() {
+			if t.Skipped() {
+				verdicts[i] = "skipped"
 			}
-			caught.Add(1)
-			verdicts[i], by[i] = "caught", strings.Join(scs, "; ")
-		})
-	}
+		}()
+		scs := wantCaught(t, r, defects[i].String(), altCatch{sections: defects[i].sections})
+		if scs == nil {
+			verdicts[i] = "MISSED"
+			return
+		}
+		caught.Add(1)
+		verdicts[i], by[i] = "caught", strings.Join(scs, "; ")
+	})
 }
 
 // altProbe is one request of a probe: the account whose credentials it

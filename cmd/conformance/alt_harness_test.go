@@ -17,6 +17,25 @@ import (
 	"github.com/partner-v3/conformance-kit/steps/matrix"
 )
 
+// altTable runs a table of n rows against alternative implementations:
+// one run per row, all started at once (startAltRuns), each checked in a
+// parallel subtest. row gives row i's subtest name and target; check gets
+// the row's index and its run.
+func altTable(t *testing.T, n int, row func(i int) (string, altTarget), check func(t *testing.T, i int, r altRun)) {
+	t.Helper()
+	names, targets := make([]string, n), make([]altTarget, n)
+	for i := range n {
+		names[i], targets[i] = row(i)
+	}
+	runs := startAltRuns(t, targets)
+	for i, name := range names {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			check(t, i, <-runs[i])
+		})
+	}
+}
+
 // wantPass: r is a run against a correct implementation. It must pass
 // (exit 0) with no scenario skipped.
 func wantPass(t *testing.T, r altRun) {

@@ -121,10 +121,7 @@ func TestAlternativeRealDataDefectsAreObservable(t *testing.T) {
 // real-data defect failing the run in a scenario of §4.1 or §2.1 is
 // TestAlternativeDefectsAreCaught's.)
 func TestAlternativeRealData(t *testing.T) {
-	if testing.Short() {
-		t.Skip("waits for rate-limit windows")
-	}
-	t.Parallel()
+	waitsForWindows(t)
 	runs := startAltRuns(t, []altTarget{{opts: altOptions{StrictContacts: true}, limit: altLimit}})
 	t.Run("a strict validator passes, with warnings", func(t *testing.T) {
 		t.Parallel()

@@ -78,20 +78,11 @@ func altStateDefects() []altStateDefect {
 // TestAlternativeStateDefectsAreCaught: each defect of state fails the
 // run (exit 1), and among the failed scenarios is the one of its rule.
 func TestAlternativeStateDefectsAreCaught(t *testing.T) {
-	if testing.Short() {
-		t.Skip("waits for rate-limit windows")
-	}
-	t.Parallel()
+	waitsForWindows(t)
 	defects := altStateDefects()
-	targets := make([]altTarget, len(defects))
-	for i, d := range defects {
-		targets[i] = altTarget{defect: d.defect, limit: altLimit}
-	}
-	runs := startAltRuns(t, targets)
-	for i, tt := range defects {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			wantCaught(t, <-runs[i], tt.String(), altCatch{rule: tt.rule})
-		})
-	}
+	altTable(t, len(defects), func(i int) (string, altTarget) {
+		return defects[i].name, altTarget{defect: defects[i].defect, limit: altLimit}
+	}, func(t *testing.T, i int, r altRun) {
+		wantCaught(t, r, defects[i].String(), altCatch{rule: defects[i].rule})
+	})
 }

@@ -768,10 +768,7 @@ func (r *altRun) inconclusive() string {
 // differently from the simulator and from the others; each must pass the
 // normative profile with both accounts, no scenario failed or skipped.
 func TestAlternativeImplementationPasses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("waits for rate-limit windows")
-	}
-	t.Parallel()
+	waitsForWindows(t)
 	tests := []struct {
 		name  string
 		opts  altOptions
@@ -800,23 +797,16 @@ func TestAlternativeImplementationPasses(t *testing.T) {
 		{"a request without x-api-key, x-api-secret or x-account-id answered 422 with FastAPI's body; timestamps written +00:00 by isoformat",
 			altOptions{MissingHeader422: true, IsoformatTimes: true}, checkMissingHeaderWarned},
 	}
-	targets := make([]altTarget, len(tests))
-	for i, tt := range tests {
-		targets[i] = altTarget{opts: tt.opts, limit: altLimit}
-	}
-	runs := startAltRuns(t, targets)
-	for i, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			r := <-runs[i]
-			wantPass(t, r)
-			if tt.check != nil {
-				tt.check(t, r)
-			}
-			t.Logf("%d passed, %d failed, %d skipped, %d warnings, %d requests, %d budget waits, %s (attempt %d)",
-				r.res.Passed, r.res.Failed, r.res.Skipped, r.res.Warnings, r.res.Requests, len(r.res.BudgetWaits), r.took.Round(time.Millisecond), r.attempts)
-		})
-	}
+	altTable(t, len(tests), func(i int) (string, altTarget) {
+		return tests[i].name, altTarget{opts: tests[i].opts, limit: altLimit}
+	}, func(t *testing.T, i int, r altRun) {
+		wantPass(t, r)
+		if tests[i].check != nil {
+			tests[i].check(t, r)
+		}
+		t.Logf("%d passed, %d failed, %d skipped, %d warnings, %d requests, %d budget waits, %s (attempt %d)",
+			r.res.Passed, r.res.Failed, r.res.Skipped, r.res.Warnings, r.res.Requests, len(r.res.BudgetWaits), r.took.Round(time.Millisecond), r.attempts)
+	})
 }
 
 func firstLine(s string) string {
@@ -888,10 +878,7 @@ func checkProtocol(want string) func(t *testing.T, r altRun) {
 // clock-aligned windows that let one request too many through must fail,
 // on the §8 scenario and no other.
 func TestAlternativeImplementationOffByOneFails(t *testing.T) {
-	if testing.Short() {
-		t.Skip("waits for rate-limit windows")
-	}
-	t.Parallel()
+	waitsForWindows(t)
 	r := <-startAltRuns(t, []altTarget{{limit: altLimit + 1}})[0]
 	if wantCaught(t, r, fmt.Sprintf("a limit of %d per window told to expect %d", altLimit+1, altLimit), altCatch{rule: "rate-shared"}) == nil {
 		return

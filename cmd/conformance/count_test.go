@@ -16,11 +16,7 @@ import (
 // output and its pretty.txt carry the verdict's count only (issue 27).
 func TestOneCountTheVerdicts(t *testing.T) {
 	s := MustOpenSimulator(t)
-	args := simulatorArgs(t, s)
-	for _, f := range []string{"--second-api-key", "--second-api-secret", "--second-account-id"} {
-		i := slices.Index(args, f)
-		args = append(args[:i], args[i+2:]...)
-	}
+	args := withoutFlags(simulatorArgs(t, s), "--second-api-key", "--second-api-secret", "--second-account-id")
 	for _, format := range []string{"pretty", "progress"} {
 		t.Run(format, func(t *testing.T) {
 			dir := t.TempDir()

@@ -244,6 +244,19 @@ type diffRow struct {
 	AEvidence, BEvidence []string
 }
 
+// diffEvidence is one side's evidence of a row, as the page shows it.
+type diffEvidence struct {
+	Name      string   // the side, "A" or "B"
+	Exchanges []string // the exchanges as text, credentials masked
+	Unknown   string   // why the side could not learn the choice
+}
+
+// Evidence is the row's evidence, side A then side B: the page writes
+// both the same way.
+func (r diffRow) Evidence() [2]diffEvidence {
+	return [2]diffEvidence{{"A", r.AEvidence, r.AUnknown}, {"B", r.BEvidence, r.BUnknown}}
+}
+
 func newDiffView(c *profile.Comparison, sides []string) *diffView {
 	v := &diffView{Comparison: c, Counts: c.Counts(),
 		Sides: [2]diffSide{{Arg: sides[0], Source: c.A}, {Arg: sides[1], Source: c.B}}}
@@ -522,17 +535,13 @@ td pre { margin: 0; padding: .3rem .5rem; max-height: 14rem; overflow: auto; }
 <div><h4>B</h4><pre>{{.BDiff}}</pre></div>
 </div>
 <details class="evidence"><summary>Evidence: A {{len .AEvidence}}, B {{len .BEvidence}} {{if eq (len .BEvidence) 1}}exchange{{else}}exchanges{{end}} (credentials masked)</summary>
-<h4>A</h4>
-{{- range .AEvidence}}
+{{- range .Evidence}}
+<h4>{{.Name}}</h4>
+{{- range .Exchanges}}
 <pre class="transcript">{{.}}</pre>
 {{- else}}
-<p class="muted">{{with .AUnknown}}Unknown: {{.}}{{else}}No evidence: a hand-written or default profile.{{end}}</p>
+<p class="muted">{{with .Unknown}}Unknown: {{.}}{{else}}No evidence: a hand-written or default profile.{{end}}</p>
 {{- end}}
-<h4>B</h4>
-{{- range .BEvidence}}
-<pre class="transcript">{{.}}</pre>
-{{- else}}
-<p class="muted">{{with .BUnknown}}Unknown: {{.}}{{else}}No evidence: a hand-written or default profile.{{end}}</p>
 {{- end}}
 </details>
 </article>

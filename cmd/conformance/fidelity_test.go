@@ -58,10 +58,7 @@ func fidelityTargets(accounts []control.Credentials) []struct {
 // must pass against the simulator under that profile: a profile never
 // makes the simulator break the spec.
 func TestProfileRoundTrip(t *testing.T) {
-	if testing.Short() {
-		t.Skip("waits for rate-limit windows")
-	}
-	t.Parallel()
+	waitsForWindows(t)
 	accounts := altAccounts(t)
 	for _, tg := range fidelityTargets(accounts) {
 		t.Run(tg.name, func(t *testing.T) {
@@ -381,10 +378,7 @@ func readAnswer(t *testing.T, resp *http.Response) answer {
 // FILE default` names what the deployment does otherwise than the
 // simulator's own choices (exit 1) and writes the HTML page.
 func TestDiffAFileAgainstTheSimulatorPlayingIt(t *testing.T) {
-	if testing.Short() {
-		t.Skip("waits for rate-limit windows")
-	}
-	t.Parallel()
+	waitsForWindows(t)
 	accounts := altAccounts(t)
 	srv := serveTLS(t, newTinyService(accounts, altLimit, altWindow), false)
 	a := accounts[0]

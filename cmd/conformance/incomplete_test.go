@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 	"github.com/partner-v3/conformance-kit/steps"
@@ -34,8 +33,8 @@ func TestUndecidedRateLimitIsIncomplete(t *testing.T) {
 	as := devAccounts(t)
 	res, err := suite.Run(context.Background(), suite.Config{
 		Handler: slow, AdminHandler: s.AdminHandler(), AdminToken: "test-admin-token",
-		Primary:   control.Credentials{APIKey: as[0].APIKey, APISecret: as[0].APISecret, AccountID: as[0].AccountID},
-		Second:    control.Credentials{APIKey: as[1].APIKey, APISecret: as[1].APISecret, AccountID: as[1].AccountID},
+		Primary:   as[0].credentials(),
+		Second:    as[1].credentials(),
 		Tags:      "@normative && @rule-rate-shared",
 		NoProfile: true,
 	})
@@ -140,12 +139,12 @@ func runInProcess(t *testing.T, limit int, tags string, second bool) *suite.Resu
 	as := devAccounts(t)
 	cfg := suite.Config{
 		Handler: s.Handler(), AdminHandler: s.AdminHandler(), AdminToken: "test-admin-token",
-		Primary:   control.Credentials{APIKey: as[0].APIKey, APISecret: as[0].APISecret, AccountID: as[0].AccountID},
+		Primary:   as[0].credentials(),
 		Tags:      tags,
 		NoProfile: true,
 	}
 	if second {
-		cfg.Second = control.Credentials{APIKey: as[1].APIKey, APISecret: as[1].APISecret, AccountID: as[1].AccountID}
+		cfg.Second = as[1].credentials()
 	}
 	res, err := suite.Run(context.Background(), cfg)
 	if err != nil {

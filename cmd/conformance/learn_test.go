@@ -323,10 +323,7 @@ func TestLearnSimulatorAtTheSpecsLimit(t *testing.T) {
 		t.Skip("takes minutes: set CONFORMANCE_MEASURE_LEARN=1")
 	}
 	s := MustOpenSimulator(t)
-	args := simulatorArgs(t, s)
-	i := slices.Index(args, "--admin-url")
-	args = slices.Delete(args, i, i+4) // --admin-url URL --admin-token TOKEN
-	p, log := learnWith(t, args)
+	p, log := learnWith(t, withoutFlags(simulatorArgs(t, s), "--admin-url", "--admin-token"))
 	t.Logf("learned at %d per %s in %s with %d requests\n%s", p.Source.RateLimit, time.Duration(p.Source.RateWindow), time.Duration(p.Source.Took), p.Source.Requests, log)
 	if w := p.Rate.Window; !w.Known() || w.Value != profile.WindowSliding {
 		t.Errorf("rate window %+v, want sliding", w)

@@ -45,6 +45,29 @@ func devAccounts(tb testing.TB) []devAccount {
 	return as
 }
 
+// credentials are a's as the suite and the control client take them.
+func (a devAccount) credentials() control.Credentials {
+	return control.Credentials{APIKey: a.APIKey, APISecret: a.APISecret, AccountID: a.AccountID}
+}
+
+// simulatorSuiteConfig is the suite's configuration for s over its
+// verified HTTPS listener: both accounts, its control API, no profile
+// learned.
+func simulatorSuiteConfig(tb testing.TB, s *sim.Simulator) suite.Config {
+	tb.Helper()
+	as := devAccounts(tb)
+	return suite.Config{
+		BaseURL:   s.URL(),
+		TLSConfig: &tls.Config{RootCAs: certPool(tb, s.Cert.CertFile)},
+		Primary:   as[0].credentials(),
+		Second:    as[1].credentials(),
+		// The control API's certificate is the simulator's too.
+		AdminURL:   s.AdminURL(),
+		AdminToken: "test-admin-token",
+		NoProfile:  true,
+	}
+}
+
 // MustOpenSimulator starts a simulator over HTTPS on 127.0.0.1 with its
 // control API, and closes it when the test ends.
 // seededContacts is how many contacts MustOpenSimulator seeds per account:
@@ -94,6 +117,17 @@ func simulatorArgs(tb testing.TB, s *sim.Simulator) []string {
 		args = append(args, "--ca-cert", s.Cert.CertFile)
 	}
 	return args
+}
+
+// waitsForWindows marks t as a test that waits for rate-limit windows:
+// skipped under -short, and run in parallel with the others, since it
+// mostly waits.
+func waitsForWindows(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("waits for rate-limit windows")
+	}
+	t.Parallel()
 }
 
 func readSummary(tb testing.TB, dir string) *suite.Result {
@@ -201,6 +235,17 @@ func TestBaseURLFaultsAreFailedScenarios(t *testing.T) {
 	}
 }
 
+// withoutFlags is a copy of args without each of flags and the value that
+// follows it.
+func withoutFlags(args []string, flags ...string) []string {
+	out := slices.Clone(args)
+	for _, f := range flags {
+		i := slices.Index(out, f)
+		out = slices.Delete(out, i, i+2)
+	}
+	return out
+}
+
 // setFlag sets the value that follows flag in args.
 func setFlag(args []string, flag, value string) {
 	for i, a := range args {
@@ -245,11 +290,7 @@ func TestUsageAndConnectionErrorsExit2(t *testing.T) {
 		{"an unreachable target", append(slices.Clone(good[:0]), "--base-url", deadURL, "--api-key", "k", "--api-secret", "s", "--account-id", "a"), "connection error"},
 		{"throwaway accounts without the control API", []string{"--base-url", s.URL(), "--ca-cert", s.Cert.CertFile, "--ephemeral-accounts"}, "--admin-url, --admin-token"},
 		{"throwaway accounts with credentials given", append(slices.Clone(good), "--ephemeral-accounts"), "give no account credentials"},
-		{"an untrusted certificate", func() []string {
-			a := slices.Clone(good)
-			i := slices.Index(a, "--ca-cert")
-			return append(a[:i], a[i+2:]...)
-		}(), "--ca-cert"},
+		{"an untrusted certificate", withoutFlags(good, "--ca-cert"), "--ca-cert"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

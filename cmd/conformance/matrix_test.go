@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 	"github.com/partner-v3/conformance-kit/simulator/violation"
@@ -46,8 +45,8 @@ func tryRule(t *testing.T, rule string, violations ...string) (*suite.Result, er
 	as := devAccounts(t)
 	run := suite.Config{
 		AdminToken: "test-admin-token",
-		Primary:    control.Credentials{APIKey: as[0].APIKey, APISecret: as[0].APISecret, AccountID: as[0].AccountID},
-		Second:     control.Credentials{APIKey: as[1].APIKey, APISecret: as[1].APISecret, AccountID: as[1].AccountID},
+		Primary:    as[0].credentials(),
+		Second:     as[1].credentials(),
 		Tags:       "@normative && " + matrix.Tag(rule),
 		NoProfile:  true,
 	}

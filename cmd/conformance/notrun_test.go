@@ -21,11 +21,7 @@ import (
 func TestEveryExit2WritesJUnitAndSummary(t *testing.T) {
 	s := MustOpenSimulator(t)
 	good := simulatorArgs(t, s)
-	without := func(flag string) []string {
-		a := slices.Clone(good)
-		i := slices.Index(a, flag)
-		return append(a[:i], a[i+2:]...)
-	}
+	without := func(flag string) []string { return withoutFlags(good, flag) }
 	tests := []struct {
 		name string
 		args []string // --report-dir DIR is added last, unless the args hold "DIR"

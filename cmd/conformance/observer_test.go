@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 	"github.com/partner-v3/conformance-kit/steps/matrix"
@@ -100,8 +99,8 @@ func TestLateDefectFailsTheRun(t *testing.T) {
 				t.Cleanup(func() { _ = s.Close() })
 				as := devAccounts(t)
 				d.next, cfg.AdminHandler, cfg.AdminToken = s.Handler(), s.AdminHandler(), "test-admin-token"
-				cfg.Primary = control.Credentials{APIKey: as[0].APIKey, APISecret: as[0].APISecret, AccountID: as[0].AccountID}
-				cfg.Second = control.Credentials{APIKey: as[1].APIKey, APISecret: as[1].APISecret, AccountID: as[1].AccountID}
+				cfg.Primary = as[0].credentials()
+				cfg.Second = as[1].credentials()
 			}
 			res, err := suite.Run(context.Background(), cfg)
 			if err != nil {

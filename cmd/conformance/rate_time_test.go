@@ -101,10 +101,7 @@ func altTimeTarget(window time.Duration, opts altOptions, d altDefect) rateTimeT
 // for limiters a suite that checks one request after another, early in the
 // window, cannot tell apart.
 func TestRateLimitOverTimeAndConcurrency(t *testing.T) {
-	if testing.Short() {
-		t.Skip("waits for rate-limit windows")
-	}
-	t.Parallel()
+	waitsForWindows(t)
 	tests := []struct {
 		name   string
 		target rateTimeTarget

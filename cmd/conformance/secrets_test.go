@@ -128,6 +128,36 @@ func echoArgs(baseURL, caFile, dir string) []string {
 	}
 }
 
+// runEcho runs the runner with echoArgs against an echoing target that
+// knows the given accounts and wants exit status want (why, if any, says
+// why); it returns the report directory and the run's stdout and stderr.
+func runEcho(t *testing.T, want int, why string, accounts ...control.Credentials) (dir string, stdout, stderr *bytes.Buffer) {
+	t.Helper()
+	baseURL, caFile := startEcho(t, accounts...)
+	dir, stdout, stderr = t.TempDir(), &bytes.Buffer{}, &bytes.Buffer{}
+	if code := run(context.Background(), echoArgs(baseURL, caFile, dir), stdout, stderr); code != want {
+		t.Fatalf("exit status %d, want %d%s\nstdout:\n%s\nstderr:\n%s", code, want, why, stdout.String(), stderr.String())
+	}
+	return dir, stdout, stderr
+}
+
+// eachReport calls check with the name and text of every file of the
+// report directory dir.
+func eachReport(t *testing.T, dir string, check func(name, text string)) {
+	t.Helper()
+	files, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(dir, f.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(f.Name(), string(b))
+	}
+}
+
 // leakForms are the texts no output may hold: every credential of the
 // run, and each with its last character cut (what is left of the value the
 // suite derives from it on purpose), as they are and in every escaped form
@@ -212,13 +242,7 @@ func checkNoLeak(t *testing.T, name, text string, mustShowMasked bool) {
 // account, in any form, nor most of one (the suite's own wrong values
 // derived from them); every report must show them masked.
 func TestReportsHideEchoedSecrets(t *testing.T) {
-	baseURL, caFile := startEcho(t, echoAccounts...)
-	dir := t.TempDir()
-	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), echoArgs(baseURL, caFile, dir), &stdout, &stderr)
-	if code != exitFail {
-		t.Fatalf("exit status %d, want 1 (the echoing target breaks the spec's messages)\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
-	}
+	dir, stdout, stderr := runEcho(t, exitFail, " (the echoing target breaks the spec's messages)", echoAccounts...)
 	r := readSummary(t, dir)
 	if r.Failed == 0 || r.Warnings == 0 {
 		t.Fatalf("%d failures, %d warnings: the reports would show no exchange", r.Failed, r.Warnings)
@@ -230,20 +254,12 @@ func TestReportsHideEchoedSecrets(t *testing.T) {
 	if !quoted {
 		t.Errorf("no failure message quotes the echoed secret, masked")
 	}
-	files, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	want := map[string]bool{"summary.json": true, "summary.md": true, "exchanges.har": true, "certificate.json": true,
 		"pretty.txt": true, "progress.txt": true, "cucumber.json": true, "junit.xml": true, "report.html": true}
-	for _, f := range files {
-		b, err := os.ReadFile(filepath.Join(dir, f.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkNoLeak(t, f.Name(), string(b), true)
-		delete(want, f.Name())
-	}
+	eachReport(t, dir, func(name, text string) {
+		checkNoLeak(t, name, text, true)
+		delete(want, name)
+	})
 	for f := range want {
 		t.Errorf("the run wrote no %s", f)
 	}
@@ -295,28 +311,14 @@ func TestReportsHideEchoedSecrets(t *testing.T) {
 // credentials masked.
 func TestNotRunHidesEchoedSecrets(t *testing.T) {
 	other := control.Credentials{APIKey: "pk_other_0000000000", APISecret: "sk_other_0000000000", AccountID: "acc_other_000000"}
-	baseURL, caFile := startEcho(t, other)
-	dir := t.TempDir()
-	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), echoArgs(baseURL, caFile, dir), &stdout, &stderr)
-	if code != exitUsage {
-		t.Fatalf("exit status %d, want 2\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
-	}
+	dir, stdout, stderr := runEcho(t, exitUsage, "", other)
 	r := readSummary(t, dir)
 	if r.Verdict != suite.VerdictNotRun || !strings.Contains(r.NotRun, "Invalid API credentials (given x-api-key pk_t…(24 chars)") {
 		t.Fatalf("verdict %q, reason %q: want not run, with the target's message masked", r.Verdict, r.NotRun)
 	}
-	files, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range files {
-		b, err := os.ReadFile(filepath.Join(dir, f.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkNoLeak(t, f.Name(), string(b), f.Name() != "cucumber.json" && f.Name() != "pretty.txt" && f.Name() != "progress.txt")
-	}
+	eachReport(t, dir, func(name, text string) {
+		checkNoLeak(t, name, text, name != "cucumber.json" && name != "pretty.txt" && name != "progress.txt")
+	})
 	checkNoLeak(t, "stdout", stdout.String(), true)
 	checkNoLeak(t, "stderr", stderr.String(), true)
 }

@@ -365,10 +365,7 @@ func (s *tinyService) stats(acct, id int) any {
 // that chooses differently at every silent point; the normative profile
 // must pass it, nothing failed or skipped.
 func TestTinyImplementationPasses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("waits for rate-limit windows")
-	}
-	t.Parallel()
+	waitsForWindows(t)
 	accounts := altAccounts(t)
 	srv := serveTLS(t, newTinyService(accounts, altLimit, altWindow), false)
 	r := runAltOnce(srv.URL+spec.BasePath, writeCert(t, srv), t.TempDir(), accounts, altLimit, altWindow)

@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 	"github.com/partner-v3/conformance-kit/steps/suite"
 )
@@ -81,10 +80,7 @@ func spendBudget(t *testing.T, s *sim.Simulator, n, want int) (refused int) {
 // budget just before the run. The suite must wait (and say so), not fail
 // the target for 429s it did not cause.
 func TestRunOnASpentBudgetPasses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("waits for rate-limit windows")
-	}
-	t.Parallel()
+	waitsForWindows(t)
 	// A window of 6 s: the budget must be spent in one, and the suite's
 	// own rate proofs must fit in one, under -race on a loaded 2-core CI
 	// machine (3 s was seen too short there).
@@ -117,10 +113,7 @@ func TestRunOnASpentBudgetPasses(t *testing.T) {
 // it ends with the budget spent and the second starts on it: the second
 // must wait, and pass; the third too.
 func TestBackToBackRunsPass(t *testing.T) {
-	if testing.Short() {
-		t.Skip("waits for rate-limit windows")
-	}
-	t.Parallel()
+	waitsForWindows(t)
 	const limit, window = 100, 6 * time.Second // see TestRunOnASpentBudgetPasses
 	s := openLimitedSimulator(t, limit, window)
 	for i, tags := range []string{"@normative && @rate-limit && @spec-1", "@normative", "@normative"} {
@@ -141,10 +134,7 @@ func TestBackToBackRunsPass(t *testing.T) {
 // the spec's limit is not excused by the retries: it fails §8, and only
 // §8 (the other scenarios, retried after their 429s, pass).
 func TestStricterLimitFailsSection8(t *testing.T) {
-	if testing.Short() {
-		t.Skip("waits for rate-limit windows")
-	}
-	t.Parallel()
+	waitsForWindows(t)
 	s := openLimitedSimulator(t, 75, 3*time.Second)
 	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer
@@ -219,21 +209,12 @@ func TestPreflightExit2(t *testing.T) {
 // suite version and TLS settings.
 func runCertification(t *testing.T, s *sim.Simulator, version string, insecure bool) *suite.Result {
 	t.Helper()
-	tc := &tls.Config{RootCAs: certPool(t, s.Cert.CertFile)}
+	cfg := simulatorSuiteConfig(t, s)
 	if insecure {
-		tc = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the point of the test
+		cfg.TLSConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the point of the test
 	}
-	as := devAccounts(t)
-	r, err := suite.Run(context.Background(), suite.Config{
-		BaseURL: s.URL(), TLSConfig: tc,
-		Primary:    control.Credentials{APIKey: as[0].APIKey, APISecret: as[0].APISecret, AccountID: as[0].AccountID},
-		Second:     control.Credentials{APIKey: as[1].APIKey, APISecret: as[1].APISecret, AccountID: as[1].AccountID},
-		AdminURL:   s.AdminURL(),
-		AdminToken: "test-admin-token",
-		NoProfile:  true,
-		// The control API's certificate is the simulator's too.
-		SuiteVersion: version,
-	})
+	cfg.SuiteVersion = version
+	r, err := suite.Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 
-	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 	"github.com/partner-v3/conformance-kit/simulator/violation"
 	"github.com/partner-v3/conformance-kit/steps"
@@ -28,17 +26,9 @@ func runNormative(t *testing.T, s *sim.Simulator, sections ...string) *suite.Res
 		}
 		tags = "@normative && " + strings.Join(of, ",")
 	}
-	as := devAccounts(t)
-	r, err := suite.Run(context.Background(), suite.Config{
-		BaseURL:    s.URL(),
-		TLSConfig:  &tls.Config{RootCAs: certPool(t, s.Cert.CertFile)},
-		Primary:    control.Credentials{APIKey: as[0].APIKey, APISecret: as[0].APISecret, AccountID: as[0].AccountID},
-		Second:     control.Credentials{APIKey: as[1].APIKey, APISecret: as[1].APISecret, AccountID: as[1].AccountID},
-		AdminURL:   s.AdminURL(),
-		AdminToken: "test-admin-token",
-		Tags:       tags,
-		NoProfile:  true,
-	})
+	cfg := simulatorSuiteConfig(t, s)
+	cfg.Tags = tags
+	r, err := suite.Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("run the suite: %v", err)
 	}

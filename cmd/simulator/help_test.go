@@ -3,13 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"flag"
+	"io"
 	"net/http"
-	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -70,10 +68,7 @@ func TestVersionFlagPrintsTheLinkedVersion(t *testing.T) {
 	defer func(v, c string) { version, commit = v, c }(version, commit)
 	version, commit = "v1.2.3", "0123456789abcdef0123456789abcdef01234567"
 	var out bytes.Buffer
-	m := NewMain(&out, &bytes.Buffer{})
-	if err := m.ParseFlags(context.Background(), []string{"--version"}); err != nil {
-		t.Fatal(err)
-	}
+	m := mustParseFlags(t, &out, []string{"--version"})
 	if !m.showVersion {
 		t.Fatal("--version did not ask for the version")
 	}
@@ -87,23 +82,14 @@ func TestVersionFlagPrintsTheLinkedVersion(t *testing.T) {
 func TestControlAPIShowsTheVersion(t *testing.T) {
 	defer func(v string) { version = v }(version)
 	version = "v1.2.3"
-	m := NewMain(&bytes.Buffer{}, &bytes.Buffer{})
 	args := []string{"--addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--campaigns", "0"}
-	if err := m.ParseFlags(context.Background(), args); err != nil {
-		t.Fatal(err)
-	}
+	m := mustParseFlags(t, io.Discard, args)
 	if err := m.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	defer m.Close()
 	s := m.Simulator
-	pem, err := os.ReadFile(s.Cert.CertFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(pem)
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	client := trustingClient(t, s.Cert.CertFile)
 	req, _ := http.NewRequest(http.MethodGet, s.AdminURL()+"/version", nil)
 	req.Header.Set("Authorization", "Bearer "+s.AdminToken)
 	resp, err := client.Do(req)

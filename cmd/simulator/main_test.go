@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -15,6 +16,29 @@ import (
 
 	"github.com/partner-v3/conformance-kit/simulator/violation"
 )
+
+// mustParseFlags is a Main, writing to stdout, whose flags args parsed.
+func mustParseFlags(t *testing.T, stdout io.Writer, args []string) *Main {
+	t.Helper()
+	m := NewMain(stdout, &bytes.Buffer{})
+	if err := m.ParseFlags(context.Background(), args); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// trustingClient is an HTTPS client that trusts the certificate in
+// certFile, as a partner's client given the simulator's would.
+func trustingClient(t *testing.T, certFile string) *http.Client {
+	t.Helper()
+	pem, err := os.ReadFile(certFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pem)
+	return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+}
 
 func TestParseFlags_Precedence(t *testing.T) {
 	tests := []struct {
@@ -34,10 +58,7 @@ func TestParseFlags_Precedence(t *testing.T) {
 			for k, v := range tt.env {
 				t.Setenv(k, v)
 			}
-			m := NewMain(&bytes.Buffer{}, &bytes.Buffer{})
-			if err := m.ParseFlags(context.Background(), tt.args); err != nil {
-				t.Fatal(err)
-			}
+			m := mustParseFlags(t, io.Discard, tt.args)
 			c := m.Config
 			if c.RateWindow != tt.window || c.RateLimit != tt.limit || c.Seed != tt.seed {
 				t.Fatalf("window=%v limit=%d seed=%d, want %v %d %d", c.RateWindow, c.RateLimit, c.Seed, tt.window, tt.limit, tt.seed)
@@ -62,10 +83,7 @@ func TestParseFlags_Contacts(t *testing.T) {
 			for k, v := range tt.env {
 				t.Setenv(k, v)
 			}
-			m := NewMain(&bytes.Buffer{}, &bytes.Buffer{})
-			if err := m.ParseFlags(context.Background(), tt.args); err != nil {
-				t.Fatal(err)
-			}
+			m := mustParseFlags(t, io.Discard, tt.args)
 			if got := m.Config.ContactsPerAccount; got != tt.want {
 				t.Fatalf("ContactsPerAccount = %d, want %d", got, tt.want)
 			}
@@ -108,11 +126,8 @@ func TestParseFlags_Refused(t *testing.T) {
 // the printed URL, certificate and credentials work.
 func TestMain_Run(t *testing.T) {
 	var out bytes.Buffer
-	m := NewMain(&out, &bytes.Buffer{})
 	args := []string{"--addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--campaigns", "0"}
-	if err := m.ParseFlags(context.Background(), args); err != nil {
-		t.Fatal(err)
-	}
+	m := mustParseFlags(t, &out, args)
 	if err := m.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -128,13 +143,7 @@ func TestMain_Run(t *testing.T) {
 			t.Fatalf("banner lacks %q:\n%s", want, banner)
 		}
 	}
-	pem, err := os.ReadFile(s.Cert.CertFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(pem)
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	client := trustingClient(t, s.Cert.CertFile)
 	req, _ := http.NewRequest(http.MethodPost, s.URL()+"/campaign/list", strings.NewReader(`{"limit":2,"page":1}`))
 	a := s.Accounts[0]
 	for k, v := range map[string]string{"Content-Type": "application/json", "x-api-key": a.APIKey, "x-api-secret": a.APISecret, "x-account-id": a.AccountID} {
@@ -154,10 +163,7 @@ func TestMain_Run(t *testing.T) {
 // each name with the rule it breaks.
 func TestListViolations(t *testing.T) {
 	var out bytes.Buffer
-	m := NewMain(&out, &bytes.Buffer{})
-	if err := m.ParseFlags(context.Background(), []string{"--list-violations"}); err != nil {
-		t.Fatal(err)
-	}
+	m := mustParseFlags(t, &out, []string{"--list-violations"})
 	if !m.listViolations {
 		t.Fatal("--list-violations not set")
 	}
@@ -185,11 +191,8 @@ func TestListViolations(t *testing.T) {
 func TestMain_RunViolating(t *testing.T) {
 	t.Setenv("SIM_VIOLATE", "version-path-unversioned,list-total-pages-floor")
 	var out bytes.Buffer
-	m := NewMain(&out, &bytes.Buffer{})
 	args := []string{"--addr", "127.0.0.1:0", "--admin-addr", "", "--insecure", "--campaigns", "0"}
-	if err := m.ParseFlags(context.Background(), args); err != nil {
-		t.Fatal(err)
-	}
+	m := mustParseFlags(t, &out, args)
 	if err := m.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -224,10 +227,7 @@ func TestPortTakenNamesTheFlag(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := NewMain(&bytes.Buffer{}, &bytes.Buffer{})
-			if err := m.ParseFlags(context.Background(), append(tt.args, "--data-dir", t.TempDir(), "--campaigns", "0")); err != nil {
-				t.Fatal(err)
-			}
+			m := mustParseFlags(t, io.Discard, append(tt.args, "--data-dir", t.TempDir(), "--campaigns", "0"))
 			err := m.Run(context.Background())
 			if err == nil {
 				m.Close()

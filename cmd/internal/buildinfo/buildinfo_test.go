@@ -7,14 +7,16 @@ import (
 	"testing"
 )
 
-func TestVersion(t *testing.T) {
-	settings := func(kv ...string) []debug.BuildSetting {
-		var out []debug.BuildSetting
-		for i := 0; i < len(kv); i += 2 {
-			out = append(out, debug.BuildSetting{Key: kv[i], Value: kv[i+1]})
-		}
-		return out
+// settings are build settings from key, value pairs.
+func settings(kv ...string) []debug.BuildSetting {
+	var out []debug.BuildSetting
+	for i := 0; i < len(kv); i += 2 {
+		out = append(out, debug.BuildSetting{Key: kv[i], Value: kv[i+1]})
 	}
+	return out
+}
+
+func TestVersion(t *testing.T) {
 	tests := []struct {
 		name   string
 		linked string
@@ -42,13 +44,6 @@ func TestVersion(t *testing.T) {
 }
 
 func TestCommit(t *testing.T) {
-	settings := func(kv ...string) []debug.BuildSetting {
-		var out []debug.BuildSetting
-		for i := 0; i < len(kv); i += 2 {
-			out = append(out, debug.BuildSetting{Key: kv[i], Value: kv[i+1]})
-		}
-		return out
-	}
 	rev := "0123456789abcdef0123456789abcdef01234567"
 	tests := []struct {
 		name      string
