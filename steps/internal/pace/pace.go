@@ -68,6 +68,14 @@ type Pacer struct {
 	mu       sync.Mutex
 	requests int64
 	sent     map[string][]time.Time
+	// ended is, by account, when the last attempt of one of its requests
+	// ended (answered or not): the latest instant the target may have
+	// counted it. A request the target was slow to take in (a loaded
+	// machine, a new TLS connection per request) is counted after it was
+	// sent, by more than the margin; a fresh window is waited for from
+	// here too, so that the suite never spends, unawares, a slot the
+	// target still counts.
+	ended map[string]time.Time
 	waited   time.Duration
 	waits    []Wait
 	resets   int
@@ -93,7 +101,7 @@ func New(limit int, window time.Duration, log io.Writer) *Pacer {
 	margin := window / 20
 	margin = max(margin, 250*time.Millisecond)
 	margin = min(margin, 2*time.Second)
-	return &Pacer{limit: limit, window: window, margin: margin, log: log, sent: make(map[string][]time.Time)}
+	return &Pacer{limit: limit, window: window, margin: margin, log: log, sent: make(map[string][]time.Time), ended: make(map[string]time.Time)}
 }
 
 // Limit is the number of requests per window the run assumes.
@@ -234,6 +242,18 @@ func (p *Pacer) Forget(account string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.sent, account)
+	delete(p.ended, account)
+}
+
+// end records that an attempt of a request of accounts ended at t.
+func (p *Pacer) end(accounts []string, t time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, a := range accounts {
+		if t.After(p.ended[a]) {
+			p.ended[a] = t
+		}
+	}
 }
 
 // observe records what a response tells about the server's clock (Date,
@@ -291,8 +311,9 @@ func (p *Pacer) SameServerWindow(from, to time.Time, first, last string) (same, 
 	return start.UnixNano()/int64(p.window) == (end.UnixNano()-1)/int64(p.window), true
 }
 
-// WaitFresh blocks until no request of account was sent within the last
-// window plus margin, then, when the server's clock is known, until the
+// WaitFresh blocks until no request of account was sent, nor answered,
+// within the last window plus margin (the target counted it somewhere
+// between the two), then, when the server's clock is known, until the
 // current clock-aligned window has room for a burst of n requests, so that
 // the burst and the request after it fall in one window under both readings
 // of spec §8.
@@ -300,9 +321,16 @@ func (p *Pacer) WaitFresh(ctx context.Context, account string, n int) error {
 	p.mu.Lock()
 	now := time.Now()
 	log := p.prune(account, now)
-	var wait time.Duration
+	var last time.Time
 	if len(log) > 0 {
-		wait = log[len(log)-1].Add(p.window + p.margin).Sub(now)
+		last = log[len(log)-1]
+	}
+	if e := p.ended[account]; e.After(last) {
+		last = e
+	}
+	var wait time.Duration
+	if !last.IsZero() {
+		wait = last.Add(p.window + p.margin).Sub(now)
 	}
 	p.mu.Unlock()
 	if wait > 0 {

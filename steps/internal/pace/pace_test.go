@@ -252,3 +252,37 @@ func TestTimeoutCountsNoPacingWait(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// slow answers every request after a delay, as a loaded target takes a
+// request in late.
+type slow time.Duration
+
+func (d slow) RoundTrip(r *http.Request) (*http.Response, error) {
+	time.Sleep(time.Duration(d))
+	return &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(`{}`)), Request: r}, nil
+}
+
+// TestWaitFreshCountsFromTheAnswer: a request answered later than the
+// margin after it was sent may have been counted by the target just before
+// its answer, so a fresh window is waited for from the answer, not from the
+// send (a burst started a window after the send alone was refused early on
+// a loaded machine: the suite's miscount, blamed on the target).
+func TestWaitFreshCountsFromTheAnswer(t *testing.T) {
+	p := New(100, time.Second, io.Discard) // margin 250 ms
+	tr := &Transport{Pacer: p, Base: slow(400 * time.Millisecond), Primary: control.Credentials{APIKey: "k", AccountID: "a"}}
+	r, _ := http.NewRequest(http.MethodPost, "https://x/", nil)
+	r.Header.Set("x-api-key", "k")
+	r.Header.Set("x-account-id", "a")
+	resp, err := tr.RoundTrip(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	answered := time.Now()
+	if err := p.WaitFresh(context.Background(), "a", 1); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := time.Since(answered), time.Second+p.Margin(); got < want {
+		t.Fatalf("WaitFresh returned %s after the answer, want at least the window and margin, %s", got, want)
+	}
+}

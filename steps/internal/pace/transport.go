@@ -126,7 +126,9 @@ func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 		sent := time.Now()
 		resp, err := t.Base.RoundTrip(req)
-		t.Pacer.observe(sent, time.Now(), resp)
+		ended := time.Now()
+		t.Pacer.observe(sent, ended, resp)
+		t.Pacer.end(accounts, ended)
 		note.Attempts++
 		if err != nil {
 			cancel()
