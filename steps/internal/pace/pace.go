@@ -75,10 +75,10 @@ type Pacer struct {
 	// sent, by more than the margin; a fresh window is waited for from
 	// here too, so that the suite never spends, unawares, a slot the
 	// target still counts.
-	ended map[string]time.Time
-	waited   time.Duration
-	waits    []Wait
-	resets   int
+	ended  map[string]time.Time
+	waited time.Duration
+	waits  []Wait
+	resets int
 	// skewLo and skewHi bound the server's clock minus ours, narrowed by
 	// every Date header (one-second resolution): a response dated D, sent
 	// at s and received at r, was stamped at a server time in [D, D+1s)
