@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/partner-v3/conformance-kit/steps/result"
+
 	"github.com/gavv/httpexpect/v2"
 
 	"github.com/partner-v3/conformance-kit/simulator/control"
@@ -265,7 +267,7 @@ func (c *cellCheck) served(ce cellExchange, why string) bool {
 		c.fail(ce.cell, x, "%s", labelProblem(x))
 	default:
 		if secs, p := shapeProblems(x); p != "" {
-			c.fail(ce.cell, x, "%s (spec %s)", p, SectionList(secs))
+			c.fail(ce.cell, x, "%s (spec %s)", p, result.SectionList(secs))
 			return false
 		}
 		return true

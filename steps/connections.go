@@ -27,6 +27,8 @@ import (
 	"net/http/httptrace"
 	"sync"
 
+	"github.com/partner-v3/conformance-kit/steps/result"
+
 	"github.com/cucumber/godog"
 
 	"github.com/partner-v3/conformance-kit/simulator/control"
@@ -562,7 +564,7 @@ func (s *scenario) everyConcurrentCreated() error {
 				c.fail(ce.cell, x, "status %d, want 200: a valid contact (spec §4.1 \"Success: HTTP 200\"), sent while %d others of the account were in flight", x.status, matrix.ConcurrentContacts-1)
 			default:
 				if secs, p := shapeProblems(x); p != "" {
-					c.fail(ce.cell, x, "%s (spec %s)", p, SectionList(secs))
+					c.fail(ce.cell, x, "%s (spec %s)", p, result.SectionList(secs))
 				}
 			}
 			return

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/steps/result"
+
 	"github.com/partner-v3/conformance-kit/steps/internal/mask"
 )
 
@@ -79,11 +81,11 @@ const bodyLimit = 4096
 
 // report is the exchange as reports show it, the run's secrets hidden
 // wherever they appear (URL, headers, bodies, error); nil for no exchange.
-func (x *exchange) report(sec *mask.Secrets) *Exchange {
+func (x *exchange) report(sec *mask.Secrets) *result.Exchange {
 	if x == nil {
 		return nil
 	}
-	r := &Exchange{Method: x.method, URL: sec.String(x.url), RequestHeader: sec.Header(x.header), RequestBody: cut(sec, x.body),
+	r := &result.Exchange{Method: x.method, URL: sec.String(x.url), RequestHeader: sec.Header(x.header), RequestBody: cut(sec, x.body),
 		Status: x.status, ResponseHeader: sec.Header(x.rheader), ResponseBody: cut(sec, x.rbody), Duration: x.recv.Sub(x.sent)}
 	if x.err != nil {
 		r.Error = sec.String(x.err.Error())

@@ -31,6 +31,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/steps/result"
+
 	"github.com/cucumber/godog"
 
 	"github.com/partner-v3/conformance-kit/simulator/control"
@@ -63,17 +65,17 @@ type Observer struct {
 type observation struct {
 	seq      int
 	cell     matrix.Cell
-	level    Level
+	level    result.Level
 	sections []string
 	problem  string
 	// sender is the scenario that sent the request, nil for the
 	// preflight; from names it for the reports.
-	sender *ScenarioResult
+	sender *result.ScenarioResult
 	from   string
 	// sent is the scenario's record of the request (nil for the
 	// preflight's): a check of the scenario that failed on it judged it.
 	sent *sentBy
-	x    *Exchange
+	x    *result.Exchange
 }
 
 // NewObserver returns the observer of a run with these accounts. secrets
@@ -89,13 +91,13 @@ type senderKey struct{}
 // number of the request's last attempt (the pacer may send it again after
 // an unexpected 429; the scenario reads only the last answer).
 type sentBy struct {
-	result *ScenarioResult
+	result *result.ScenarioResult
 	x      *exchange
 	last   atomic.Int64
 }
 
 // withSender marks ctx's request as one a scenario sends and records as x.
-func withSender(ctx context.Context, r *ScenarioResult, x *exchange) context.Context {
+func withSender(ctx context.Context, r *result.ScenarioResult, x *exchange) context.Context {
 	return context.WithValue(ctx, senderKey{}, &sentBy{result: r, x: x})
 }
 
@@ -168,7 +170,7 @@ func (o *Observer) count() int {
 func (o *Observer) observe(ctx context.Context, seq int, x *exchange) {
 	cond, sections, problem, level := answerProblem(x)
 	sent, _ := ctx.Value(senderKey{}).(*sentBy)
-	var sender *ScenarioResult
+	var sender *result.ScenarioResult
 	if sent != nil {
 		sent.last.Store(int64(seq))
 		sender = sent.result
@@ -231,13 +233,13 @@ var rateLimitBody = func() any {
 // method, another path) is held to the same statements, as a WARNING: §1
 // rule 3 says every response body is JSON, but what answers a method or
 // path the service does not define is often a layer before it.
-func answerProblem(x *exchange) (cond string, sections []string, problem string, level Level) {
+func answerProblem(x *exchange) (cond string, sections []string, problem string, level result.Level) {
 	if x.err != nil || x.method == http.MethodHead || x.status < 200 || x.status == http.StatusNoContent || x.status == http.StatusNotModified {
 		return "", nil, "", ""
 	}
-	level = LevelFailure
+	level = result.LevelFailure
 	if x.method != http.MethodPost || opOf(x) == "" {
-		level = LevelWarning
+		level = result.LevelWarning
 	}
 	if _, err := x.json(); err != nil {
 		return matrix.AnswerJSON, []string{"1"}, fmt.Sprintf("status %d, but the %v: every response body is JSON (spec §1 rule 3)", x.status, err), level
@@ -311,7 +313,7 @@ func jsonEqual(a, b any) bool { return jsonText(a) == jsonText(b) }
 // request failed on that very answer (it judged the answer itself, as the
 // @rate-limit scenario judges its 429s). Warnings go to the scenario that
 // met them (or the observer's own, for the preflight's).
-func (l *Library) unreported(own *ScenarioResult, last bool) []observation {
+func (l *Library) unreported(own *result.ScenarioResult, last bool) []observation {
 	if l.observer == nil {
 		return nil
 	}
@@ -320,9 +322,9 @@ func (l *Library) unreported(own *ScenarioResult, last bool) []observation {
 	defer l.mu.Unlock()
 	var fails []observation
 	for _, ob := range obs {
-		if ob.level == LevelWarning {
+		if ob.level == result.LevelWarning {
 			if r := cmp.Or(ob.sender, own); r != nil {
-				addWarning(r, Finding{Level: LevelWarning, Sections: ob.sections, Message: fmt.Sprintf("%s: %s", ob.cell, ob.problem), Exchange: ob.x})
+				addWarning(r, result.Finding{Level: result.LevelWarning, Sections: ob.sections, Message: fmt.Sprintf("%s: %s", ob.cell, ob.problem), Exchange: ob.x})
 			}
 			continue
 		}
@@ -336,7 +338,7 @@ func (l *Library) unreported(own *ScenarioResult, last bool) []observation {
 
 // addWarning adds a warning to a result, once per message. The caller
 // holds l.mu.
-func addWarning(r *ScenarioResult, f Finding) {
+func addWarning(r *result.ScenarioResult, f result.Finding) {
 	for i := range r.Warnings {
 		if w := &r.Warnings[i]; w.Message == f.Message {
 			w.Count++
@@ -350,7 +352,7 @@ func addWarning(r *ScenarioResult, f Finding) {
 // observedFailure is one finding naming every observation: the request's
 // number in the run, who sent it, the cell and what is wrong; the first
 // one's exchange shown.
-func (l *Library) observedFailure(obs []observation) *Finding {
+func (l *Library) observedFailure(obs []observation) *result.Finding {
 	var sections []string
 	lines := make([]string, 0, min(len(obs), 26))
 	for i, ob := range obs {
@@ -374,14 +376,14 @@ func (l *Library) observedFailure(obs []observation) *Finding {
 		}
 		lines = append(lines, fmt.Sprintf("request %d of the run (%s): %s: %s", ob.seq, from, ob.cell, strings.ReplaceAll(strings.ReplaceAll(ob.problem, "\n  ", " "), "\n", " ")))
 	}
-	slices.SortFunc(sections, CompareSections)
+	slices.SortFunc(sections, result.CompareSections)
 	answers := "answers of the run break"
 	if len(obs) == 1 {
 		answers = "answer of the run breaks"
 	}
 	msg := fmt.Sprintf("%d %s what the spec says of every response (rule %s: %s):\n  %s",
 		len(obs), answers, everyAnswer, matrix.RuleByID(everyAnswer).Statement, strings.Join(lines, "\n  "))
-	return &Finding{Level: LevelFailure, Sections: sections, Message: l.env.Secrets.String(msg), Exchange: obs[0].x}
+	return &result.Finding{Level: result.LevelFailure, Sections: sections, Message: l.env.Secrets.String(msg), Exchange: obs[0].x}
 }
 
 // FinishObserver reports what the observer found and no scenario has
@@ -403,11 +405,11 @@ func (l *Library) FinishObserver() {
 	defer l.mu.Unlock()
 	switch {
 	case own == nil:
-		r := &ScenarioResult{Name: "Every answer of the run holds to what the spec says of every response (the whole-run observer)",
+		r := &result.ScenarioResult{Name: "Every answer of the run holds to what the spec says of every response (the whole-run observer)",
 			Feature: "(the whole run)", Tags: []string{"@normative", matrix.Tag(everyAnswer)}, Sections: slices.Clone(matrix.AnswerSections),
-			Status: StatusFailed, Step: "the whole-run observer", Failure: f, Message: f.Message}
+			Status: result.StatusFailed, Step: "the whole-run observer", Failure: f, Message: f.Message}
 		l.results = append(l.results, r)
-	case own.Status == StatusFailed && own.Failure != nil:
+	case own.Status == result.StatusFailed && own.Failure != nil:
 		// Its step already failed on earlier answers: the later ones join.
 		own.Failure.Message += "\nafter the scenario ran, " + f.Message
 		own.Message = own.Failure.Message
@@ -416,15 +418,15 @@ func (l *Library) FinishObserver() {
 				own.Failure.Sections = append(own.Failure.Sections, s)
 			}
 		}
-		slices.SortFunc(own.Failure.Sections, CompareSections)
+		slices.SortFunc(own.Failure.Sections, result.CompareSections)
 	default:
-		own.Status, own.Step, own.Failure, own.Message = StatusFailed, "the whole-run observer, after the scenario ran", f, f.Message
+		own.Status, own.Step, own.Failure, own.Message = result.StatusFailed, "the whole-run observer, after the scenario ran", f, f.Message
 	}
 }
 
 // observerResult is the result of the last scenario of rule every-answer
 // that ran; nil when none did.
-func (l *Library) observerResult() *ScenarioResult {
+func (l *Library) observerResult() *result.ScenarioResult {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, r := range slices.Backward(l.results) {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/partner-v3/conformance-kit/steps/result"
+
 	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 	"github.com/partner-v3/conformance-kit/steps/matrix"
@@ -39,24 +41,24 @@ func TestAnswerProblem(t *testing.T) {
 		x        *exchange
 		cond     string
 		sections string
-		level    Level
+		level    result.Level
 	}{
 		{"a good page holds", answer("POST", spec.PathCampaignList, full, 200, js, strings.Replace(page, "%s", "+05:30", 1)), "", "", ""},
-		{"a page with an offset out of format breaks §2.2", answer("POST", spec.PathCampaignList, full, 200, js, strings.Replace(page, "%s", "+0530", 1)), matrix.AnswerOK, "2.2", LevelFailure},
-		{"an HTML page breaks §1 rule 3", answer("POST", spec.PathCampaignStats, full, 502, "text/html", "<html>Bad Gateway</html>"), matrix.AnswerJSON, "1", LevelFailure},
-		{"JSON labelled text/plain breaks §1 rule 3", answer("POST", spec.PathContactAdd, full, 400, "text/plain", `{"error":"x"}`), matrix.AnswerJSON, "1", LevelFailure},
-		{"an HTML answer to a GET is a warning", answer("GET", spec.PathCampaignList, full, 405, "text/html", "<html>405</html>"), matrix.AnswerJSON, "1", LevelWarning},
+		{"a page with an offset out of format breaks §2.2", answer("POST", spec.PathCampaignList, full, 200, js, strings.Replace(page, "%s", "+0530", 1)), matrix.AnswerOK, "2.2", result.LevelFailure},
+		{"an HTML page breaks §1 rule 3", answer("POST", spec.PathCampaignStats, full, 502, "text/html", "<html>Bad Gateway</html>"), matrix.AnswerJSON, "1", result.LevelFailure},
+		{"JSON labelled text/plain breaks §1 rule 3", answer("POST", spec.PathContactAdd, full, 400, "text/plain", `{"error":"x"}`), matrix.AnswerJSON, "1", result.LevelFailure},
+		{"an HTML answer to a GET is a warning", answer("GET", spec.PathCampaignList, full, 405, "text/html", "<html>405</html>"), matrix.AnswerJSON, "1", result.LevelWarning},
 		{"a HEAD has no body to judge", answer("HEAD", spec.PathCampaignList, full, 405, "", ""), "", "", ""},
 		{"the exact 429 body holds", answer("POST", spec.PathContactAdd, full, 429, js, `{"error": "Rate limit exceeded. Try again later."}`), "", "", ""},
-		{"another 429 body breaks §7", answer("POST", spec.PathContactAdd, full, 429, js, `{"error": "Too many requests"}`), matrix.Answer429, "7", LevelFailure},
-		{"a 429 body with one more field breaks §7", answer("POST", spec.PathContactAdd, full, 429, js, `{"error": "Rate limit exceeded. Try again later.", "retryIn": 3}`), matrix.Answer429, "7", LevelFailure},
+		{"another 429 body breaks §7", answer("POST", spec.PathContactAdd, full, 429, js, `{"error": "Too many requests"}`), matrix.Answer429, "7", result.LevelFailure},
+		{"a 429 body with one more field breaks §7", answer("POST", spec.PathContactAdd, full, 429, js, `{"error": "Rate limit exceeded. Try again later.", "retryIn": 3}`), matrix.Answer429, "7", result.LevelFailure},
 		{"a 401 anywhere in the body holds", answer("POST", spec.PathCampaignList, full, 401, js, `{"detail":{"message":"Invalid API credentials"}}`), "", "", ""},
-		{"a 401 with another message breaks §5", answer("POST", spec.PathCampaignList, full, 401, js, `{"error":"Unauthorized"}`), matrix.Answer401, "5,7", LevelFailure},
-		{"a 403 with another message breaks §5", answer("POST", spec.PathCampaignStats, full, 403, js, `{"error":"Forbidden"}`), matrix.Answer403, "5,7", LevelFailure},
+		{"a 401 with another message breaks §5", answer("POST", spec.PathCampaignList, full, 401, js, `{"error":"Unauthorized"}`), matrix.Answer401, "5,7", result.LevelFailure},
+		{"a 403 with another message breaks §5", answer("POST", spec.PathCampaignStats, full, 403, js, `{"error":"Forbidden"}`), matrix.Answer403, "5,7", result.LevelFailure},
 		{"a 403 without x-api-secret may say anything (§5: not shown)", answer("POST", spec.PathCampaignStats, noSecret, 403, js, `{"detail":"Not authenticated"}`), "", "", ""},
 		{"FastAPI's 422 for a missing header holds", answer("POST", spec.PathCampaignStats, noSecret, 422, js, `{"detail":[{"type":"missing","loc":["header","x-api-secret"],"msg":"Field required","input":null}]}`), "", "", ""},
-		{"a contactId that is a number breaks §4.1", answer("POST", spec.PathContactAdd, full, 200, js, `{"status":"success","contactId":7}`), matrix.AnswerOK, "4.1", LevelFailure},
-		{"a count that is a string breaks §2.3", answer("POST", spec.PathCampaignStats, full, 200, js, `{"emailStat":{"Sent":"1","Opened":0,"Delivered":0,"Hardbounce":0,"Softbounce":0,"Failed":0,"Clicked":0,"Unsubscribe":0,"Complained":0},"smsStat":{"Sent":0,"Delivered":0,"Failed":0}}`), matrix.AnswerOK, "2.3", LevelFailure},
+		{"a contactId that is a number breaks §4.1", answer("POST", spec.PathContactAdd, full, 200, js, `{"status":"success","contactId":7}`), matrix.AnswerOK, "4.1", result.LevelFailure},
+		{"a count that is a string breaks §2.3", answer("POST", spec.PathCampaignStats, full, 200, js, `{"emailStat":{"Sent":"1","Opened":0,"Delivered":0,"Hardbounce":0,"Softbounce":0,"Failed":0,"Clicked":0,"Unsubscribe":0,"Complained":0},"smsStat":{"Sent":0,"Delivered":0,"Failed":0}}`), matrix.AnswerOK, "2.3", result.LevelFailure},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -97,7 +99,7 @@ func TestMissingHeaderTiers(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			lib := New(Env{})
-			s := &scenario{lib: lib, env: &lib.env, result: &ScenarioResult{Sections: []string{"5", "7"}}}
+			s := &scenario{lib: lib, env: &lib.env, result: &result.ScenarioResult{Sections: []string{"5", "7"}}}
 			cell := cellOf("auth-secret", spec.OpCampaignList, matrix.Primary, tt.cond)
 			h := credentialHeaders(testAccount)
 			h.Del(spec.HeaderAPISecret)
@@ -123,7 +125,7 @@ func TestObserverReportsOnce(t *testing.T) {
 	lib := New(Env{Observer: o})
 	const js = "application/json"
 	full := credentialHeaders(testAccount)
-	res := &ScenarioResult{Name: "a scenario", Status: StatusFailed}
+	res := &result.ScenarioResult{Name: "a scenario", Status: result.StatusFailed}
 	x := &exchange{}
 	ctx := withSender(context.Background(), res, x)
 	o.observe(ctx, 1, answer("POST", spec.PathCampaignList, full, 429, js, `{"error":"Too many requests"}`))

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/partner-v3/conformance-kit/steps/result"
+
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
@@ -159,7 +161,7 @@ func answerShapeOf(op string) answerShape {
 // returns secs and what is wrong with what.
 func checkShape(secs []string, what string, obj map[string]any, rows []fieldRow) ([]string, string) {
 	if p, _ := checkObject(obj, rows); len(p) > 0 {
-		return secs, fmt.Sprintf("%s does not have the spec's fields (%s):\n  %s", what, SectionList(secs), strings.Join(p, "\n  "))
+		return secs, fmt.Sprintf("%s does not have the spec's fields (%s):\n  %s", what, result.SectionList(secs), strings.Join(p, "\n  "))
 	}
 	return nil, ""
 }

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/partner-v3/conformance-kit/steps/result"
 )
 
 // TestShapeProblems: every operation's 200 answer is held to its table and
@@ -72,7 +74,7 @@ func TestWarnExtraFields(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			lib := New(Env{})
-			s := &scenario{lib: lib, env: &lib.env, result: &ScenarioResult{Sections: []string{"4"}}}
+			s := &scenario{lib: lib, env: &lib.env, result: &result.ScenarioResult{Sections: []string{"4"}}}
 			s.warnExtraFields(&exchange{method: http.MethodPost, url: base + tt.path, status: http.StatusOK, rbody: []byte(tt.body)})
 			var got []string
 			for _, w := range s.result.Warnings {

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/steps/result"
+
 	"github.com/cucumber/godog"
 	"github.com/gavv/httpexpect/v2"
 
@@ -47,7 +49,7 @@ func oneOf(ss []string) string {
 type scenario struct {
 	lib     *Library
 	env     *Env
-	result  *ScenarioResult
+	result  *result.ScenarioResult
 	started time.Time
 	tags    map[string]bool
 
@@ -166,10 +168,10 @@ func (s *scenario) headers() http.Header {
 	return h
 }
 
-// failure is a step error that carries its Finding. Its text is what
+// failure is a step error that carries its result.Finding. Its text is what
 // godog's formatters print (pretty, progress, cucumber.json): built from
-// the Finding, whose message and exchange hide the run's secrets.
-type failure struct{ Finding }
+// the result.Finding, whose message and exchange hide the run's secrets.
+type failure struct{ result.Finding }
 
 func (f *failure) Error() string { return f.Detail() }
 
@@ -186,7 +188,7 @@ func (s *scenario) failOn(x *exchange, format string, args ...any) error {
 // failIn fails the step on exchange x, in the given spec sections.
 func (s *scenario) failIn(sections []string, x *exchange, format string, args ...any) error {
 	x.markJudged()
-	return &failure{Finding{Level: LevelFailure, Sections: sections, Message: s.env.Secrets.String(fmt.Sprintf(format, args...)), Exchange: x.report(s.env.Secrets)}}
+	return &failure{result.Finding{Level: result.LevelFailure, Sections: sections, Message: s.env.Secrets.String(fmt.Sprintf(format, args...)), Exchange: x.report(s.env.Secrets)}}
 }
 
 // warn records a warning in the given sections (the scenario's when nil),
@@ -204,7 +206,7 @@ func (s *scenario) warn(sections []string, x *exchange, format string, args ...a
 			return
 		}
 	}
-	s.result.Warnings = append(s.result.Warnings, Finding{Level: LevelWarning, Sections: sections, Message: msg, Count: 1, Exchange: x.report(s.env.Secrets)})
+	s.result.Warnings = append(s.result.Warnings, result.Finding{Level: result.LevelWarning, Sections: sections, Message: msg, Count: 1, Exchange: x.report(s.env.Secrets)})
 }
 
 // skipf ends the scenario as skipped, with the reason kept for the report.

@@ -1,4 +1,8 @@
-package steps
+// Package result is the record of a run's scenarios, as the step library
+// writes it and the runner and its reports read it: each scenario's outcome,
+// its findings (failures and warnings, with their spec sections) and the
+// exchanges they show, the run's secrets masked.
+package result
 
 import (
 	"fmt"
