@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/partner-v3/conformance-kit/steps/answer"
+
 	"github.com/partner-v3/conformance-kit/steps/result"
 
 	"github.com/gavv/httpexpect/v2"
@@ -142,7 +144,7 @@ func (s *scenario) validBodyFor(ctx context.Context, role, op string) ([]byte, e
 			}
 			id := int64(1) // no campaign: a refusal still holds for any Id
 			if len(info.firstPage) > 0 {
-				id, _ = intOf(info.firstPage[0]["Id"])
+				id, _ = answer.IntOf(info.firstPage[0]["Id"])
 			}
 			return id, nil
 		},

@@ -27,6 +27,8 @@ import (
 	"net/http/httptrace"
 	"sync"
 
+	"github.com/partner-v3/conformance-kit/steps/answer"
+
 	"github.com/partner-v3/conformance-kit/steps/result"
 
 	"github.com/cucumber/godog"
@@ -400,7 +402,7 @@ func (s *scenario) everyConnectionAnswer() error {
 			c.fail(ce.cell, x, "status %d, but the body is not JSON: every response body is JSON (spec §1 rule 3)", x.status)
 		case labelProblem(x) != "":
 			c.fail(ce.cell, x, "status %d: %s", x.status, labelProblem(x))
-		case !mentions(x.rbody, msg):
+		case !answer.Mentions(x.rbody, msg):
 			c.fail(ce.cell, x, "status %d, but the body does not carry the message %q", x.status, msg)
 		}
 	})
@@ -491,8 +493,8 @@ func (s *scenario) everyFramingServed() error {
 		if err != nil {
 			return // shapeProblems said so
 		}
-		no, _ := intOf(m["pageNo"])
-		size, _ := intOf(m["pageSize"])
+		no, _ := answer.IntOf(m["pageNo"])
+		size, _ := answer.IntOf(m["pageSize"])
 		if no != 1 || size != framingLimit {
 			c.fail(ce.cell, x, "pageNo %d and pageSize %d, want 1 and %d as the request asked (spec §4.2): the body framed this way was not read as sent", no, size, framingLimit)
 		}

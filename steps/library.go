@@ -22,6 +22,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/steps/answer"
+
 	"github.com/partner-v3/conformance-kit/steps/result"
 
 	"github.com/cucumber/godog"
@@ -41,7 +43,7 @@ type Env struct {
 	// every response (rule every-answer); its Transport must carry the
 	// run's requests (Client's and the preflight's). May be nil: the
 	// scenario of rule every-answer then fails, and nothing else is held.
-	Observer *Observer
+	Observer *answer.Observer
 }
 
 // skipsWrite reports whether the run may not send operation name: a
@@ -71,7 +73,7 @@ type Library struct {
 	mu        sync.Mutex
 	campaigns map[string]*campaignInfo // by account id
 	results   []*result.ScenarioResult
-	observer  *Observer // env.Observer
+	observer  *answer.Observer // env.Observer
 }
 
 // New returns the step library for one run against env's target.

@@ -34,6 +34,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/steps/answer"
+	"github.com/partner-v3/conformance-kit/steps/result"
+
 	"github.com/cucumber/godog"
 
 	"github.com/partner-v3/conformance-kit/simulator/spec"
@@ -278,7 +281,7 @@ func (s *scenario) lateRefused(doc *godog.DocString) error {
 	if err := s.decided(); err != nil {
 		return err
 	}
-	want, err := decodeJSON([]byte(doc.Content))
+	want, err := answer.DecodeJSON([]byte(doc.Content))
 	if err != nil {
 		return fmt.Errorf("the scenario's expected body: %w", err)
 	}
@@ -310,7 +313,7 @@ func (s *scenario) lateRefused(doc *godog.DocString) error {
 			case err != nil:
 				c.fail(pr.cell, x, "the 429 body is not JSON: spec §7 shows it as a JSON object with one string field \"error\"")
 			case !reflect.DeepEqual(got, want):
-				c.fail(pr.cell, x, "the 429 body is %s, want %s (spec §7: one string field \"error\" holding %q)", cut(s.env.Secrets, x.rbody), strings.TrimSpace(doc.Content), spec.MsgRateLimit)
+				c.fail(pr.cell, x, "the 429 body is %s, want %s (spec §7: one string field \"error\" holding %q)", result.Cut(s.env.Secrets, x.rbody), strings.TrimSpace(doc.Content), spec.MsgRateLimit)
 			}
 		}
 	}
@@ -348,7 +351,7 @@ func (s *scenario) togetherServed(doc *godog.DocString) error {
 	if err := s.decided(); err != nil {
 		return err
 	}
-	want, err := decodeJSON([]byte(doc.Content))
+	want, err := answer.DecodeJSON([]byte(doc.Content))
 	if err != nil {
 		return fmt.Errorf("the scenario's expected body: %w", err)
 	}
@@ -356,7 +359,7 @@ func (s *scenario) togetherServed(doc *godog.DocString) error {
 	s.unsentCells(c)
 	refused := func(x *exchange) string {
 		if got, err := x.json(); err != nil || !reflect.DeepEqual(got, want) {
-			return fmt.Sprintf("the 429 body is %s, want %s (spec §7: one string field \"error\" holding %q)", cut(s.env.Secrets, x.rbody), strings.TrimSpace(doc.Content), spec.MsgRateLimit)
+			return fmt.Sprintf("the 429 body is %s, want %s (spec §7: one string field \"error\" holding %q)", result.Cut(s.env.Secrets, x.rbody), strings.TrimSpace(doc.Content), spec.MsgRateLimit)
 		}
 		return ""
 	}
