@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/steps/answer"
+
 	"github.com/cucumber/godog"
 
 	"github.com/partner-v3/conformance-kit/simulator/spec"
@@ -140,7 +142,7 @@ func (s *scenario) idsAscending() error {
 	for i, p := range ps {
 		for _, c := range p.campaigns {
 			o, _ := c.(map[string]any)
-			id, _ := intOf(o["Id"])
+			id, _ := answer.IntOf(o["Id"])
 			if id <= prev {
 				return s.failOn(s.pages[i], "campaign %d follows campaign %d: not in ascending Id order", id, prev)
 			}
@@ -158,7 +160,7 @@ func (s *scenario) someDeleted() error {
 	for _, p := range ps {
 		for _, c := range p.campaigns {
 			o, _ := c.(map[string]any)
-			if a, ok := intOf(o["active"]); ok && a == 0 {
+			if a, ok := answer.IntOf(o["active"]); ok && a == 0 {
 				return nil
 			}
 		}
@@ -178,7 +180,7 @@ func (s *scenario) everyCampaignMatches(field, pattern string) error {
 	for _, c := range p.campaigns {
 		o, _ := c.(map[string]any)
 		if v, _ := o[field].(string); !re.MatchString(v) {
-			return s.failf("campaign %v: %s %q does not match %s", jsonText(o["Id"]), field, v, pattern)
+			return s.failf("campaign %v: %s %q does not match %s", answer.JSONText(o["Id"]), field, v, pattern)
 		}
 	}
 	return nil
@@ -196,7 +198,7 @@ func (s *scenario) createdNotAfterUpdated() error {
 		ct, err1 := time.Parse(time.RFC3339Nano, cs)
 		ut, err2 := time.Parse(time.RFC3339Nano, us)
 		if err1 != nil || err2 != nil || ct.After(ut) {
-			return s.failf("campaign %v: createdAt %q, updatedAt %q", jsonText(o["Id"]), cs, us)
+			return s.failf("campaign %v: createdAt %q, updatedAt %q", answer.JSONText(o["Id"]), cs, us)
 		}
 	}
 	return nil
@@ -218,12 +220,12 @@ func (s *scenario) accountsShareNoID() error {
 	ids := make(map[int64]bool)
 	for _, c := range a.campaigns {
 		o, _ := c.(map[string]any)
-		id, _ := intOf(o["Id"])
+		id, _ := answer.IntOf(o["Id"])
 		ids[id] = true
 	}
 	for _, c := range b.campaigns {
 		o, _ := c.(map[string]any)
-		if id, _ := intOf(o["Id"]); ids[id] {
+		if id, _ := answer.IntOf(o["Id"]); ids[id] {
 			return s.failOn(s.secondLast, "campaign %d is listed for both accounts", id)
 		}
 	}

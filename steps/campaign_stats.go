@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/partner-v3/conformance-kit/steps/answer"
+
 	"github.com/cucumber/godog"
 
 	"github.com/partner-v3/conformance-kit/simulator/spec"
@@ -33,10 +35,10 @@ func (s *scenario) registerCampaignStats(sc *godog.ScenarioContext) {
 // a deleted campaign (whose statistics are not shown) or one whose channel
 // or type is not of §2.2.
 func statsKind(c map[string]any) string {
-	if a, _ := intOf(c["active"]); a != 1 {
+	if a, _ := answer.IntOf(c["active"]); a != 1 {
 		return ""
 	}
-	t, ok := intOf(c["campaignType"])
+	t, ok := answer.IntOf(c["campaignType"])
 	if !ok || t != 0 && t != 1 {
 		return ""
 	}
@@ -75,7 +77,7 @@ func (s *scenario) statsOfEveryKind(ctx context.Context) error {
 		asked := map[int64]bool{}
 		zero := false
 		ask := func(kind string, cm map[string]any) error {
-			id, _ := intOf(cm["Id"])
+			id, _ := answer.IntOf(cm["Id"])
 			asked[id] = true
 			x, err := s.sendAs(ctx, role, spec.OpCampaignStats, fmt.Appendf(nil, `{"campaignId": %d}`, id))
 			if err != nil {
@@ -103,8 +105,8 @@ func (s *scenario) statsOfEveryKind(ctx context.Context) error {
 		}
 		candidates := slices.Clone(info.listed)
 		slices.SortStableFunc(candidates, func(a, b map[string]any) int {
-			x, _ := intOf(a["broadcast"])
-			y, _ := intOf(b["broadcast"])
+			x, _ := answer.IntOf(a["broadcast"])
+			y, _ := answer.IntOf(b["broadcast"])
 			return cmp.Compare(min(x, 1), min(y, 1))
 		})
 		probes := 0
@@ -112,7 +114,7 @@ func (s *scenario) statsOfEveryKind(ctx context.Context) error {
 			if zero || probes == maxZeroProbes {
 				break
 			}
-			if id, _ := intOf(cm["Id"]); asked[id] || statsKind(cm) == "" {
+			if id, _ := answer.IntOf(cm["Id"]); asked[id] || statsKind(cm) == "" {
 				continue
 			}
 			probes++
@@ -144,7 +146,7 @@ func allZero(x *exchange) bool {
 			return false
 		}
 		for _, v := range o {
-			if n, ok := intOf(v); !ok || n != 0 {
+			if n, ok := answer.IntOf(v); !ok || n != 0 {
 				return false
 			}
 		}
@@ -191,7 +193,7 @@ func (s *scenario) clientCallsStatsForChannel(ctx context.Context, channel strin
 	}
 	for _, c := range info.firstPage {
 		if c["campaignChannel"] == channel {
-			id, ok := intOf(c["Id"])
+			id, ok := answer.IntOf(c["Id"])
 			if !ok {
 				return s.failf("the first %s campaign has no integer Id (spec §2.2)", channel)
 			}
@@ -221,7 +223,7 @@ func (s *scenario) clientCallsStatsUnknown(ctx context.Context) error {
 	// integer for targets written in JavaScript.
 	id := max(info.lastID, 0) + 1_000_000_007
 	for _, c := range info.firstPage {
-		if v, _ := intOf(c["Id"]); v >= id {
+		if v, _ := answer.IntOf(c["Id"]); v >= id {
 			id = v + 1_000_000_007
 		}
 	}
@@ -237,7 +239,7 @@ func (s *scenario) statObjects() (map[string]map[string]any, error) {
 	for _, k := range []string{spec.EmailStat, spec.SMSStat} {
 		o, ok := m[k].(map[string]any)
 		if !ok {
-			return nil, s.failf("%q is %s, want an object (spec §2.3)", k, kindOf(m[k]))
+			return nil, s.failf("%q is %s, want an object (spec §2.3)", k, answer.KindOf(m[k]))
 		}
 		out[k] = o
 	}
@@ -251,8 +253,8 @@ func (s *scenario) statisticsAreCounts() error {
 	}
 	for name, o := range objs {
 		for k, v := range o {
-			if i, ok := intOf(v); !ok || i < 0 {
-				return s.failf("%s.%s is %s; counts are integers of 0 or more (spec §2.3)", name, k, jsonText(v))
+			if i, ok := answer.IntOf(v); !ok || i < 0 {
+				return s.failf("%s.%s is %s; counts are integers of 0 or more (spec §2.3)", name, k, answer.JSONText(v))
 			}
 		}
 	}
@@ -264,7 +266,7 @@ func (s *scenario) statisticsFunnel() error {
 	if err != nil {
 		return err
 	}
-	n := func(o map[string]any, k string) int64 { v, _ := intOf(o[k]); return v }
+	n := func(o map[string]any, k string) int64 { v, _ := answer.IntOf(o[k]); return v }
 	e, m := objs[spec.EmailStat], objs[spec.SMSStat]
 	checks := []struct {
 		ok   bool

@@ -14,6 +14,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/partner-v3/conformance-kit/steps/answer"
+
+	"github.com/partner-v3/conformance-kit/steps/result"
+
 	"github.com/gavv/httpexpect/v2"
 
 	"github.com/partner-v3/conformance-kit/simulator/control"
@@ -151,7 +155,7 @@ func (s *scenario) validBodyFor(ctx context.Context, role, op string) ([]byte, e
 			}
 			id := int64(1) // no campaign: a refusal still holds for any Id
 			if len(info.firstPage) > 0 {
-				id, _ = intOf(info.firstPage[0]["Id"])
+				id, _ = answer.IntOf(info.firstPage[0]["Id"])
 			}
 			return id, nil
 		},
@@ -275,7 +279,7 @@ func (c *cellCheck) served(ce cellExchange, why string) bool {
 		c.fail(ce.cell, x, "%s", labelProblem(x))
 	default:
 		if secs, p := shapeProblems(x); p != "" {
-			c.fail(ce.cell, x, "%s (spec %s)", p, SectionList(secs))
+			c.fail(ce.cell, x, "%s (spec %s)", p, result.SectionList(secs))
 			return false
 		}
 		return true

@@ -27,6 +27,10 @@ import (
 	"net/http/httptrace"
 	"sync"
 
+	"github.com/partner-v3/conformance-kit/steps/answer"
+
+	"github.com/partner-v3/conformance-kit/steps/result"
+
 	"github.com/cucumber/godog"
 
 	"github.com/partner-v3/conformance-kit/simulator/control"
@@ -398,7 +402,7 @@ func (s *scenario) everyConnectionAnswer() error {
 			c.fail(ce.cell, x, "status %d, but the body is not JSON: every response body is JSON (spec §1 rule 3)", x.status)
 		case labelProblem(x) != "":
 			c.fail(ce.cell, x, "status %d: %s", x.status, labelProblem(x))
-		case !mentions(x.rbody, msg):
+		case !answer.Mentions(x.rbody, msg):
 			c.fail(ce.cell, x, "status %d, but the body does not carry the message %q", x.status, msg)
 		}
 	})
@@ -489,8 +493,8 @@ func (s *scenario) everyFramingServed() error {
 		if err != nil {
 			return // shapeProblems said so
 		}
-		no, _ := intOf(m["pageNo"])
-		size, _ := intOf(m["pageSize"])
+		no, _ := answer.IntOf(m["pageNo"])
+		size, _ := answer.IntOf(m["pageSize"])
 		if no != 1 || size != framingLimit {
 			c.fail(ce.cell, x, "pageNo %d and pageSize %d, want 1 and %d as the request asked (spec §4.2): the body framed this way was not read as sent", no, size, framingLimit)
 		}
@@ -562,7 +566,7 @@ func (s *scenario) everyConcurrentCreated() error {
 				c.fail(ce.cell, x, "status %d, want 200: a valid contact (spec §4.1 \"Success: HTTP 200\"), sent while %d others of the account were in flight", x.status, matrix.ConcurrentContacts-1)
 			default:
 				if secs, p := shapeProblems(x); p != "" {
-					c.fail(ce.cell, x, "%s (spec %s)", p, SectionList(secs))
+					c.fail(ce.cell, x, "%s (spec %s)", p, result.SectionList(secs))
 				}
 			}
 			return

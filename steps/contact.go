@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/partner-v3/conformance-kit/steps/answer"
+
 	"github.com/cucumber/godog"
 
 	"github.com/partner-v3/conformance-kit/simulator/control"
@@ -160,9 +162,9 @@ func (ids contactIDs) check(c *cellCheck, ce cellExchange) {
 	id, ok := m["contactId"].(string)
 	switch {
 	case m["status"] != spec.StatusSuccess:
-		c.fail(ce.cell, x, "status is %s, want %q (spec §4.1)", jsonText(m["status"]), spec.StatusSuccess)
+		c.fail(ce.cell, x, "status is %s, want %q (spec §4.1)", answer.JSONText(m["status"]), spec.StatusSuccess)
 	case !ok || id == "":
-		c.fail(ce.cell, x, "contactId is %s, want a non-empty string (spec §4.1)", jsonText(m["contactId"]))
+		c.fail(ce.cell, x, "contactId is %s, want a non-empty string (spec §4.1)", answer.JSONText(m["contactId"]))
 	default:
 		key := ce.cell.Account + "\x00" + id
 		if prev, dup := ids[key]; dup {

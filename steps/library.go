@@ -22,6 +22,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/steps/answer"
+
+	"github.com/partner-v3/conformance-kit/steps/result"
+
 	"github.com/cucumber/godog"
 
 	"github.com/partner-v3/conformance-kit/simulator/spec"
@@ -39,7 +43,7 @@ type Env struct {
 	// every response (rule every-answer); its Transport must carry the
 	// run's requests (Client's and the preflight's). May be nil: the
 	// scenario of rule every-answer then fails, and nothing else is held.
-	Observer *Observer
+	Observer *answer.Observer
 }
 
 // skipsWrite reports whether the run may not send operation name: a
@@ -68,8 +72,8 @@ type Library struct {
 
 	mu        sync.Mutex
 	campaigns map[string]*campaignInfo // by account id
-	results   []*ScenarioResult
-	observer  *Observer // env.Observer
+	results   []*result.ScenarioResult
+	observer  *answer.Observer // env.Observer
 }
 
 // New returns the step library for one run against env's target.
@@ -78,7 +82,7 @@ func New(env Env) *Library {
 }
 
 // Results returns the scenarios' results in the order they started.
-func (l *Library) Results() []*ScenarioResult {
+func (l *Library) Results() []*result.ScenarioResult {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return slices.Clone(l.results)
@@ -119,7 +123,7 @@ func (l *Library) InitializeScenario(sc *godog.ScenarioContext) {
 
 // begin records the scenario's identity.
 func (s *scenario) begin(p *godog.Scenario) {
-	r := &ScenarioResult{Name: p.Name, Feature: p.Uri, Status: StatusPassed, Example: s.env.Examples[ExampleKey(p.Uri, p.AstNodeIds)]}
+	r := &result.ScenarioResult{Name: p.Name, Feature: p.Uri, Status: result.StatusPassed, Example: s.env.Examples[ExampleKey(p.Uri, p.AstNodeIds)]}
 	for _, t := range p.Tags {
 		r.Tags = append(r.Tags, t.Name)
 		s.tags[t.Name] = true
@@ -127,7 +131,7 @@ func (s *scenario) begin(p *godog.Scenario) {
 			r.Sections = append(r.Sections, id)
 		}
 	}
-	slices.SortFunc(r.Sections, CompareSections)
+	slices.SortFunc(r.Sections, result.CompareSections)
 	s.result, s.started = r, time.Now()
 	s.email = "conformance-" + s.env.RunID + "-" + randomHex(5) + "@" + s.env.EmailDomain
 	s.phone = randomPhone()
@@ -153,12 +157,12 @@ func (s *scenario) stepDone(text string, status godog.StepResultStatus, err erro
 	s.lib.mu.Lock()
 	defer s.lib.mu.Unlock()
 	r := s.result
-	if r.Status == StatusFailed {
+	if r.Status == result.StatusFailed {
 		return
 	}
 	switch status {
 	case godog.StepFailed, godog.StepUndefined, godog.StepPending, godog.StepAmbiguous:
-		r.Status, r.Step = StatusFailed, text
+		r.Status, r.Step = result.StatusFailed, text
 		var f *failure
 		switch {
 		case errors.As(err, &f):
@@ -166,19 +170,19 @@ func (s *scenario) stepDone(text string, status godog.StepResultStatus, err erro
 		case err != nil:
 			// Not a finding of the library's own (a control API error, a
 			// table the step cannot read): its text may quote an answer.
-			r.Failure = &Finding{Level: LevelFailure, Sections: r.Sections, Message: s.env.Secrets.String(err.Error())}
+			r.Failure = &result.Finding{Level: result.LevelFailure, Sections: r.Sections, Message: s.env.Secrets.String(err.Error())}
 		default:
-			r.Failure = &Finding{Level: LevelFailure, Sections: r.Sections, Message: "step " + status.String()}
+			r.Failure = &result.Finding{Level: result.LevelFailure, Sections: r.Sections, Message: "step " + status.String()}
 		}
 		r.Message = r.Failure.Message
 	case godog.StepSkipped:
 		if errors.Is(err, ErrInconclusive) {
-			r.Status, r.Step = StatusInconclusive, text
+			r.Status, r.Step = result.StatusInconclusive, text
 			r.Message = strings.TrimPrefix(err.Error(), godog.ErrSkip.Error()+": ")
 			return
 		}
-		if err != nil && errors.Is(err, godog.ErrSkip) && r.Status == StatusPassed {
-			r.Status, r.Step = StatusSkipped, text
+		if err != nil && errors.Is(err, godog.ErrSkip) && r.Status == result.StatusPassed {
+			r.Status, r.Step = result.StatusSkipped, text
 			r.Message = s.env.Secrets.String(strings.TrimPrefix(err.Error(), godog.ErrSkip.Error()+": "))
 		}
 	}
@@ -190,3 +194,12 @@ func (s *scenario) end() {
 	defer s.lib.mu.Unlock()
 	s.result.Duration = time.Since(s.started)
 }
+
+// ScenarioResult is the outcome of one scenario (package result); the
+// name stays here for the users of the Go API, whose runs' results it
+// types (docs/conformance.md, "Go API").
+type ScenarioResult = result.ScenarioResult
+
+// Finding is one failure or warning of a scenario (package result); the
+// name stays here for the users of the Go API.
+type Finding = result.Finding

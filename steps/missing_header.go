@@ -15,6 +15,7 @@ package steps
 
 import (
 	"github.com/partner-v3/conformance-kit/simulator/spec"
+	"github.com/partner-v3/conformance-kit/steps/answer"
 )
 
 // headerOfRule is the §5 header a credential rule changes.
@@ -29,7 +30,7 @@ func (s *scenario) missingHeaderRefused(c *cellCheck, ce cellExchange, status in
 		c.fail(ce.cell, x, "status %d, but %s", x.status, messageProblem(x, msg))
 		return
 	}
-	if x.status == status && mentions(x.rbody, msg) {
+	if x.status == status && answer.Mentions(x.rbody, msg) {
 		return
 	}
 	s.warn(c.sections, x, "a request without %s was answered %d, not %d with the message %q: §5 says what an incorrect key or secret (rule 1) or a mismatched account id (rule 2) gets, not what a request without the header gets; a client error refuses it all the same, and %d %q is the plainer reading for clients",

@@ -13,8 +13,9 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
+
+	"github.com/partner-v3/conformance-kit/steps/answer"
 
 	"github.com/cucumber/godog"
 
@@ -309,7 +310,7 @@ func (s *scenario) decidedWant(doc *godog.DocString) (any, error) {
 	if err := s.decided(); err != nil {
 		return nil, err
 	}
-	want, err := decodeJSON([]byte(doc.Content))
+	want, err := answer.DecodeJSON([]byte(doc.Content))
 	if err != nil {
 		return nil, fmt.Errorf("the scenario's expected body: %w", err)
 	}
@@ -365,23 +366,13 @@ func (s *scenario) nextRefused(doc *godog.DocString) error {
 					x.status, s.env.Pacer.Limit()+1, s.env.Pacer.Limit(), s.env.Pacer.Window(), also)
 				continue
 			}
-			// The same check as the whole-run observer's (observer.go).
+			// The same check as the whole-run observer's (answer.Observer).
 			if p := exactBodyProblem(x, want); p != "" {
 				c.fail(cellOf("rate-shared", op, role, matrix.CondRefused), x, "%s", p)
 			}
 		}
 	}
 	return c.err()
-}
-
-// opOf names the operation an exchange called.
-func opOf(x *exchange) string {
-	for name, path := range operations {
-		if strings.HasSuffix(x.url, "/"+path) {
-			return name
-		}
-	}
-	return ""
 }
 
 func (s *scenario) servedAgain(ctx context.Context) error {

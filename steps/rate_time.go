@@ -34,6 +34,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/steps/result"
+
 	"github.com/cucumber/godog"
 
 	"github.com/partner-v3/conformance-kit/simulator/spec"
@@ -307,7 +309,7 @@ func (s *scenario) lateRefused(doc *godog.DocString) error {
 			case err != nil:
 				c.fail(pr.cell, x, "the 429 body is not JSON: spec §7 shows it as a JSON object with one string field \"error\"")
 			case !reflect.DeepEqual(got, want):
-				c.fail(pr.cell, x, "the 429 body is %s, want %s (spec §7: one string field \"error\" holding %q)", cut(s.env.Secrets, x.rbody), strings.TrimSpace(doc.Content), spec.MsgRateLimit)
+				c.fail(pr.cell, x, "the 429 body is %s, want %s (spec §7: one string field \"error\" holding %q)", result.Cut(s.env.Secrets, x.rbody), strings.TrimSpace(doc.Content), spec.MsgRateLimit)
 			}
 		}
 	}
@@ -350,7 +352,7 @@ func (s *scenario) togetherServed(doc *godog.DocString) error {
 	s.unsentCells(c)
 	refused := func(x *exchange) string {
 		if got, err := x.json(); err != nil || !reflect.DeepEqual(got, want) {
-			return fmt.Sprintf("the 429 body is %s, want %s (spec §7: one string field \"error\" holding %q)", cut(s.env.Secrets, x.rbody), strings.TrimSpace(doc.Content), spec.MsgRateLimit)
+			return fmt.Sprintf("the 429 body is %s, want %s (spec §7: one string field \"error\" holding %q)", result.Cut(s.env.Secrets, x.rbody), strings.TrimSpace(doc.Content), spec.MsgRateLimit)
 		}
 		return ""
 	}

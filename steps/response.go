@@ -11,6 +11,8 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/partner-v3/conformance-kit/steps/answer"
+
 	"github.com/cucumber/godog"
 )
 
@@ -49,7 +51,7 @@ func (s *scenario) statusWithMessage(want int, msg string) error {
 	if !isJSON(s.last) {
 		return s.failf("the body is not JSON: every response body is JSON (spec §1 rule 3)")
 	}
-	if !mentions(s.last.rbody, msg) {
+	if !answer.Mentions(s.last.rbody, msg) {
 		return s.failf("the body does not carry the message %q as the spec writes it", msg)
 	}
 	return nil
@@ -84,14 +86,14 @@ func (s *scenario) notServerError() error {
 // fails on a spec field missing or of the wrong type. Fields the table does
 // not list fail when exact (the simulator's own choices), and are a warning
 // otherwise: the spec lists fields but never forbids others.
-func (s *scenario) checkFields(x *exchange, what string, obj map[string]any, rows []fieldRow, exact bool) error {
-	problems, extra := checkObject(obj, rows)
+func (s *scenario) checkFields(x *exchange, what string, obj map[string]any, rows []answer.FieldRow, exact bool) error {
+	problems, extra := answer.CheckObject(obj, rows)
 	if exact {
 		for _, k := range extra {
 			problems = append(problems, fmt.Sprintf("field %q is not in the spec", k))
 		}
 	} else if len(extra) > 0 {
-		s.warn(nil, x, "%s carries fields the spec does not list: %s", what, quoted(extra))
+		s.warn(nil, x, "%s carries fields the spec does not list: %s", what, answer.Quoted(extra))
 	}
 	if len(problems) > 0 {
 		return s.failOn(x, "%s does not have the spec's fields:\n  %s", what, strings.Join(problems, "\n  "))
@@ -101,7 +103,7 @@ func (s *scenario) checkFields(x *exchange, what string, obj map[string]any, row
 
 // fieldsOfBody are the step's table of fields and the last answer's body,
 // which must be a JSON object (else the step fails).
-func (s *scenario) fieldsOfBody(t *godog.Table) ([]fieldRow, map[string]any, error) {
+func (s *scenario) fieldsOfBody(t *godog.Table) ([]answer.FieldRow, map[string]any, error) {
 	rows, err := tableRows(t)
 	if err != nil {
 		return nil, nil, err
@@ -131,7 +133,7 @@ func (s *scenario) objectHasFields(name string, t *godog.Table) error {
 	}
 	o, ok := m[name].(map[string]any)
 	if !ok {
-		return s.failf("%q is %s, want an object", name, kindOf(m[name]))
+		return s.failf("%q is %s, want an object", name, answer.KindOf(m[name]))
 	}
 	return s.checkFields(s.last, fmt.Sprintf("%q", name), o, rows, false)
 }
@@ -159,7 +161,7 @@ func (s *scenario) fieldEqualsField(a, b string) error {
 		return err
 	}
 	if !reflect.DeepEqual(va, vb) {
-		return s.failf("%q is %v but %q is %v", a, jsonText(va), b, jsonText(vb))
+		return s.failf("%q is %v but %q is %v", a, answer.JSONText(va), b, answer.JSONText(vb))
 	}
 	return nil
 }

@@ -12,6 +12,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/steps/answer"
+
+	"github.com/partner-v3/conformance-kit/steps/result"
+
 	"github.com/cucumber/godog"
 	"github.com/gavv/httpexpect/v2"
 
@@ -47,7 +51,7 @@ func oneOf(ss []string) string {
 type scenario struct {
 	lib     *Library
 	env     *Env
-	result  *ScenarioResult
+	result  *result.ScenarioResult
 	started time.Time
 	tags    map[string]bool
 
@@ -166,10 +170,10 @@ func (s *scenario) headers() http.Header {
 	return h
 }
 
-// failure is a step error that carries its Finding. Its text is what
+// failure is a step error that carries its result.Finding. Its text is what
 // godog's formatters print (pretty, progress, cucumber.json): built from
-// the Finding, whose message and exchange hide the run's secrets.
-type failure struct{ Finding }
+// the result.Finding, whose message and exchange hide the run's secrets.
+type failure struct{ result.Finding }
 
 func (f *failure) Error() string { return f.Detail() }
 
@@ -186,7 +190,7 @@ func (s *scenario) failOn(x *exchange, format string, args ...any) error {
 // failIn fails the step on exchange x, in the given spec sections.
 func (s *scenario) failIn(sections []string, x *exchange, format string, args ...any) error {
 	x.markJudged()
-	return &failure{Finding{Level: LevelFailure, Sections: sections, Message: s.env.Secrets.String(fmt.Sprintf(format, args...)), Exchange: x.report(s.env.Secrets)}}
+	return &failure{result.Finding{Level: result.LevelFailure, Sections: sections, Message: s.env.Secrets.String(fmt.Sprintf(format, args...)), Exchange: x.report(s.env.Secrets)}}
 }
 
 // warn records a warning in the given sections (the scenario's when nil),
@@ -204,7 +208,7 @@ func (s *scenario) warn(sections []string, x *exchange, format string, args ...a
 			return
 		}
 	}
-	s.result.Warnings = append(s.result.Warnings, Finding{Level: LevelWarning, Sections: sections, Message: msg, Count: 1, Exchange: x.report(s.env.Secrets)})
+	s.result.Warnings = append(s.result.Warnings, result.Finding{Level: result.LevelWarning, Sections: sections, Message: msg, Count: 1, Exchange: x.report(s.env.Secrets)})
 }
 
 // skipf ends the scenario as skipped, with the reason kept for the report.
@@ -221,7 +225,7 @@ func (s *scenario) send(ctx context.Context, e *httpexpect.Expect, method, path,
 	ctx = record.WithScenario(ctx, s.result.Title())
 	ctx, note := pace.WithNote(ctx)
 	x := &exchange{method: method, url: strings.TrimSuffix(s.env.BaseURL.String(), "/") + "/" + path, body: body}
-	ctx = withSender(ctx, s.result, x) // the observer's findings name it (observer.go)
+	ctx = answer.WithSender(ctx, s.result, &x.judged) // the observer's findings name it (answer.Observer)
 	req := e.Request(method, "/"+path).WithContext(ctx)
 	if contentType != "" {
 		req = req.WithHeader("Content-Type", contentType)
@@ -368,9 +372,9 @@ func (s *scenario) campaigns(ctx context.Context, acct control.Credentials) (*ca
 	info = &campaignInfo{}
 	// The pages follow the records after filtering (§4.2), which may be
 	// fewer than totalRecords.
-	info.total, _ = intOf(m["filteredRecords"])
+	info.total, _ = answer.IntOf(m["filteredRecords"])
 	add := func(m map[string]any) {
-		for _, c := range asArray(m["campaigns"]) {
+		for _, c := range answer.AsArray(m["campaigns"]) {
 			if o, ok := c.(map[string]any); ok {
 				info.listed = append(info.listed, o)
 			}
@@ -379,11 +383,11 @@ func (s *scenario) campaigns(ctx context.Context, acct control.Credentials) (*ca
 	add(m)
 	info.firstPage = slices.Clone(info.listed)
 	if n := len(info.firstPage); n > 0 {
-		info.lastID, _ = intOf(info.firstPage[n-1]["Id"])
+		info.lastID, _ = answer.IntOf(info.firstPage[n-1]["Id"])
 	}
 	// A few more pages, for campaigns of every kind (§2.3 checks each
 	// channel and type), then the last page, for its last Id.
-	pages, _ := intOf(m["totalPages"])
+	pages, _ := answer.IntOf(m["totalPages"])
 	for p := int64(2); p <= min(pages, 3); p++ {
 		pm, err := page(p)
 		if err != nil {
@@ -399,7 +403,7 @@ func (s *scenario) campaigns(ctx context.Context, acct control.Credentials) (*ca
 		add(lm)
 	}
 	if n := len(info.listed); n > 0 {
-		info.lastID, _ = intOf(info.listed[n-1]["Id"])
+		info.lastID, _ = answer.IntOf(info.listed[n-1]["Id"])
 	}
 	l.mu.Lock()
 	l.campaigns[acct.AccountID] = info
@@ -417,14 +421,9 @@ func (s *scenario) firstCampaignID(ctx context.Context, acct control.Credentials
 	if len(info.firstPage) == 0 {
 		return 0, skipf("the account has no campaigns, so no campaignId to ask for")
 	}
-	id, ok := intOf(info.firstPage[0]["Id"])
+	id, ok := answer.IntOf(info.firstPage[0]["Id"])
 	if !ok {
 		return 0, s.failf("the first listed campaign has no integer Id (spec §2.2)")
 	}
 	return id, nil
-}
-
-func asArray(v any) []any {
-	a, _ := v.([]any)
-	return a
 }

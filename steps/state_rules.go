@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/partner-v3/conformance-kit/steps/answer"
+
 	"github.com/cucumber/godog"
 
 	"github.com/partner-v3/conformance-kit/simulator/spec"
@@ -123,7 +125,7 @@ func walkIDs(xs []*exchange, limit int64) (ids []int64, filtered int64, problem 
 			filtered = p.filteredRecords
 		}
 		for _, cm := range p.campaigns {
-			id, ok := intOf(idOf(cm))
+			id, ok := answer.IntOf(idOf(cm))
 			if !ok {
 				return nil, 0, fmt.Sprintf("a campaign on page %d has no integer Id", i+1), x
 			}
@@ -229,7 +231,7 @@ func (s *scenario) readList(ctx context.Context, role string) (*listRead, error)
 		return r, nil
 	}
 	for _, cm := range p.campaigns {
-		id, ok := intOf(idOf(cm))
+		id, ok := answer.IntOf(idOf(cm))
 		if !ok {
 			continue
 		}
@@ -254,7 +256,7 @@ func (s *scenario) readStats(ctx context.Context, role string, id int64) (*stats
 	for _, obj := range []string{spec.EmailStat, spec.SMSStat} {
 		o, _ := m[obj].(map[string]any)
 		for k, v := range o {
-			if n, ok := intOf(v); ok {
+			if n, ok := answer.IntOf(v); ok {
 				r.counts[obj+"."+k] = n
 			}
 		}

@@ -6,7 +6,6 @@ package steps
 import (
 	"context"
 	"fmt"
-	"mime"
 	"net/http"
 	"strings"
 
@@ -102,16 +101,6 @@ func (s *scenario) labelledJSON() error {
 		return s.failf("%s", p)
 	}
 	return nil
-}
-
-// labelProblem says what is wrong with an answer's media type; "" when it
-// is JSON.
-func labelProblem(x *exchange) string {
-	ct := x.rheader.Get("Content-Type")
-	if mt, _, err := mime.ParseMediaType(ct); err != nil || !isJSONType(mt) {
-		return fmt.Sprintf("Content-Type is %q, want application/json: every response body is JSON (spec §1 rule 3)", ct)
-	}
-	return ""
 }
 
 func (s *scenario) headerContains(name, text string) error {

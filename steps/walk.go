@@ -18,6 +18,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/partner-v3/conformance-kit/steps/answer"
+
 	"github.com/cucumber/godog"
 
 	"github.com/partner-v3/conformance-kit/simulator/spec"
@@ -151,15 +153,15 @@ func readPage(x *exchange) (*pageView, string) {
 		name string
 		dst  *int64
 	}{{"pageNo", &p.pageNo}, {"pageSize", &p.pageSize}, {"totalPages", &p.totalPages}, {"totalRecords", &p.totalRecords}, {"filteredRecords", &p.filteredRecords}} {
-		v, ok := intOf(m[f.name])
+		v, ok := answer.IntOf(m[f.name])
 		if !ok {
-			return nil, fmt.Sprintf("%q is %s, want an integer", f.name, kindOf(m[f.name]))
+			return nil, fmt.Sprintf("%q is %s, want an integer", f.name, answer.KindOf(m[f.name]))
 		}
 		*f.dst = v
 	}
 	cs, ok := m["campaigns"].([]any)
 	if !ok {
-		return nil, fmt.Sprintf(`"campaigns" is %s, want an array`, kindOf(m["campaigns"]))
+		return nil, fmt.Sprintf(`"campaigns" is %s, want an array`, answer.KindOf(m["campaigns"]))
 	}
 	p.campaigns = cs
 	return &p, ""
@@ -179,8 +181,8 @@ func servedAs(w *walk, wp walkPage, last int64) (as, ok bool) {
 	for _, other := range w.pages {
 		if other.page == wp.view.pageNo && other.view != nil {
 			return slices.EqualFunc(other.view.campaigns, wp.view.campaigns, func(a, b any) bool {
-				ia, _ := intOf(idOf(a))
-				ib, _ := intOf(idOf(b))
+				ia, _ := answer.IntOf(idOf(a))
+				ib, _ := answer.IntOf(idOf(b))
 				return ia == ib
 			}), true
 		}
@@ -310,7 +312,7 @@ func (s *scenario) walkHoldsEachOnce() error {
 			}
 			for _, cm := range wp.view.campaigns {
 				o, _ := cm.(map[string]any)
-				id, ok := intOf(o["Id"])
+				id, ok := answer.IntOf(o["Id"])
 				if !ok {
 					c.fail(cell, wp.x, "a campaign on page %d has no integer Id", wp.page)
 					continue
@@ -351,14 +353,14 @@ func campaignKinds(o map[string]any) []string {
 	case "sms":
 		out = append(out, matrix.KindSMS)
 	}
-	switch t, _ := intOf(o["campaignType"]); {
+	switch t, _ := answer.IntOf(o["campaignType"]); {
 	case o["campaignType"] == nil:
 	case t == 0:
 		out = append(out, matrix.KindStatic)
 	case t == 1:
 		out = append(out, matrix.KindDynamic)
 	}
-	switch a, ok := intOf(o["active"]); {
+	switch a, ok := answer.IntOf(o["active"]); {
 	case ok && a == 0:
 		out = append(out, matrix.KindDeleted)
 	case ok && a == 1:
@@ -369,7 +371,7 @@ func campaignKinds(o map[string]any) []string {
 
 // walkFields checks every campaign the walks read against the table (the
 // scenario's, which TestShapesMatchTheScenarios holds equal to
-// campaignShape), once per kind of campaign it is of.
+// answer.CampaignShape), once per kind of campaign it is of.
 func (s *scenario) walkFields(t *godog.Table) error {
 	rows, err := tableRows(t)
 	if err != nil {
@@ -388,27 +390,27 @@ func (s *scenario) walkFields(t *godog.Table) error {
 			for i, cm := range wp.view.campaigns {
 				o, ok := cm.(map[string]any)
 				if !ok {
-					c.fail(cellOf("list-fields", spec.OpCampaignList, role, matrix.FieldCondition("Id", matrix.KindActive)), wp.x, "campaign %d of page %d at limit %d is %s, not an object", i+1, wp.page, w.limit, kindOf(cm))
+					c.fail(cellOf("list-fields", spec.OpCampaignList, role, matrix.FieldCondition("Id", matrix.KindActive)), wp.x, "campaign %d of page %d at limit %d is %s, not an object", i+1, wp.page, w.limit, answer.KindOf(cm))
 					continue
 				}
 				kinds := campaignKinds(o)
 				for _, k := range kinds {
 					seenKinds[k] = true
 				}
-				_, ext := checkObject(o, rows)
+				_, ext := answer.CheckObject(o, rows)
 				for _, e := range ext {
 					if !slices.Contains(extra, e) {
 						extra, extraX = append(extra, e), wp.x
 					}
 				}
 				for _, row := range rows {
-					p := fieldProblem(o, row)
+					p := answer.FieldProblem(o, row)
 					if p == "" {
 						continue
 					}
 					for _, k := range kinds {
-						c.fail(cellOf("list-fields", spec.OpCampaignList, role, matrix.FieldCondition(row.field, k)), wp.x,
-							"campaign %s on page %d at limit %d: %s", jsonText(o["Id"]), wp.page, w.limit, p)
+						c.fail(cellOf("list-fields", spec.OpCampaignList, role, matrix.FieldCondition(row.Field, k)), wp.x,
+							"campaign %s on page %d at limit %d: %s", answer.JSONText(o["Id"]), wp.page, w.limit, p)
 					}
 				}
 			}
@@ -416,7 +418,7 @@ func (s *scenario) walkFields(t *godog.Table) error {
 	}
 	if len(extra) > 0 {
 		slices.Sort(extra)
-		s.warn([]string{"2.2"}, extraX, "campaigns carry fields the spec does not list (§2.2): %s", quoted(extra))
+		s.warn([]string{"2.2"}, extraX, "campaigns carry fields the spec does not list (§2.2): %s", answer.Quoted(extra))
 	}
 	for _, k := range matrix.CampaignKinds {
 		if !seenKinds[k] {
@@ -426,21 +428,6 @@ func (s *scenario) walkFields(t *godog.Table) error {
 		}
 	}
 	return c.err()
-}
-
-// fieldProblem checks one field of obj against its row: "" when it holds.
-func fieldProblem(obj map[string]any, row fieldRow) string {
-	v, ok := obj[row.field]
-	if !ok {
-		return fmt.Sprintf("field %q is missing", row.field)
-	}
-	if p := checkType(v, row.typ); p != "" {
-		return fmt.Sprintf("field %q: %s", row.field, p)
-	}
-	if p := checkFormat(v, row.format); p != "" {
-		return fmt.Sprintf("field %q: %s", row.field, p)
-	}
-	return ""
 }
 
 func (s *scenario) listsAboveMax(ctx context.Context) error {

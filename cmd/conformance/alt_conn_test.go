@@ -10,8 +10,8 @@ import (
 
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
-	"github.com/partner-v3/conformance-kit/steps"
 	"github.com/partner-v3/conformance-kit/steps/matrix"
+	"github.com/partner-v3/conformance-kit/steps/result"
 	"github.com/partner-v3/conformance-kit/steps/suite"
 )
 
@@ -111,7 +111,7 @@ func TestAlternativeConnectionChoicesPass(t *testing.T) {
 		ran := map[string]bool{}
 		for _, sc := range r.res.Scenarios {
 			for _, rule := range []string{"auth-connection", "framing", "contact-concurrent"} {
-				if slices.Contains(sc.Tags, matrix.Tag(rule)) && sc.Status == steps.StatusPassed {
+				if slices.Contains(sc.Tags, matrix.Tag(rule)) && sc.Status == result.StatusPassed {
 					ran[rule] = true
 				}
 				for _, u := range sc.Unverified {

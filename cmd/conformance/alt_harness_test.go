@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/partner-v3/conformance-kit/steps"
 	"github.com/partner-v3/conformance-kit/steps/matrix"
+	"github.com/partner-v3/conformance-kit/steps/result"
 )
 
 // altTable runs a table of n rows against alternative implementations:
@@ -49,12 +49,12 @@ func wantPass(t *testing.T, r altRun) {
 	if r.code != exitPass {
 		var why []string
 		for _, sc := range r.res.FailedScenarios() {
-			why = append(why, fmt.Sprintf("%s (%s): %s", sc.Title(), steps.SectionList(sc.FailureSections()), firstLine(sc.Message)))
+			why = append(why, fmt.Sprintf("%s (%s): %s", sc.Title(), result.SectionList(sc.FailureSections()), firstLine(sc.Message)))
 		}
 		t.Fatalf("exit status %d, want 0: the suite failed a correct implementation in:\n  %s", r.code, strings.Join(why, "\n  "))
 	}
 	for _, sc := range r.res.Scenarios {
-		if sc.Status == steps.StatusSkipped {
+		if sc.Status == result.StatusSkipped {
 			t.Errorf("scenario %q skipped: %s", sc.Title(), sc.Message)
 		}
 	}
@@ -70,7 +70,7 @@ type altCatch struct {
 
 // catches says whether the failed scenario sc is one where the defect
 // must be caught.
-func (c altCatch) catches(sc *steps.ScenarioResult) bool {
+func (c altCatch) catches(sc *result.ScenarioResult) bool {
 	if c.rule != "" && !slices.Contains(sc.Tags, matrix.Tag(c.rule)) {
 		return false
 	}
@@ -91,7 +91,7 @@ func (c altCatch) String() string {
 		where = "the scenario of rule " + c.rule
 	}
 	if len(c.sections) > 0 {
-		where += " failing in " + steps.SectionList(c.sections)
+		where += " failing in " + result.SectionList(c.sections)
 	}
 	return where
 }
@@ -127,7 +127,7 @@ func wantCaught(t *testing.T, r altRun, defect string, c altCatch) []string {
 	}
 	var by, other []string
 	for _, sc := range r.res.FailedScenarios() {
-		line := fmt.Sprintf("%s (%s)", sc.Title(), steps.SectionList(sc.FailureSections()))
+		line := fmt.Sprintf("%s (%s)", sc.Title(), result.SectionList(sc.FailureSections()))
 		if c.catches(sc) {
 			by = append(by, line)
 		} else {

@@ -23,7 +23,7 @@ import (
 
 	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
-	"github.com/partner-v3/conformance-kit/steps"
+	"github.com/partner-v3/conformance-kit/steps/result"
 	"github.com/partner-v3/conformance-kit/steps/suite"
 )
 
@@ -756,7 +756,7 @@ func (r *altRun) inconclusive() string {
 		return ""
 	}
 	for _, sc := range r.res.Scenarios {
-		if sc.Status == steps.StatusInconclusive {
+		if sc.Status == result.StatusInconclusive {
 			return sc.Message
 		}
 	}
@@ -821,7 +821,7 @@ func checkExtrasWarned(t *testing.T, r altRun) {
 	var warnings []string
 	for _, sc := range r.res.Scenarios {
 		for _, w := range sc.Warnings {
-			warnings = append(warnings, steps.SectionList(w.Sections)+" "+w.Message)
+			warnings = append(warnings, result.SectionList(w.Sections)+" "+w.Message)
 		}
 	}
 	all := strings.Join(warnings, "\n")

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/partner-v3/conformance-kit/simulator/profile"
-	"github.com/partner-v3/conformance-kit/steps"
+	"github.com/partner-v3/conformance-kit/steps/result"
 	"github.com/partner-v3/conformance-kit/steps/suite"
 )
 
@@ -124,7 +124,7 @@ func TestBlackBox(t *testing.T) {
 		t.Errorf("a run with --rate-limit 100 --rate-window 2s reported itself a certification")
 	}
 	for _, sc := range r.Scenarios {
-		if sc.Status == steps.StatusSkipped {
+		if sc.Status == result.StatusSkipped {
 			t.Errorf("normative scenario %q skipped: %s", sc.Name, sc.Message)
 		}
 	}

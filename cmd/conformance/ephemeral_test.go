@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/partner-v3/conformance-kit/steps"
+	"github.com/partner-v3/conformance-kit/steps/result"
 	"github.com/partner-v3/conformance-kit/steps/suite"
 )
 
@@ -61,7 +61,7 @@ func TestEphemeralAccountsSideBySide(t *testing.T) {
 			t.Errorf("run %d: verdict %s with %d failed, want pass", i+1, r.Verdict, r.Failed)
 		}
 		for _, sc := range r.Scenarios {
-			if sc.Status == steps.StatusSkipped {
+			if sc.Status == result.StatusSkipped {
 				t.Errorf("run %d: scenario %q skipped: %s", i+1, sc.Name, sc.Message)
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 	"github.com/partner-v3/conformance-kit/steps"
+	"github.com/partner-v3/conformance-kit/steps/result"
 	"github.com/partner-v3/conformance-kit/steps/suite"
 )
 
@@ -48,7 +49,7 @@ func TestUndecidedRateLimitIsIncomplete(t *testing.T) {
 		t.Error("an incomplete run is a certification")
 	}
 	sc := res.Scenarios[0]
-	if sc.Status != steps.StatusInconclusive || sc.Retries != steps.MaxBurstAttempts-1 {
+	if sc.Status != result.StatusInconclusive || sc.Retries != steps.MaxBurstAttempts-1 {
 		t.Fatalf("scenario %s after %d retries, want inconclusive after %d: %s", sc.Status, sc.Retries, steps.MaxBurstAttempts-1, sc.Message)
 	}
 	if !strings.Contains(sc.Message, "longer than the") || !strings.Contains(strings.Join(res.Caveats, "\n"), "not verified") {

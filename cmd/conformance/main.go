@@ -26,7 +26,7 @@ import (
 	"github.com/partner-v3/conformance-kit/cmd/internal/buildinfo"
 	"github.com/partner-v3/conformance-kit/cmd/internal/flagenv"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
-	"github.com/partner-v3/conformance-kit/steps"
+	"github.com/partner-v3/conformance-kit/steps/result"
 	"github.com/partner-v3/conformance-kit/steps/suite"
 )
 
@@ -510,7 +510,7 @@ func printVerdict(w io.Writer, res *suite.Result, dir string) {
 		fmt.Fprintf(w, "  %d waits (%s) for a rate-limit budget spent before the request: not held against the target\n", n, d.Round(100*time.Millisecond))
 	}
 	for _, s := range res.FailedScenarios() {
-		fmt.Fprintf(w, "  FAILURE %s  %s\n", steps.SectionList(s.FailureSections()), s.Title())
+		fmt.Fprintf(w, "  FAILURE %s  %s\n", result.SectionList(s.FailureSections()), s.Title())
 	}
 	for _, sec := range res.Sections {
 		if sec.Warnings > 0 {

@@ -22,7 +22,7 @@ import (
 	"github.com/partner-v3/conformance-kit/fixtures"
 	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
-	"github.com/partner-v3/conformance-kit/steps"
+	"github.com/partner-v3/conformance-kit/steps/result"
 	"github.com/partner-v3/conformance-kit/steps/suite"
 )
 
@@ -161,7 +161,7 @@ func TestRunSimulator(t *testing.T) {
 		t.Fatalf("verdict %s with %d failed, want pass", r.Verdict, r.Failed)
 	}
 	for _, sc := range r.Scenarios {
-		if sc.Status == steps.StatusSkipped {
+		if sc.Status == result.StatusSkipped {
 			t.Errorf("scenario %q skipped against the simulator: %s", sc.Name, sc.Message)
 		}
 	}

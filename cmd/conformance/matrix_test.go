@@ -13,8 +13,8 @@ import (
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 	"github.com/partner-v3/conformance-kit/simulator/violation"
-	"github.com/partner-v3/conformance-kit/steps"
 	"github.com/partner-v3/conformance-kit/steps/matrix"
+	"github.com/partner-v3/conformance-kit/steps/result"
 	"github.com/partner-v3/conformance-kit/steps/suite"
 )
 
@@ -158,7 +158,7 @@ func failures(r *suite.Result) []string {
 		if len(msg) > 300 {
 			msg = msg[:300] + "…"
 		}
-		out = append(out, sc.Title()+" ["+steps.SectionList(sc.FailureSections())+"]: "+msg)
+		out = append(out, sc.Title()+" ["+result.SectionList(sc.FailureSections())+"]: "+msg)
 	}
 	return out
 }

@@ -15,7 +15,7 @@ import (
 
 	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
-	"github.com/partner-v3/conformance-kit/steps"
+	"github.com/partner-v3/conformance-kit/steps/result"
 )
 
 // tinyService is a third implementation of the spec, written for the
@@ -375,12 +375,12 @@ func TestTinyImplementationPasses(t *testing.T) {
 	if r.code != exitPass {
 		var why []string
 		for _, sc := range r.res.FailedScenarios() {
-			why = append(why, fmt.Sprintf("%s (%s): %s", sc.Title(), steps.SectionList(sc.FailureSections()), firstLine(sc.Message)))
+			why = append(why, fmt.Sprintf("%s (%s): %s", sc.Title(), result.SectionList(sc.FailureSections()), firstLine(sc.Message)))
 		}
 		t.Fatalf("exit status %d, want 0: the suite failed a correct implementation in:\n  %s\n%s", r.code, strings.Join(why, "\n  "), r.out)
 	}
 	for _, sc := range r.res.Scenarios {
-		if sc.Status == steps.StatusSkipped {
+		if sc.Status == result.StatusSkipped {
 			t.Errorf("scenario %q skipped: %s", sc.Title(), sc.Message)
 		}
 	}

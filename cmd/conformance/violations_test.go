@@ -9,7 +9,7 @@ import (
 
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 	"github.com/partner-v3/conformance-kit/simulator/violation"
-	"github.com/partner-v3/conformance-kit/steps"
+	"github.com/partner-v3/conformance-kit/steps/result"
 	"github.com/partner-v3/conformance-kit/steps/suite"
 )
 
@@ -66,7 +66,7 @@ func TestViolationsAreCaught(t *testing.T) {
 			if r.Verdict != suite.VerdictFail {
 				t.Fatalf("NOT CAUGHT: the suite passes a simulator that breaks %s", rule)
 			}
-			var right []*steps.ScenarioResult
+			var right []*result.ScenarioResult
 			for _, sc := range r.FailedScenarios() {
 				if slices.ContainsFunc(sc.FailureSections(), func(s string) bool { return slices.Contains(want, s) }) {
 					right = append(right, sc)
@@ -77,12 +77,12 @@ func TestViolationsAreCaught(t *testing.T) {
 					rule, names(r.FailedScenarios()))
 			}
 			caught.Add(1)
-			t.Logf("caught %s by %q (%s)", rule, right[0].Title(), steps.SectionList(right[0].FailureSections()))
+			t.Logf("caught %s by %q (%s)", rule, right[0].Title(), result.SectionList(right[0].FailureSections()))
 		})
 	}
 }
 
-func names(scs []*steps.ScenarioResult) []string {
+func names(scs []*result.ScenarioResult) []string {
 	out := make([]string, 0, len(scs))
 	for _, sc := range scs {
 		out = append(out, sc.Name+" [§"+strings.Join(sc.Sections, ", §")+"]")

@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/partner-v3/conformance-kit/features"
-	"github.com/partner-v3/conformance-kit/steps"
 	"github.com/partner-v3/conformance-kit/steps/internal/mask"
+	"github.com/partner-v3/conformance-kit/steps/result"
 )
 
 // CertificateFormat names the layout of certificate.json; a verifier
@@ -63,10 +63,10 @@ type Certificate struct {
 
 // CertificateScenario is one scenario's line in a certificate.
 type CertificateScenario struct {
-	Name     string       `json:"name"`
-	Feature  string       `json:"feature"`
-	Sections []string     `json:"sections"`
-	Status   steps.Status `json:"status"`
+	Name     string        `json:"name"`
+	Feature  string        `json:"feature"`
+	Sections []string      `json:"sections"`
+	Status   result.Status `json:"status"`
 	// FailureSections are the sections a failure counts against.
 	FailureSections []string `json:"failureSections,omitempty"`
 	Warnings        []string `json:"warnings,omitempty"`
@@ -89,11 +89,11 @@ func (r *Result) Certificate() *Certificate {
 	}
 	for _, s := range r.Scenarios {
 		cs := CertificateScenario{Name: s.Title(), Feature: s.Feature, Sections: s.Sections, Status: s.Status, Requests: s.Requests}
-		if s.Status == steps.StatusFailed {
+		if s.Status == result.StatusFailed {
 			cs.FailureSections = s.FailureSections()
 		}
 		for _, w := range s.Warnings {
-			cs.Warnings = append(cs.Warnings, steps.SectionList(w.Sections)+": "+w.Message)
+			cs.Warnings = append(cs.Warnings, result.SectionList(w.Sections)+": "+w.Message)
 		}
 		c.Scenarios = append(c.Scenarios, cs)
 	}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/partner-v3/conformance-kit/simulator/spec"
-	"github.com/partner-v3/conformance-kit/steps"
+	"github.com/partner-v3/conformance-kit/steps/result"
 )
 
 func testResult() *Result {
@@ -18,8 +18,8 @@ func testResult() *Result {
 		Started: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC), Ended: time.Date(2026, 11, 22, 10, 2, 0, 0, time.UTC),
 		Verdict: VerdictPass, Certification: true, Digests: OwnDigests(), Flags: map[string]string{"api-key": MaskCredential("dev-key-alpha-7f3c2b9e")},
 		TLS: []TLSSession{{Version: "TLS 1.3", Protocol: "HTTP/2.0", Chain: []string{"ab12"}, Verified: true}}}
-	r.Scenarios = []*steps.ScenarioResult{{Name: "A page", Sections: []string{"4.2"}, Status: steps.StatusPassed, Requests: 2,
-		Warnings: []steps.Finding{{Level: steps.LevelWarning, Sections: []string{"4.2"}, Message: `the body carries fields the spec does not list: "requestId"`}}}}
+	r.Scenarios = []*result.ScenarioResult{{Name: "A page", Sections: []string{"4.2"}, Status: result.StatusPassed, Requests: 2,
+		Warnings: []result.Finding{{Level: result.LevelWarning, Sections: []string{"4.2"}, Message: `the body carries fields the spec does not list: "requestId"`}}}}
 	return r
 }
 

@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/partner-v3/conformance-kit/simulator/spec"
-	"github.com/partner-v3/conformance-kit/steps"
 	"github.com/partner-v3/conformance-kit/steps/internal/mask"
 	"github.com/partner-v3/conformance-kit/steps/internal/record"
+	"github.com/partner-v3/conformance-kit/steps/result"
 )
 
 // The credentials of the hand-built results: no report may show them.
@@ -36,7 +36,7 @@ func sampleResult(t testing.TB) *Result {
 	t.Helper()
 	started := time.Date(2025, 3, 14, 9, 26, 53, 589_000_000, time.UTC)
 	base := "https://partner.example.test/v3/partner/webhook"
-	failure := &steps.Exchange{
+	failure := &result.Exchange{
 		Method:         "POST",
 		URL:            base + "/campaign/list",
 		RequestHeader:  mask.Header(credentialHeader()),
@@ -59,7 +59,7 @@ func sampleResult(t testing.TB) *Result {
 		RateWindow:   spec.RateWindow.String(),
 		Requests:     412,
 		Waited:       61 * time.Second,
-		BudgetWaits: []steps.BudgetWait{{
+		BudgetWaits: []result.BudgetWait{{
 			Account: "primary", Reason: "Retry-After: 12", Duration: 12 * time.Second, At: started.Add(3 * time.Second),
 		}},
 		TLS: []TLSSession{{
@@ -70,28 +70,28 @@ func sampleResult(t testing.TB) *Result {
 			Scenarios: "4c1f0e9d8b7a69584736251403f2e1d0c9b8a7968574635241302f1e0d0c0b0a",
 			Steps:     "0a0b0c0d1e2f302142536475869708a9b0c1d2e3f405162738495a6b7c8d9eaf",
 		},
-		Scenarios: []*steps.ScenarioResult{
+		Scenarios: []*result.ScenarioResult{
 			{
 				Name: "Campaign List answers a POST with a JSON body", Feature: "1-transport.feature",
 				FeatureName: "Transport, JSON and the versioned base address",
 				Tags:        []string{"@normative", "@spec-1"}, Sections: []string{"1"},
-				Status: steps.StatusPassed, Requests: 1, Duration: 212 * time.Millisecond,
+				Status: result.StatusPassed, Requests: 1, Duration: 212 * time.Millisecond,
 			},
 			{
 				Name: "<operation> refuses the <header> header when it is <fault>", Feature: "2-auth.feature",
 				Example:     "operation=Campaign Stats, header=x-api-secret, fault=missing",
 				FeatureName: "Authentication with key, secret and account identifier",
 				Tags:        []string{"@normative", "@spec-5"}, Sections: []string{"5"},
-				Status: steps.StatusPassed, Requests: 1, Duration: 95 * time.Millisecond,
+				Status: result.StatusPassed, Requests: 1, Duration: 95 * time.Millisecond,
 			},
 			{
 				Name: "Campaigns carry the fields of §2.2", Feature: "4-campaign-list.feature",
 				FeatureName: "Campaign List and pagination",
 				Tags:        []string{"@normative", "@spec-2.2", "@spec-4.2"}, Sections: []string{"2.2", "4.2"},
-				Status: steps.StatusFailed, Step: `the field "Id" of every campaign should be an integer`,
+				Status: result.StatusFailed, Step: `the field "Id" of every campaign should be an integer`,
 				Message: "campaigns[0].Id is the string \"12\", want an integer\n<script>alert(1)</script>",
-				Failure: &steps.Finding{
-					Level: steps.LevelFailure, Sections: []string{"2.2"},
+				Failure: &result.Finding{
+					Level: result.LevelFailure, Sections: []string{"2.2"},
 					Message:  "campaigns[0].Id is the string \"12\", want an integer\n<script>alert(1)</script>",
 					Exchange: failure,
 				},
@@ -101,9 +101,9 @@ func sampleResult(t testing.TB) *Result {
 				Name: "Campaign statuses are colour codes", Feature: "4-campaign-list.feature",
 				FeatureName: "Campaign List and pagination",
 				Tags:        []string{"@normative", "@spec-2.2"}, Sections: []string{"2.2"},
-				Status: steps.StatusPassed, Requests: 2, Duration: 301 * time.Millisecond,
-				Warnings: []steps.Finding{{
-					Level: steps.LevelWarning, Sections: []string{"2.2"}, Count: 3,
+				Status: result.StatusPassed, Requests: 2, Duration: 301 * time.Millisecond,
+				Warnings: []result.Finding{{
+					Level: result.LevelWarning, Sections: []string{"2.2"}, Count: 3,
 					Message: "scheduledTimeZone \"XYZ\" is not a time zone abbreviation the suite knows",
 				}},
 			},
@@ -111,7 +111,7 @@ func sampleResult(t testing.TB) *Result {
 				Name: "The second account is served with its own credentials", Feature: "2-auth.feature",
 				FeatureName: "Authentication with key, secret and account identifier",
 				Tags:        []string{"@normative", "@spec-5"}, Sections: []string{"5"},
-				Status: steps.StatusSkipped, Step: "a second account",
+				Status: result.StatusSkipped, Step: "a second account",
 				Message: "no second account was given (--second-api-key)",
 			},
 		},
@@ -145,6 +145,6 @@ func notRunResult() *Result {
 		SuiteVersion: "v1.4.0", SpecVersion: spec.Version, Spec: "Partner Contact and Campaign Service, API v3",
 		Target: "https://partner.example.test/v3/partner/webhook", Tags: DefaultTags,
 		Verdict: VerdictNotRun, NotRun: "preflight: connection error: dial tcp: lookup partner.example.test: no such host",
-		Scenarios: []*steps.ScenarioResult{}, Caveats: []string{},
+		Scenarios: []*result.ScenarioResult{}, Caveats: []string{},
 	}
 }

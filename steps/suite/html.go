@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/partner-v3/conformance-kit/steps"
+	"github.com/partner-v3/conformance-kit/steps/result"
 )
 
 // WriteHTML writes the conformance report for people as one self-contained
@@ -31,8 +31,8 @@ type htmlView struct {
 	Class    string
 	Counts   string
 	Facts    []htmlFact
-	Failures []*steps.ScenarioResult
-	Skips    []*steps.ScenarioResult
+	Failures []*result.ScenarioResult
+	Skips    []*result.ScenarioResult
 	Warned   []htmlWarning
 	// WarningLinks are, by section ID, the IDs of the warnings that count
 	// for the section's row (its own and its subsections').
@@ -122,9 +122,9 @@ func (r *Result) htmlView() htmlView {
 	var order []key
 	for _, sc := range r.Scenarios {
 		switch sc.Status {
-		case steps.StatusFailed:
+		case result.StatusFailed:
 			v.Failures = append(v.Failures, sc)
-		case steps.StatusSkipped, steps.StatusInconclusive:
+		case result.StatusSkipped, result.StatusInconclusive:
 			v.Skips = append(v.Skips, sc)
 		}
 		for _, f := range sc.Warnings {
@@ -141,7 +141,7 @@ func (r *Result) htmlView() htmlView {
 	}
 	// By the first section each cites, then as the run met them.
 	slices.SortStableFunc(order, func(a, b key) int {
-		return steps.CompareSections(firstSection(warnings[a].Sections), firstSection(warnings[b].Sections))
+		return result.CompareSections(firstSection(warnings[a].Sections), firstSection(warnings[b].Sections))
 	})
 	v.WarningLinks = make(map[string][]string)
 	for i, k := range order {
@@ -175,13 +175,13 @@ func plural(n int, noun string) string {
 
 // htmlFuncs are the helpers the page's template uses.
 var htmlFuncs = template.FuncMap{
-	"sections":     steps.SectionList,
+	"sections":     result.SectionList,
 	"sectionTitle": sectionTitle,
 	"ms":           func(d time.Duration) string { return d.Round(time.Millisecond).String() },
 	"tenths":       func(d time.Duration) string { return d.Round(100 * time.Millisecond).String() },
 	"utc":          func(t time.Time) string { return t.UTC().Format("15:04:05") },
 	"join":         strings.Join,
-	"transcript": func(x *steps.Exchange) string {
+	"transcript": func(x *result.Exchange) string {
 		if x == nil {
 			return ""
 		}

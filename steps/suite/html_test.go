@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/partner-v3/conformance-kit/simulator/spec"
-	"github.com/partner-v3/conformance-kit/steps"
+	"github.com/partner-v3/conformance-kit/steps/result"
 )
 
 var screenshotOut = flag.String("screenshot", "", "also save the Chromium screenshot of the sample report to this file (docs/img/report-example.png)")
@@ -219,10 +219,10 @@ func TestHTMLWarningsOnceFormattedAndLinked(t *testing.T) {
 	multi := "3 cells of rule campaign-fields could not be checked: the target's data does not hold them:\n  [kind=sms, field=Hardbounce]\n  [kind=email, field=Softbounce]"
 	shared := "the body carries fields the spec does not list: \"requestId\""
 	for _, title := range []string{"first", "second"} {
-		r.Scenarios = append(r.Scenarios, &steps.ScenarioResult{Name: "Warns " + title, Sections: []string{"4.2"}, Status: steps.StatusPassed,
-			Warnings: []steps.Finding{
-				{Level: steps.LevelWarning, Sections: []string{"2.2", "4.2"}, Message: multi, Count: 1},
-				{Level: steps.LevelWarning, Sections: []string{"4.3"}, Message: shared, Count: 2},
+		r.Scenarios = append(r.Scenarios, &result.ScenarioResult{Name: "Warns " + title, Sections: []string{"4.2"}, Status: result.StatusPassed,
+			Warnings: []result.Finding{
+				{Level: result.LevelWarning, Sections: []string{"2.2", "4.2"}, Message: multi, Count: 1},
+				{Level: result.LevelWarning, Sections: []string{"4.3"}, Message: shared, Count: 2},
 			}})
 	}
 	r.Sections = nil

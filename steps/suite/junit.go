@@ -8,7 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/partner-v3/conformance-kit/steps"
+	"github.com/partner-v3/conformance-kit/steps/result"
 )
 
 // The JUnit XML shape CI tools read (GitLab, Jenkins, GitHub test
@@ -129,16 +129,16 @@ func (r *Result) junitSuites() []junitTestSuite {
 			names[feature][tc.Name] = 1
 		}
 		switch sc.Status {
-		case steps.StatusFailed:
+		case result.StatusFailed:
 			tc.Failure = junitFailure(sc)
 			s.Failures++
-		case steps.StatusSkipped, steps.StatusInconclusive:
+		case result.StatusSkipped, result.StatusInconclusive:
 			tc.Skipped = &junitSkipped{Message: sc.Message}
 			s.Skipped++
 		}
 		var out strings.Builder
 		for _, f := range sc.Warnings {
-			fmt.Fprintf(&out, "WARNING %s: %s", steps.SectionList(f.Sections), f.Message)
+			fmt.Fprintf(&out, "WARNING %s: %s", result.SectionList(f.Sections), f.Message)
 			if f.Count > 1 {
 				fmt.Fprintf(&out, " (seen %d×)", f.Count)
 			}
@@ -159,7 +159,7 @@ func (r *Result) junitSuites() []junitTestSuite {
 
 // junitFailure is a failed scenario's <failure>: the first line of the
 // message and the sections in the attribute, the whole detail as text.
-func junitFailure(sc *steps.ScenarioResult) *junitProblem {
+func junitFailure(sc *result.ScenarioResult) *junitProblem {
 	detail, message := sc.Message, sc.Message
 	if sc.Failure != nil {
 		detail, message = sc.Failure.Detail(), sc.Failure.Message
@@ -169,10 +169,10 @@ func junitFailure(sc *steps.ScenarioResult) *junitProblem {
 	}
 	first, _, _ := strings.Cut(message, "\n")
 	short := first
-	if sections := steps.SectionList(sc.FailureSections()); sections != "" {
+	if sections := result.SectionList(sc.FailureSections()); sections != "" {
 		short = sections + ": " + first
 	}
-	return &junitProblem{Message: truncate(short, junitMessageMax), Type: string(steps.LevelFailure), Text: xmlText(detail)}
+	return &junitProblem{Message: truncate(short, junitMessageMax), Type: string(result.LevelFailure), Text: xmlText(detail)}
 }
 
 // xmlText makes s fit for a CDATA section, which, unlike escaped text,

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/partner-v3/conformance-kit/simulator/spec"
-	"github.com/partner-v3/conformance-kit/steps"
+	"github.com/partner-v3/conformance-kit/steps/result"
 )
 
 // NotRun returns the Result of a run that never started because of the
@@ -32,7 +32,7 @@ func NotRun(cfg Config, why string) *Result {
 		RateWindow:   rateWindowText(cfg.RateWindow),
 		Flags:        maskedFlags(sec, cfg.Flags),
 		Digests:      digestsOf(cfg.featureFS()),
-		Scenarios:    []*steps.ScenarioResult{},
+		Scenarios:    []*result.ScenarioResult{},
 		Caveats:      []string{},
 		Verdict:      VerdictNotRun,
 		NotRun:       sec.String(why),

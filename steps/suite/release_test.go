@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/partner-v3/conformance-kit/simulator/spec"
-	"github.com/partner-v3/conformance-kit/steps"
+	"github.com/partner-v3/conformance-kit/steps/result"
 )
 
 // TestOnlyACleanReleaseBuildCertifies: a version is a label anyone sets
@@ -29,7 +29,7 @@ func TestOnlyACleanReleaseBuildCertifies(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := &Result{TLS: []TLSSession{{Version: "TLS 1.3", Verified: true}}, ControlAPI: true,
-				Scenarios: []*steps.ScenarioResult{{Name: "A page", Sections: []string{"4.2"}, Tags: []string{"@normative"}, Status: steps.StatusPassed}}}
+				Scenarios: []*result.ScenarioResult{{Name: "A page", Sections: []string{"4.2"}, Tags: []string{"@normative"}, Status: result.StatusPassed}}}
 			r.judge(Config{SuiteVersion: tt.version, SuiteCommit: tt.commit, Tags: DefaultTags}, spec.RateLimit, spec.RateWindow)
 			if got, want := r.Certification, tt.caveat == ""; got != want {
 				t.Fatalf("Certification=%v, want %v; caveats %q", got, want, r.Caveats)
@@ -77,8 +77,8 @@ func TestCertificateRecordsTheSuitesSource(t *testing.T) {
 // its first line in the list item and the rest as a block under it, line
 // for line (issue 27).
 func TestMarkdownWarningKeepsItsLines(t *testing.T) {
-	r := &Result{Verdict: VerdictPass, Warnings: 1, Scenarios: []*steps.ScenarioResult{{Name: "Walk", Sections: []string{"4.2"}, Status: steps.StatusPassed,
-		Warnings: []steps.Finding{{Level: steps.LevelWarning, Sections: []string{"2.2"}, Count: 1,
+	r := &Result{Verdict: VerdictPass, Warnings: 1, Scenarios: []*result.ScenarioResult{{Name: "Walk", Sections: []string{"4.2"}, Status: result.StatusPassed,
+		Warnings: []result.Finding{{Level: result.LevelWarning, Sections: []string{"2.2"}, Count: 1,
 			Message: "2 cells could not be checked:\n  [kind=sms, field=Hardbounce]\n  [kind=email, field=Softbounce]"}}}}}
 	var b bytes.Buffer
 	if err := r.WriteMarkdown(&b); err != nil {

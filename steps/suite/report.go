@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/partner-v3/conformance-kit/steps"
+	"github.com/partner-v3/conformance-kit/steps/result"
 )
 
 // WriteJSON writes the conformance summary as indented JSON.
@@ -84,19 +84,19 @@ func (r *Result) WriteMarkdown(w io.Writer) error {
 			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", w.At.UTC().Format(time.RFC3339), w.Account, w.Duration.Round(100*time.Millisecond), w.Reason)
 		}
 	}
-	var failed, skipped []*steps.ScenarioResult
+	var failed, skipped []*result.ScenarioResult
 	for _, s := range r.Scenarios {
 		switch s.Status {
-		case steps.StatusFailed:
+		case result.StatusFailed:
 			failed = append(failed, s)
-		case steps.StatusSkipped, steps.StatusInconclusive:
+		case result.StatusSkipped, result.StatusInconclusive:
 			skipped = append(skipped, s)
 		}
 	}
 	if len(failed) > 0 {
 		b.WriteString("\n## Failures\n")
 		for _, s := range failed {
-			fmt.Fprintf(&b, "\n### FAILURE %s: %s\n\n%s · %s\n\nStep: %s\n\n```\n%s\n```\n", steps.SectionList(s.FailureSections()), s.Title(), s.Feature, strings.Join(s.Tags, " "), s.Step, s.Failure.Detail())
+			fmt.Fprintf(&b, "\n### FAILURE %s: %s\n\n%s · %s\n\nStep: %s\n\n```\n%s\n```\n", result.SectionList(s.FailureSections()), s.Title(), s.Feature, strings.Join(s.Tags, " "), s.Step, s.Failure.Detail())
 		}
 	}
 	if r.Warnings > 0 {
@@ -106,7 +106,7 @@ func (r *Result) WriteMarkdown(w io.Writer) error {
 				// A multi-line warning (a list of cells) keeps its lines: the
 				// first in the item, the rest as a block under it.
 				first, rest, _ := strings.Cut(strings.TrimRight(w.Message, "\n"), "\n")
-				fmt.Fprintf(&b, "\n- **WARNING %s** %s (%s; seen %d×)", steps.SectionList(w.Sections), first, s.Title(), w.Count)
+				fmt.Fprintf(&b, "\n- **WARNING %s** %s (%s; seen %d×)", result.SectionList(w.Sections), first, s.Title(), w.Count)
 				if rest != "" {
 					fmt.Fprintf(&b, "\n\n  ```\n  %s\n  ```\n", strings.ReplaceAll(rest, "\n", "\n  "))
 				}
@@ -117,7 +117,7 @@ func (r *Result) WriteMarkdown(w io.Writer) error {
 	if len(skipped) > 0 {
 		b.WriteString("\n## Skipped\n\n")
 		for _, s := range skipped {
-			fmt.Fprintf(&b, "- %s (%s): %s\n", s.Title(), steps.SectionList(s.Sections), s.Message)
+			fmt.Fprintf(&b, "- %s (%s): %s\n", s.Title(), result.SectionList(s.Sections), s.Message)
 		}
 	}
 	var unverified []string

@@ -19,6 +19,7 @@ import (
 	"github.com/partner-v3/conformance-kit/steps"
 	"github.com/partner-v3/conformance-kit/steps/internal/record"
 	"github.com/partner-v3/conformance-kit/steps/matrix"
+	"github.com/partner-v3/conformance-kit/steps/result"
 )
 
 // Verdicts of a run.
@@ -111,7 +112,7 @@ type Result struct {
 	// BudgetWaits are the waits caused by 429s to requests that do not
 	// test §8 (a budget spent before the run): never held against the
 	// target.
-	BudgetWaits []steps.BudgetWait `json:"budgetWaits"`
+	BudgetWaits []result.BudgetWait `json:"budgetWaits"`
 	// TLS lists each TLS session shape the target showed; empty for plain
 	// HTTP and in-process runs.
 	TLS     []TLSSession `json:"tls"`
@@ -129,10 +130,10 @@ type Result struct {
 	Failed  int `json:"failed"`
 	Skipped int `json:"skipped"`
 	// Inconclusive counts the scenarios that could not decide their rule.
-	Inconclusive int                     `json:"inconclusive"`
-	Warnings     int                     `json:"warnings"`
-	Scenarios    []*steps.ScenarioResult `json:"scenarios"`
-	Sections     []SectionResult         `json:"sections"`
+	Inconclusive int                      `json:"inconclusive"`
+	Warnings     int                      `json:"warnings"`
+	Scenarios    []*result.ScenarioResult `json:"scenarios"`
+	Sections     []SectionResult          `json:"sections"`
 	// Verdict is VerdictPass, VerdictFail, VerdictIncomplete or
 	// VerdictNotRun.
 	Verdict string `json:"verdict"`
@@ -151,10 +152,10 @@ type Result struct {
 }
 
 // FailedScenarios returns the scenarios that failed.
-func (r *Result) FailedScenarios() []*steps.ScenarioResult {
-	var out []*steps.ScenarioResult
+func (r *Result) FailedScenarios() []*result.ScenarioResult {
+	var out []*result.ScenarioResult
 	for _, s := range r.Scenarios {
-		if s.Status == steps.StatusFailed {
+		if s.Status == result.StatusFailed {
 			out = append(out, s)
 		}
 	}
@@ -180,7 +181,7 @@ func (r *run) result() *Result {
 		Waited:       r.Pacer.Waited(),
 		TLS:          r.recorder.TLS(),
 		Flags:        maskedFlags(r.Secrets, r.cfg.Flags),
-		Scenarios:    []*steps.ScenarioResult{},
+		Scenarios:    []*result.ScenarioResult{},
 		Caveats:      []string{},
 		entries:      r.recorder.Entries(),
 	}
@@ -211,17 +212,17 @@ func (r *Result) judge(cfg Config, limit int, window time.Duration) {
 		for _, sc := range r.Scenarios {
 			counted := false
 			switch sc.Status {
-			case steps.StatusPassed:
+			case result.StatusPassed:
 				if coversSection(sc.Sections, sec.ID) {
 					sr.Passed++
 					counted = true
 				}
-			case steps.StatusFailed:
+			case result.StatusFailed:
 				if coversSection(sc.FailureSections(), sec.ID) {
 					sr.Failed++
 					counted = true
 				}
-			case steps.StatusSkipped, steps.StatusInconclusive:
+			case result.StatusSkipped, result.StatusInconclusive:
 				if coversSection(sc.Sections, sec.ID) {
 					sr.Skipped++
 					counted = true
@@ -244,14 +245,14 @@ func (r *Result) judge(cfg Config, limit int, window time.Duration) {
 	for _, sc := range r.Scenarios {
 		unverified += len(sc.Unverified)
 		switch sc.Status {
-		case steps.StatusInconclusive:
+		case result.StatusInconclusive:
 			r.Inconclusive++
 			inconclusive = append(inconclusive, fmt.Sprintf("%q (%s)", sc.Title(), sc.Message))
-		case steps.StatusPassed:
+		case result.StatusPassed:
 			r.Passed++
-		case steps.StatusFailed:
+		case result.StatusFailed:
 			r.Failed++
-		case steps.StatusSkipped:
+		case result.StatusSkipped:
 			r.Skipped++
 			if sc.Normative() {
 				normativeSkipped++

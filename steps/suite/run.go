@@ -20,6 +20,7 @@ import (
 	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 	"github.com/partner-v3/conformance-kit/steps"
+	"github.com/partner-v3/conformance-kit/steps/answer"
 	"github.com/partner-v3/conformance-kit/steps/internal/mask"
 	"github.com/partner-v3/conformance-kit/steps/internal/pace"
 	"github.com/partner-v3/conformance-kit/steps/internal/record"
@@ -226,8 +227,8 @@ type run struct {
 	cfg       Config
 	plan      *plan // the scenarios; nil for Learn
 	recorder  *record.Transport
-	adminHTTP *http.Client    // nil without a control API
-	observer  *steps.Observer // every answer held to what the spec says of every response (rule every-answer)
+	adminHTTP *http.Client     // nil without a control API
+	observer  *answer.Observer // every answer held to what the spec says of every response (rule every-answer)
 	// throwaway are the accounts the run made (Config.EphemeralAccounts),
 	// deleted by close.
 	throwaway []string
@@ -315,7 +316,7 @@ func resolve(ctx context.Context, cfg Config, base *url.URL, given *mask.Secrets
 	recorder := &record.Transport{Base: transport, Verified: cfg.verifiesTLS() && cfg.Handler == nil, Secrets: secrets}
 	// Under the pacer, so that it sees every attempt (an unexpected 429
 	// the pacer sends again too), the preflight's and the scenarios' alike.
-	observer := steps.NewObserver(primary, second, secrets)
+	observer := answer.NewObserver(primary, second, secrets)
 	client := &http.Client{
 		Transport: &pace.Transport{
 			Base:    observer.Transport(recorder),

@@ -22,7 +22,7 @@ import (
 
 	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/simtest"
-	"github.com/partner-v3/conformance-kit/steps"
+	"github.com/partner-v3/conformance-kit/steps/result"
 	"github.com/partner-v3/conformance-kit/steps/suite"
 )
 
@@ -66,7 +66,7 @@ func Suite(t *testing.T) {
 	}
 	var skipped []string
 	for _, sc := range r.Scenarios {
-		if sc.Status == steps.StatusSkipped {
+		if sc.Status == result.StatusSkipped {
 			skipped = append(skipped, sc.Name+": "+sc.Message)
 		}
 	}

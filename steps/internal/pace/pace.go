@@ -38,7 +38,7 @@ func isDeliberate(ctx context.Context) bool {
 
 // Wait is one wait for the target's budget that a request which does not
 // test §8 had to make after an unexpected 429. It is also what the
-// reports show of it (steps.BudgetWait is this type), so its JSON names
+// reports show of it (result.BudgetWait is this type), so its JSON names
 // are the reports'.
 type Wait struct {
 	// Account is the masked account whose budget was spent.

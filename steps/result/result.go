@@ -1,4 +1,8 @@
-package steps
+// Package result is the record of a run's scenarios, as the step library
+// writes it and the runner and its reports read it: each scenario's outcome,
+// its findings (failures and warnings, with their spec sections) and the
+// exchanges they show, the run's secrets masked.
+package result
 
 import (
 	"fmt"
@@ -8,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/partner-v3/conformance-kit/steps/internal/mask"
 	"github.com/partner-v3/conformance-kit/steps/internal/pace"
 )
 
@@ -206,4 +211,22 @@ func CompareSections(a, b string) int {
 		}
 	}
 	return len(pa) - len(pb)
+}
+
+// BodyLimit cuts the bodies a report shows.
+const BodyLimit = 4096
+
+// Cut is a body as reports show it: the run's secrets hidden (sec may be
+// nil), then cut at BodyLimit. The search looks a little past the cut, so
+// that a secret the cut would halve is hidden whole.
+func Cut(sec *mask.Secrets, b []byte) string {
+	const past = 256
+	if len(b) <= BodyLimit {
+		return sec.String(string(b))
+	}
+	s := sec.String(string(b[:min(len(b), BodyLimit+past)]))
+	if len(s) > BodyLimit {
+		s = s[:BodyLimit]
+	}
+	return s + fmt.Sprintf("… (%d bytes in all)", len(b))
 }

@@ -1,4 +1,4 @@
-package steps
+package answer
 
 import (
 	"net/http"
@@ -38,8 +38,8 @@ func TestShapeProblems(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			x := &exchange{method: http.MethodPost, url: base + tt.path, status: http.StatusOK, rbody: []byte(tt.body)}
-			secs, p := shapeProblems(x)
+			x := &Answer{Method: http.MethodPost, URL: base + tt.path, Status: http.StatusOK, ResponseBody: []byte(tt.body)}
+			secs, p := ShapeProblems(x)
 			if !slices.Equal(secs, tt.sections) {
 				t.Errorf("sections = %v, want %v (%s)", secs, tt.sections, p)
 			}
@@ -71,11 +71,11 @@ func TestWarnExtraFields(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			lib := New(Env{})
-			s := &scenario{lib: lib, env: &lib.env, result: &ScenarioResult{Sections: []string{"4"}}}
-			s.warnExtraFields(&exchange{method: http.MethodPost, url: base + tt.path, status: http.StatusOK, rbody: []byte(tt.body)})
 			var got []string
-			for _, w := range s.result.Warnings {
+			for _, w := range ExtraFields(&Answer{Method: http.MethodPost, URL: base + tt.path, Status: http.StatusOK, ResponseBody: []byte(tt.body)}) {
+				if w.Sections != nil {
+					t.Errorf("warning %q has sections %v, want the scenario's", w.Message, w.Sections)
+				}
 				got = append(got, w.Message)
 			}
 			if !slices.Equal(got, tt.want) {

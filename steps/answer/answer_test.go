@@ -1,4 +1,4 @@
-package steps
+package answer
 
 import (
 	"encoding/json"
@@ -40,8 +40,8 @@ func TestCheckFormat(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := checkFormat(tt.value, tt.format) == ""; got != tt.ok {
-				t.Fatalf("checkFormat(%v, %q) ok=%v, want %v (%s)", tt.value, tt.format, got, tt.ok, checkFormat(tt.value, tt.format))
+			if got := CheckFormat(tt.value, tt.format) == ""; got != tt.ok {
+				t.Fatalf("CheckFormat(%v, %q) ok=%v, want %v (%s)", tt.value, tt.format, got, tt.ok, CheckFormat(tt.value, tt.format))
 			}
 		})
 	}
@@ -51,12 +51,12 @@ func TestCheckFormat(t *testing.T) {
 // missing or of the wrong type is a problem (FAILURE); a field the table
 // does not list is named as extra (WARNING), never as a problem.
 func TestCheckObjectTiers(t *testing.T) {
-	v, err := decodeJSON([]byte(`{"pageNo": 1.0, "requestId": "r-1", "campaigns": [], "apiVersion": 3}`))
+	v, err := DecodeJSON([]byte(`{"pageNo": 1.0, "requestId": "r-1", "campaigns": [], "apiVersion": 3}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	problems, extra := checkObject(v.(map[string]any), []fieldRow{
-		{field: "pageNo", typ: "integer"}, {field: "pageSize", typ: "integer"}, {field: "campaigns", typ: "array"},
+	problems, extra := CheckObject(v.(map[string]any), []FieldRow{
+		{Field: "pageNo", Type: "integer"}, {Field: "pageSize", Type: "integer"}, {Field: "campaigns", Type: "array"},
 	})
 	got := strings.Join(problems, "\n")
 	for _, want := range []string{`"pageNo": is number, want integer`, `"pageSize" is missing`} {
@@ -73,10 +73,10 @@ func TestCheckObjectTiers(t *testing.T) {
 }
 
 func TestMentionsFindsEscapedMessages(t *testing.T) {
-	if !mentions([]byte(`{"detail":{"msg":"Rate limit exceeded. Try again later\u002e"}}`), "Rate limit exceeded. Try again later.") {
+	if !Mentions([]byte(`{"detail":{"msg":"Rate limit exceeded. Try again later\u002e"}}`), "Rate limit exceeded. Try again later.") {
 		t.Error("an escaped message was not found")
 	}
-	if mentions([]byte(`{"error":"Invalid credentials"}`), "Invalid API credentials") {
+	if Mentions([]byte(`{"error":"Invalid credentials"}`), "Invalid API credentials") {
 		t.Error("a reworded message was accepted")
 	}
 }
@@ -90,8 +90,8 @@ func TestIsJSONType(t *testing.T) {
 		"text/plain":               false,
 		"application/jsonp":        false,
 	} {
-		if got := isJSONType(mt); got != want {
-			t.Errorf("isJSONType(%q) = %v, want %v", mt, got, want)
+		if got := IsJSONType(mt); got != want {
+			t.Errorf("IsJSONType(%q) = %v, want %v", mt, got, want)
 		}
 	}
 }
@@ -101,12 +101,12 @@ func TestReportMasksCredentials(t *testing.T) {
 	sec := mask.NewSecrets(mask.Value{Text: acct.APIKey}, mask.Value{Text: acct.APISecret, Secret: true}, mask.Value{Text: acct.AccountID})
 	// The target echoes what it was sent, in a header and in the body: the
 	// right secret and the key with its last character changed.
-	x := &exchange{method: "POST", url: "https://x/v3/partner/webhook/campaign/list",
-		header:  credentialHeaders(acct),
-		status:  401,
-		rheader: http.Header{"X-Echo-Secret": {acct.APISecret}},
-		rbody:   []byte(`{"error":"Invalid API credentials","given":{"x-api-key":"dev-key-alpha-7f3c2b9X","x-api-secret":"` + acct.APISecret + `"}}`)}
-	d := x.report(sec).Dump()
+	x := &Answer{Method: "POST", URL: "https://x/v3/partner/webhook/campaign/list",
+		Header:         credentialHeaders(acct),
+		Status:         401,
+		ResponseHeader: http.Header{"X-Echo-Secret": {acct.APISecret}},
+		ResponseBody:   []byte(`{"error":"Invalid API credentials","given":{"x-api-key":"dev-key-alpha-7f3c2b9X","x-api-secret":"` + acct.APISecret + `"}}`)}
+	d := x.Report(sec).Dump()
 	for _, secret := range []string{"dev-key-alpha-7f3c2b9", "9d41e6a0c58b", "acc_enc_QWxwaGFQYXJ0bmVyMDAx", "dev-s"} {
 		if strings.Contains(d, secret) {
 			t.Errorf("the dump shows %q:\n%s", secret, d)
