@@ -49,17 +49,29 @@ type harness struct {
 // and a control listener, and closes it when the test ends.
 func MustOpenServer(tb testing.TB, cfg sim.Config) *harness {
 	tb.Helper()
+	if cfg.CampaignsPerAccount == 0 {
+		cfg.CampaignsPerAccount = 73 // not a multiple of any page size tried
+	}
+	return openHarness(tb, cfg, 0, true)
+}
+
+// openHarness starts the simulator cfg describes with MustOpenServer's
+// addresses, token, data directory and fake clock, the server's read
+// timeout set when readTimeout is not zero, and a client trusting its
+// certificate that speaks HTTP/2 when h2 (HTTP/1.1 otherwise).
+func openHarness(tb testing.TB, cfg sim.Config, readTimeout time.Duration, h2 bool) *harness {
+	tb.Helper()
 	clock := &fakeClock{now: time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)}
 	cfg.Addr, cfg.AdminAddr = "127.0.0.1:0", "127.0.0.1:0"
 	cfg.AdminToken = "test-token"
 	cfg.DataDir = tb.TempDir()
 	cfg.Now = clock.Now
-	if cfg.CampaignsPerAccount == 0 {
-		cfg.CampaignsPerAccount = 73 // not a multiple of any page size tried
-	}
 	s, err := sim.New(context.Background(), cfg)
 	if err != nil {
 		tb.Fatal(err)
+	}
+	if readTimeout != 0 {
+		s.ReadTimeout = readTimeout
 	}
 	if err := s.Open(); err != nil {
 		tb.Fatal(err)
@@ -71,7 +83,7 @@ func MustOpenServer(tb testing.TB, cfg sim.Config) *harness {
 		tb.Fatal(err)
 	}
 	pool.AppendCertsFromPEM(pem)
-	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: h2}
 	tb.Cleanup(tr.CloseIdleConnections)
 	return &harness{t: tb, sim: s, clock: clock, client: &http.Client{Transport: tr, Timeout: 10 * time.Second},
 		alpha: s.Accounts[0], bravo: s.Accounts[1]}
