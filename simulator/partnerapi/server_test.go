@@ -6,40 +6,21 @@ import (
 	"crypto/x509"
 	"net/http"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/gavv/httpexpect/v2"
 
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/internal/apitest"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 )
-
-// fakeClock is the real-time source of a test simulator: it moves only when
-// the test moves it.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // harness is an open simulator on a real TLS listener with clients for it.
 type harness struct {
 	t      testing.TB
 	sim    *sim.Simulator
-	clock  *fakeClock
+	clock  *apitest.Clock
 	client *http.Client
 	alpha  *simulator.Account
 	bravo  *simulator.Account
@@ -61,7 +42,7 @@ func MustOpenServer(tb testing.TB, cfg sim.Config) *harness {
 // certificate that speaks HTTP/2 when h2 (HTTP/1.1 otherwise).
 func openHarness(tb testing.TB, cfg sim.Config, readTimeout time.Duration, h2 bool) *harness {
 	tb.Helper()
-	clock := &fakeClock{now: time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)}
+	clock := apitest.NewClock(time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC))
 	cfg.Addr, cfg.AdminAddr = "127.0.0.1:0", "127.0.0.1:0"
 	cfg.AdminToken = "test-token"
 	cfg.DataDir = tb.TempDir()

@@ -12,7 +12,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
@@ -81,4 +83,28 @@ func MustBeJSONAnswer(tb testing.TB, w *httptest.ResponseRecorder, body []byte) 
 			tb.Fatalf(`%d answer %s, want {"error": "<message>"}`, w.Code, w.Body)
 		}
 	}
+}
+
+// Clock is a test simulator's real-time source (sim.Config.Now): it moves
+// only when the test moves it. Safe for concurrent use.
+type Clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// NewClock returns a Clock standing at now.
+func NewClock(now time.Time) *Clock { return &Clock{now: now} }
+
+// Now returns the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Advance moves the clock on by d.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
 }
