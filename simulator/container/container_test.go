@@ -5,7 +5,6 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"errors"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -18,34 +17,11 @@ import (
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/container"
 	"github.com/partner-v3/conformance-kit/simulator/control"
+	"github.com/partner-v3/conformance-kit/simulator/internal/apitest"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 	"github.com/partner-v3/conformance-kit/steps/suite"
 )
-
-// post sends one partner API request with an account's credentials and
-// returns the status and body.
-func post(t *testing.T, client *http.Client, base, op string, a simulator.Account, body string) (int, []byte) {
-	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, base+"/"+op, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("x-api-key", a.APIKey)
-	req.Header.Set("x-api-secret", a.APISecret)
-	req.Header.Set("x-account-id", a.AccountID)
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatalf("POST %s: %v", op, err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("read %s response: %v", op, err)
-	}
-	return resp.StatusCode, data
-}
 
 func TestRunAnswersOnLoopbackOverTrustedTLS(t *testing.T) {
 	c := runSimulator(t)
@@ -69,7 +45,7 @@ func TestRunAnswersOnLoopbackOverTrustedTLS(t *testing.T) {
 
 	// The development credentials work, through the client that trusts
 	// the returned CA.
-	status, body := post(t, c.HTTPClient(), c.URL, spec.PathCampaignList, c.Accounts[0], `{"limit": 2, "page": 1}`)
+	status, body := apitest.Post(t, c.HTTPClient(), c.URL, &c.Accounts[0], spec.PathCampaignList, `{"limit": 2, "page": 1}`)
 	if status != http.StatusOK {
 		t.Fatalf("campaign/list status=%d, want 200; body %s", status, body)
 	}
@@ -174,16 +150,15 @@ func TestRunOptionsReachTheSimulator(t *testing.T) {
 	}
 
 	// The development credentials are gone: WithAccounts replaced them.
-	status, body := post(t, client, c.URL, spec.PathCampaignList,
-		simulator.Account{APIKey: "dev-key-alpha-7f3c2b9e", APISecret: "dev-secret-alpha-9d41e6a0c58b", AccountID: "acc_enc_QWxwaGFQYXJ0bmVyMDAx"},
-		`{"limit": 50, "page": 1}`)
+	alpha := &simulator.Account{APIKey: "dev-key-alpha-7f3c2b9e", APISecret: "dev-secret-alpha-9d41e6a0c58b", AccountID: "acc_enc_QWxwaGFQYXJ0bmVyMDAx"}
+	status, body := apitest.Post(t, client, c.URL, alpha, spec.PathCampaignList, `{"limit": 50, "page": 1}`)
 	if status != http.StatusUnauthorized {
 		t.Errorf("development credentials: status=%d, want 401; body %s", status, body)
 	}
 
 	// WithSeed and WithCampaigns: the same bytes as an in-process
 	// simulator with the same seed, accounts and count.
-	status, got := post(t, client, c.URL, spec.PathCampaignList, accounts[0], `{"limit": 50, "page": 1}`)
+	status, got := apitest.Post(t, client, c.URL, &accounts[0], spec.PathCampaignList, `{"limit": 50, "page": 1}`)
 	if status != http.StatusOK {
 		t.Fatalf("campaign/list status=%d, want 200; body %s", status, got)
 	}
@@ -203,10 +178,10 @@ func TestRunOptionsReachTheSimulator(t *testing.T) {
 
 	// WithRateLimit(2, time.Hour): the account spent one request above;
 	// the second passes, the third is refused.
-	if status, body := post(t, client, c.URL, spec.PathCampaignList, accounts[0], `{"limit": 1, "page": 1}`); status != http.StatusOK {
+	if status, body := apitest.Post(t, client, c.URL, &accounts[0], spec.PathCampaignList, `{"limit": 1, "page": 1}`); status != http.StatusOK {
 		t.Errorf("request 2 of 2: status=%d, want 200; body %s", status, body)
 	}
-	if status, body := post(t, client, c.URL, spec.PathCampaignList, accounts[0], `{"limit": 1, "page": 1}`); status != http.StatusTooManyRequests {
+	if status, body := apitest.Post(t, client, c.URL, &accounts[0], spec.PathCampaignList, `{"limit": 1, "page": 1}`); status != http.StatusTooManyRequests {
 		t.Errorf("request 3 of 2: status=%d, want 429; body %s", status, body)
 	}
 }
@@ -225,7 +200,7 @@ func inProcessCampaignList(t *testing.T, accounts []simulator.Account, seed int6
 	}
 	srv := httptest.NewTLSServer(s.Handler())
 	defer srv.Close()
-	status, body := post(t, srv.Client(), srv.URL+spec.BasePath, spec.PathCampaignList, accounts[0], `{"limit": 50, "page": 1}`)
+	status, body := apitest.Post(t, srv.Client(), srv.URL+spec.BasePath, &accounts[0], spec.PathCampaignList, `{"limit": 50, "page": 1}`)
 	if status != http.StatusOK {
 		t.Fatalf("in-process campaign/list status=%d; body %s", status, body)
 	}
@@ -337,7 +312,7 @@ func TestRunStartsAgainWhenAPortWasTakenMeanwhile(t *testing.T) {
 	if u.Port() == strconv.Itoa(takenPort) {
 		t.Errorf("URL %s uses the taken port", c.URL)
 	}
-	if status, body := post(t, c.HTTPClient(), c.URL, spec.PathCampaignList, c.Accounts[0], `{"limit": 1, "page": 1}`); status != http.StatusOK {
+	if status, body := apitest.Post(t, c.HTTPClient(), c.URL, &c.Accounts[0], spec.PathCampaignList, `{"limit": 1, "page": 1}`); status != http.StatusOK {
 		t.Errorf("campaign/list status=%d, want 200; body %s", status, body)
 	}
 	// The container that clashed is gone; only the running one is left.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/control"
+	"github.com/partner-v3/conformance-kit/simulator/internal/apitest"
 	"github.com/partner-v3/conformance-kit/simulator/profile"
 	"github.com/partner-v3/conformance-kit/simulator/simtest"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
@@ -25,20 +26,8 @@ import (
 // status.
 func partner(t *testing.T, s *simtest.Simulator, acc simulator.Account, op, body string) int {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, s.URL+"/"+op, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("x-api-key", acc.APIKey)
-	req.Header.Set("x-api-secret", acc.APISecret)
-	req.Header.Set("x-account-id", acc.AccountID)
-	resp, err := s.HTTPClient().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	return resp.StatusCode
+	status, _ := apitest.Post(t, s.HTTPClient(), s.URL, &acc, op, body)
+	return status
 }
 
 func list(t *testing.T, s *simtest.Simulator, acc simulator.Account) int {

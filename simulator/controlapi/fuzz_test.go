@@ -3,7 +3,6 @@ package controlapi_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/controlapi"
 	"github.com/partner-v3/conformance-kit/simulator/inmem"
+	"github.com/partner-v3/conformance-kit/simulator/internal/apitest"
 	"github.com/partner-v3/conformance-kit/simulator/partnerapi"
 )
 
@@ -40,31 +40,10 @@ func FuzzAdminBody(f *testing.F) {
 		req.Header.Set("Authorization", "Bearer tok")
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, req)
-		mustBeJSONAnswer(t, w, body)
+		apitest.MustBeJSONAnswer(t, w, body)
 		// Keep the store small across millions of runs.
 		if err := s.Control.ResetControl(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 	})
-}
-
-// mustBeJSONAnswer: a 2xx or 4xx JSON object, a refusal's {"error":
-// "<message>"} alone (as the partner API's fuzz targets check theirs).
-func mustBeJSONAnswer(t *testing.T, w *httptest.ResponseRecorder, body []byte) {
-	t.Helper()
-	if w.Code >= 500 || w.Code < 200 || (w.Code >= 300 && w.Code < 400) {
-		t.Fatalf("status %d for %q: %s", w.Code, body, w.Body)
-	}
-	if ct := w.Header().Get("Content-Type"); ct != "application/json" {
-		t.Fatalf("Content-Type %q for %q", ct, body)
-	}
-	var obj map[string]any
-	if err := json.Unmarshal(w.Body.Bytes(), &obj); err != nil {
-		t.Fatalf("answer %q is not a JSON object: %v", w.Body, err)
-	}
-	if w.Code >= 400 {
-		if msg, ok := obj["error"].(string); !ok || msg == "" || len(obj) != 1 {
-			t.Fatalf(`%d answer %s, want {"error": "<message>"}`, w.Code, w.Body)
-		}
-	}
 }

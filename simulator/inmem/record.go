@@ -146,20 +146,23 @@ type reader struct {
 
 func (r *reader) uvarint() uint64 {
 	v, n := binary.Uvarint(r.b[r.off:])
-	if n <= 0 {
-		panic("inmem: corrupt contact record")
-	}
-	r.off += n
+	r.pass(n)
 	return v
 }
 
 func (r *reader) varint() int64 {
 	v, n := binary.Varint(r.b[r.off:])
+	r.pass(n)
+	return v
+}
+
+// pass moves past a varint of n bytes, as encoding/binary measured it: n
+// <= 0 is its report of a record cut short or overflowing.
+func (r *reader) pass(n int) {
 	if n <= 0 {
 		panic("inmem: corrupt contact record")
 	}
 	r.off += n
-	return v
 }
 
 // bytes returns the next string's bytes, without copying.

@@ -83,17 +83,12 @@ func scanFieldsInto(dst Fields, body []byte) (Fields, bool) {
 		// The name and value alias body, which nothing writes to until the
 		// request is answered (the caller's to keep so).
 		f = append(f, Field{Name: key[:len(key):len(key)], Value: json.RawMessage(body[vStart:i:i])})
-		i = skipJSONSpace(body, i)
-		if i >= len(body) {
+		var more bool
+		if i, more = scanAfterMember(body, i, '}'); i < 0 {
 			return nil, false
 		}
-		switch body[i] {
-		case ',':
-			i = skipJSONSpace(body, i+1)
-		case '}':
-			return f, skipJSONSpace(body, i+1) == len(body)
-		default:
-			return nil, false
+		if !more {
+			return f, skipJSONSpace(body, i) == len(body)
 		}
 	}
 }
@@ -137,17 +132,9 @@ func scanValue(b []byte, i, depth int) int {
 			if i = scanValue(b, i, depth+1); i < 0 {
 				return -1
 			}
-			i = skipJSONSpace(b, i)
-			if i >= len(b) {
-				return -1
-			}
-			switch b[i] {
-			case ',':
-				i = skipJSONSpace(b, i+1)
-			case ']':
-				return i + 1
-			default:
-				return -1
+			var more bool
+			if i, more = scanAfterMember(b, i, ']'); !more {
+				return i
 			}
 		}
 	case c == '{':
@@ -174,21 +161,31 @@ func scanValue(b []byte, i, depth int) int {
 			if i = scanValue(b, skipJSONSpace(b, i+1), depth+1); i < 0 {
 				return -1
 			}
-			i = skipJSONSpace(b, i)
-			if i >= len(b) {
-				return -1
-			}
-			switch b[i] {
-			case ',':
-				i = skipJSONSpace(b, i+1)
-			case '}':
-				return i + 1
-			default:
-				return -1
+			var more bool
+			if i, more = scanAfterMember(b, i, '}'); !more {
+				return i
 			}
 		}
 	}
 	return -1
+}
+
+// scanAfterMember reads what follows a member of an array or object,
+// ending at b[i]: a comma (it returns the index of the next member and
+// true) or the container's closing byte (the index just past it and
+// false); anything else is -1 and false.
+func scanAfterMember(b []byte, i int, closing byte) (int, bool) {
+	i = skipJSONSpace(b, i)
+	if i >= len(b) {
+		return -1, false
+	}
+	switch b[i] {
+	case ',':
+		return skipJSONSpace(b, i+1), true
+	case closing:
+		return i + 1, false
+	}
+	return -1, false
 }
 
 func scanLiteral(b []byte, i int, lit string) int {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
-	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
@@ -23,6 +22,7 @@ import (
 	"time"
 
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/internal/apitest"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
@@ -523,27 +523,7 @@ func openMatrix(t *testing.T) *matrix {
 // set, so that a stalled body is answered within the test.
 func mustOpenWithReadTimeout(t *testing.T, d time.Duration) *harness {
 	t.Helper()
-	clock := &fakeClock{now: time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)}
-	s, err := sim.New(context.Background(), sim.Config{Addr: "127.0.0.1:0", AdminAddr: "127.0.0.1:0", AdminToken: "test-token",
-		DataDir: t.TempDir(), Now: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.ReadTimeout = d
-	if err := s.Open(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { MustCloseServer(t, s) })
-	pem, err := os.ReadFile(s.Cert.CertFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(pem)
-	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
-	t.Cleanup(tr.CloseIdleConnections)
-	return &harness{t: t, sim: s, clock: clock, client: &http.Client{Transport: tr, Timeout: 10 * time.Second},
-		alpha: s.Accounts[0], bravo: s.Accounts[1]}
+	return openHarness(t, sim.Config{}, d, false)
 }
 
 func (m *matrix) expand(s string) string {
@@ -674,10 +654,7 @@ func (m *matrix) sendH2(t *testing.T, h *harness, r request) answer {
 	if r.hang > 0 {
 		req.ContentLength = r.hang
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("x-api-key", m.alpha.APIKey)
-	req.Header.Set("x-api-secret", m.alpha.APISecret)
-	req.Header.Set("x-account-id", m.alpha.AccountID)
+	apitest.SetCredentials(req.Header, m.alpha)
 	for _, l := range r.headers {
 		k, v, _ := strings.Cut(m.expand(l), ":")
 		req.Header.Add(k, strings.TrimSpace(v))

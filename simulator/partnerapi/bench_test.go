@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/internal/apitest"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
@@ -71,13 +72,6 @@ func firstCampaign(b *testing.B, s *sim.Simulator) int64 {
 	return cs[0].ID
 }
 
-func setHeaders(h http.Header, a *simulator.Account) {
-	h.Set("Content-Type", spec.ContentType)
-	h.Set(spec.HeaderAPIKey, a.APIKey)
-	h.Set(spec.HeaderAPISecret, a.APISecret)
-	h.Set(spec.HeaderAccountID, a.AccountID)
-}
-
 // BenchmarkHandler measures each operation in-process through the whole
 // partner handler (request ID, journal, faults, auth, rate limit, handler;
 // no TLS, no network): the server's own cost and allocations per request.
@@ -102,7 +96,7 @@ func serveLoop(b *testing.B, s *sim.Simulator, o benchOp, seq *atomic.Int64) {
 	b.ReportAllocs()
 	for b.Loop() {
 		req := httptest.NewRequest(http.MethodPost, spec.BasePath+"/"+o.op, strings.NewReader(o.body(seq.Add(1))))
-		setHeaders(req.Header, a)
+		apitest.SetCredentials(req.Header, a)
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, req)
 		if w.Code != http.StatusOK {
@@ -172,7 +166,7 @@ func BenchmarkHTTPS(b *testing.B) {
 					if err != nil {
 						panic(err)
 					}
-					setHeaders(req.Header, a)
+					apitest.SetCredentials(req.Header, a)
 					resp, err := client.Do(req)
 					if err != nil {
 						b.Error(err)

@@ -88,6 +88,16 @@ func mustEOF(t *testing.T, conn net.Conn, br *bufio.Reader) {
 	}
 }
 
+// mustRefuseAndClose: the next answer on br is the JSON refusal status
+// with msg, says Connection: close, and the server then closes conn.
+func mustRefuseAndClose(t *testing.T, conn net.Conn, br *bufio.Reader, status int, msg string) {
+	t.Helper()
+	if resp := mustJSONAnswer(t, br, status, msg); !resp.Close {
+		t.Error("no Connection: close on the answer")
+	}
+	mustEOF(t, conn, br)
+}
+
 // TestEdge_AmbiguousFramingIsRefusedAndClosed: RFC 9112 §6.1, a request
 // with both Content-Length and Transfer-Encoding may be rejected, and the
 // connection MUST be closed after the answer. The simulator answers a JSON
@@ -105,11 +115,7 @@ func TestEdge_AmbiguousFramingIsRefusedAndClosed(t *testing.T) {
 			if _, err := io.WriteString(conn, rawRequest(h, lines, body)+rawRequest(h, []string{"Content-Length: 20"}, `{"limit":1,"page":1}`)); err != nil {
 				t.Fatal(err)
 			}
-			resp := mustJSONAnswer(t, br, http.StatusBadRequest, "Request has both Content-Length and Transfer-Encoding, so its length is ambiguous (RFC 9112 §6.1): send one of them")
-			if !resp.Close {
-				t.Error("no Connection: close on the answer")
-			}
-			mustEOF(t, conn, br)
+			mustRefuseAndClose(t, conn, br, http.StatusBadRequest, "Request has both Content-Length and Transfer-Encoding, so its length is ambiguous (RFC 9112 §6.1): send one of them")
 		})
 	}
 }
@@ -195,11 +201,7 @@ func TestEdge_NetHTTPRefusalsAreJSONInTurn(t *testing.T) {
 						t.Fatalf("request %d: %d (close %v) %s", i+1, resp.StatusCode, resp.Close, got)
 					}
 				}
-				resp := mustJSONAnswer(t, br, tt.status, tt.msg)
-				if !resp.Close {
-					t.Error("no Connection: close on the answer")
-				}
-				mustEOF(t, conn, br)
+				mustRefuseAndClose(t, conn, br, tt.status, tt.msg)
 			})
 		}
 	}

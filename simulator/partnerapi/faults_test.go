@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/inmem"
+	"github.com/partner-v3/conformance-kit/simulator/internal/apitest"
 	"github.com/partner-v3/conformance-kit/simulator/mock"
 	"github.com/partner-v3/conformance-kit/simulator/partnerapi"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
@@ -318,34 +320,15 @@ func TestFaults_Probability(t *testing.T) {
 	a := s.Accounts[0]
 	var got []int
 	for range 4 {
-		req := httptest.NewRequest(http.MethodPost, spec.BasePath+"/campaign/list", strings.NewReader(`{"limit":1,"page":1}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("x-api-key", a.APIKey)
-		req.Header.Set("x-api-secret", a.APISecret)
-		req.Header.Set("x-account-id", a.AccountID)
-		w := httptest.NewRecorder()
-		s.Handler().ServeHTTP(w, req)
-		got = append(got, w.Code)
+		got = append(got, apitest.Serve(s.Handler(), a, spec.PathCampaignList, `{"limit":1,"page":1}`).Code)
 	}
-	if want := []int{200, 500, 200, 500}; !equalInts(got, want) {
+	if want := []int{200, 500, 200, 500}; !slices.Equal(got, want) {
 		t.Errorf("statuses for draws 0.9, 0.1, 0.5, 0.49 = %v, want %v", got, want)
 	}
 	var list struct{ Faults []struct{ Remaining int } }
 	if err := json.NewDecoder(admin(http.MethodGet, "/faults", "").Body).Decode(&list); err != nil || len(list.Faults) != 1 || list.Faults[0].Remaining != 3 {
 		t.Errorf("faults = %+v (%v), want one with 3 left", list, err)
 	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestPprof: the profiler is on the control API, behind its token, and

@@ -14,6 +14,7 @@ import (
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/inmem"
 	"github.com/partner-v3/conformance-kit/simulator/jsonbody"
+	"github.com/partner-v3/conformance-kit/simulator/internal/apitest"
 	"github.com/partner-v3/conformance-kit/simulator/mock"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
@@ -154,7 +155,7 @@ func FuzzPartnerRequest(f *testing.F) {
 		req.Header.Set(spec.HeaderAccountID, "acc")
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, req)
-		mustBeJSONAnswer(t, w, body)
+		apitest.MustBeJSONAnswer(t, w, body)
 	})
 }
 
@@ -165,25 +166,6 @@ func mustBeRefusal(t *testing.T, err error, code string) {
 	}
 	if simulator.ErrorMessage(err) == "" {
 		t.Fatal("refusal without a message")
-	}
-}
-
-func mustBeJSONAnswer(t *testing.T, w *httptest.ResponseRecorder, body []byte) {
-	t.Helper()
-	if w.Code >= 500 || w.Code < 200 || (w.Code >= 300 && w.Code < 400) {
-		t.Fatalf("status %d for %q: %s", w.Code, body, w.Body)
-	}
-	if ct := w.Header().Get("Content-Type"); ct != "application/json" {
-		t.Fatalf("Content-Type %q for %q", ct, body)
-	}
-	var obj map[string]any
-	if err := json.Unmarshal(w.Body.Bytes(), &obj); err != nil {
-		t.Fatalf("answer %q is not a JSON object: %v", w.Body, err)
-	}
-	if w.Code >= 400 {
-		if msg, ok := obj["error"].(string); !ok || msg == "" || len(obj) != 1 {
-			t.Fatalf(`%d answer %s, want {"error": "<message>"}`, w.Code, w.Body)
-		}
 	}
 }
 

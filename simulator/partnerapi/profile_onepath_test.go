@@ -1,12 +1,9 @@
 package partnerapi_test
 
 import (
-	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"net/http"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -154,25 +151,5 @@ func openMatrixPlaying(t *testing.T, p *profile.Profile) *matrix {
 // read timeout) playing p.
 func openSlowPlaying(t *testing.T, p *profile.Profile) *harness {
 	t.Helper()
-	clock := &fakeClock{now: time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)}
-	s, err := sim.New(context.Background(), sim.Config{Addr: "127.0.0.1:0", AdminAddr: "127.0.0.1:0", AdminToken: "test-token",
-		DataDir: t.TempDir(), Now: clock.Now, Profile: p})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.ReadTimeout = time.Second
-	if err := s.Open(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { MustCloseServer(t, s) })
-	pem, err := os.ReadFile(s.Cert.CertFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(pem)
-	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
-	t.Cleanup(tr.CloseIdleConnections)
-	return &harness{t: t, sim: s, clock: clock, client: &http.Client{Transport: tr, Timeout: 10 * time.Second},
-		alpha: s.Accounts[0], bravo: s.Accounts[1]}
+	return openHarness(t, sim.Config{Profile: p}, time.Second, false)
 }

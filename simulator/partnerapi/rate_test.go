@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/internal/apitest"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
@@ -79,10 +80,7 @@ func TestRateLimit_Concurrent(t *testing.T) {
 			for i := 0; i < 5; i++ {
 				req, _ := http.NewRequest(http.MethodPost, h.sim.URL()+"/campaign/list", nil)
 				req.Body = http.NoBody
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("x-api-key", h.alpha.APIKey)
-				req.Header.Set("x-api-secret", h.alpha.APISecret)
-				req.Header.Set("x-account-id", h.alpha.AccountID)
+				apitest.SetCredentials(req.Header, h.alpha)
 				resp, err := h.client.Do(req)
 				if err != nil {
 					other.Add(1)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"github.com/partner-v3/conformance-kit/fixtures"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/inmem"
+	"github.com/partner-v3/conformance-kit/simulator/internal/apitest"
 	"github.com/partner-v3/conformance-kit/simulator/partnerapi"
 	"github.com/partner-v3/conformance-kit/simulator/redisstore"
 	"github.com/partner-v3/conformance-kit/simulator/seed"
@@ -70,16 +70,7 @@ func TestRedisRoundTrips(t *testing.T) {
 			var trips redisstore.RoundTrips
 			db.AddHook(&trips)
 			a := accounts[0]
-			do := func(op, body string) int {
-				req := httptest.NewRequest(http.MethodPost, spec.BasePath+"/"+op, strings.NewReader(body))
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("x-api-key", a.APIKey)
-				req.Header.Set("x-api-secret", a.APISecret)
-				req.Header.Set("x-account-id", a.AccountID)
-				w := httptest.NewRecorder()
-				h.ServeHTTP(w, req)
-				return w.Code
-			}
+			do := func(op, body string) int { return apitest.Serve(h, a, op, body).Code }
 			requests := []struct {
 				op, body string
 				trips    int64

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/internal/apitest"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
@@ -53,7 +54,7 @@ func BenchmarkRefusal(b *testing.B) {
 						b.ReportAllocs()
 						for b.Loop() {
 							req := httptest.NewRequest(http.MethodPost, spec.BasePath+"/"+spec.PathCampaignList, strings.NewReader(`{"limit":1,"page":1}`))
-							setHeaders(req.Header, &simulator.Account{APIKey: c.key, APISecret: c.secret, AccountID: c.acct})
+							apitest.SetCredentials(req.Header, &simulator.Account{APIKey: c.key, APISecret: c.secret, AccountID: c.acct})
 							w := httptest.NewRecorder()
 							h.ServeHTTP(w, req)
 							if w.Code != http.StatusUnauthorized {

@@ -6,40 +6,21 @@ import (
 	"crypto/x509"
 	"net/http"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/gavv/httpexpect/v2"
 
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/internal/apitest"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 )
-
-// fakeClock is the real-time source of a test simulator: it moves only when
-// the test moves it.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // harness is an open simulator on a real TLS listener with clients for it.
 type harness struct {
 	t      testing.TB
 	sim    *sim.Simulator
-	clock  *fakeClock
+	clock  *apitest.Clock
 	client *http.Client
 	alpha  *simulator.Account
 	bravo  *simulator.Account
@@ -49,17 +30,29 @@ type harness struct {
 // and a control listener, and closes it when the test ends.
 func MustOpenServer(tb testing.TB, cfg sim.Config) *harness {
 	tb.Helper()
-	clock := &fakeClock{now: time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)}
+	if cfg.CampaignsPerAccount == 0 {
+		cfg.CampaignsPerAccount = 73 // not a multiple of any page size tried
+	}
+	return openHarness(tb, cfg, 0, true)
+}
+
+// openHarness starts the simulator cfg describes with MustOpenServer's
+// addresses, token, data directory and fake clock, the server's read
+// timeout set when readTimeout is not zero, and a client trusting its
+// certificate that speaks HTTP/2 when h2 (HTTP/1.1 otherwise).
+func openHarness(tb testing.TB, cfg sim.Config, readTimeout time.Duration, h2 bool) *harness {
+	tb.Helper()
+	clock := apitest.NewClock(time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC))
 	cfg.Addr, cfg.AdminAddr = "127.0.0.1:0", "127.0.0.1:0"
 	cfg.AdminToken = "test-token"
 	cfg.DataDir = tb.TempDir()
 	cfg.Now = clock.Now
-	if cfg.CampaignsPerAccount == 0 {
-		cfg.CampaignsPerAccount = 73 // not a multiple of any page size tried
-	}
 	s, err := sim.New(context.Background(), cfg)
 	if err != nil {
 		tb.Fatal(err)
+	}
+	if readTimeout != 0 {
+		s.ReadTimeout = readTimeout
 	}
 	if err := s.Open(); err != nil {
 		tb.Fatal(err)
@@ -71,7 +64,7 @@ func MustOpenServer(tb testing.TB, cfg sim.Config) *harness {
 		tb.Fatal(err)
 	}
 	pool.AppendCertsFromPEM(pem)
-	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: h2}
 	tb.Cleanup(tr.CloseIdleConnections)
 	return &harness{t: tb, sim: s, clock: clock, client: &http.Client{Transport: tr, Timeout: 10 * time.Second},
 		alpha: s.Accounts[0], bravo: s.Accounts[1]}

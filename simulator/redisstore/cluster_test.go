@@ -135,17 +135,10 @@ func (c *redisCluster) tryStartNode(tb testing.TB, i int) (*redisServer, error) 
 		"--cluster-config-file", filepath.Join(c.dir, "nodes-"+port+".conf"),
 		"--cluster-require-full-coverage", "no", "--cluster-node-timeout", "2000",
 		"--save", "", "--appendonly", "no", "--dir", c.dir)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start redis-server: %w", err)
+	s, err := runRedisServer(tb, cmd, logFile)
+	if err != nil {
+		return nil, err
 	}
-	s := &redisServer{cmd: cmd, done: make(chan struct{})}
-	go func() {
-		_ = cmd.Wait()
-		logFile.Close()
-		close(s.done)
-	}()
-	tb.Cleanup(func() { s.stop(tb) })
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + port, MaxRetries: -1, DialTimeout: 500 * time.Millisecond})
 	defer rdb.Close()
 	deadline := time.Now().Add(5 * time.Second)

@@ -128,39 +128,42 @@ end
 return 1
 `)
 
+// luaPage defines page, which reads a page of the ordered set zset and,
+// for each member on it, the record fetch(member) returns, leaving out a
+// member whose record is gone: {total, json...}. offset and limit (0: no
+// limit) are ARGV strings.
+const luaPage = `
+local function page(zset, offset, limit, fetch)
+  local total = redis.call('ZCARD', zset)
+  offset, limit = tonumber(offset), tonumber(limit)
+  local stop = -1
+  if limit > 0 then stop = offset + limit - 1 end
+  local out = {total}
+  for _, m in ipairs(redis.call('ZRANGE', zset, offset, stop)) do
+    local data = fetch(m)
+    if data then table.insert(out, data) end
+  end
+  return out
+end
+`
+
 // pageScript reads a page of an ordered set and the records it names, in
 // one atomic step, so a page never mixes two states.
 //
 // KEYS: order zset, data hash. ARGV: offset, limit (0: no limit).
 // Returns {total, json...}.
-var pageScript = redis.NewScript(`
-local total = redis.call('ZCARD', KEYS[1])
-local offset, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
-local stop = -1
-if limit > 0 then stop = offset + limit - 1 end
-local out = {total}
-for _, id in ipairs(redis.call('ZRANGE', KEYS[1], offset, stop)) do
-  local data = redis.call('HGET', KEYS[2], id)
-  if data then table.insert(out, data) end
-end
-return out
+var pageScript = redis.NewScript(luaPage + `
+return page(KEYS[1], ARGV[1], ARGV[2], function(id) return redis.call('HGET', KEYS[2], id) end)
 `)
 
 // allContactsScript is pageScript over every account's contacts.
 //
 // KEYS: global order zset. ARGV: offset, limit, prefix.
-var allContactsScript = redis.NewScript(`
-local total = redis.call('ZCARD', KEYS[1])
-local offset, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
-local stop = -1
-if limit > 0 then stop = offset + limit - 1 end
-local out = {total}
-for _, m in ipairs(redis.call('ZRANGE', KEYS[1], offset, stop)) do
+var allContactsScript = redis.NewScript(luaPage + `
+return page(KEYS[1], ARGV[1], ARGV[2], function(m)
   local i = string.find(m, '\n', 1, true)
-  local data = redis.call('HGET', ARGV[3] .. 'contact-data:' .. string.sub(m, 1, i - 1), string.sub(m, i + 1))
-  if data then table.insert(out, data) end
-end
-return out
+  return redis.call('HGET', ARGV[3] .. 'contact-data:' .. string.sub(m, 1, i - 1), string.sub(m, i + 1))
+end)
 `)
 
 // deleteContactsScript removes one account's contacts and indexes, or every

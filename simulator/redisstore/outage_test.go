@@ -149,9 +149,9 @@ func TestOutage_Miniredis(t *testing.T) {
 	checkRecovers(t, calls)
 }
 
-// A Redis that accepts connections but never answers (hung, or a network
-// that drops replies) must cost a request the read timeout, not forever.
-func TestOutage_StuckRedis(t *testing.T) {
+// silentRedis listens on 127.0.0.1 as a Redis that accepts connections
+// and never answers: each is handed to keep. It returns the Redis URL.
+func silentRedis(t *testing.T, keep func(net.Conn)) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -163,19 +163,27 @@ func TestOutage_StuckRedis(t *testing.T) {
 			if err != nil {
 				return
 			}
-			go func() {
-				// Read and discard, answer nothing.
-				buf := make([]byte, 4096)
-				for {
-					if _, err := conn.Read(buf); err != nil {
-						conn.Close()
-						return
-					}
-				}
-			}()
+			keep(conn)
 		}
 	}()
-	db := redisstore.NewDB("redis://" + ln.Addr().String() + "/0")
+	return "redis://" + ln.Addr().String() + "/0"
+}
+
+// A Redis that accepts connections but never answers (hung, or a network
+// that drops replies) must cost a request the read timeout, not forever.
+func TestOutage_StuckRedis(t *testing.T) {
+	db := redisstore.NewDB(silentRedis(t, func(conn net.Conn) {
+		go func() {
+			// Read and discard, answer nothing.
+			buf := make([]byte, 4096)
+			for {
+				if _, err := conn.Read(buf); err != nil {
+					conn.Close()
+					return
+				}
+			}
+		}()
+	}))
 	if err := db.Open(); err != nil {
 		t.Fatal(err)
 	}
@@ -185,21 +193,7 @@ func TestOutage_StuckRedis(t *testing.T) {
 
 // A caller's deadline shorter than the timeouts wins.
 func TestOutage_ContextDeadline(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			t.Cleanup(func() { conn.Close() })
-		}
-	}()
-	db := redisstore.NewDB("redis://" + ln.Addr().String() + "/0")
+	db := redisstore.NewDB(silentRedis(t, func(conn net.Conn) { t.Cleanup(func() { conn.Close() }) }))
 	db.Timeout = time.Minute
 	if err := db.Open(); err != nil {
 		t.Fatal(err)
@@ -278,6 +272,23 @@ type redisServer struct {
 	done chan struct{}
 }
 
+// runRedisServer starts cmd, a redis-server, writing to logFile (closed
+// when it exits), and stops it in cleanup.
+func runRedisServer(tb testing.TB, cmd *exec.Cmd, logFile *os.File) (*redisServer, error) {
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start redis-server: %w", err)
+	}
+	s := &redisServer{cmd: cmd, done: make(chan struct{})}
+	go func() {
+		_ = cmd.Wait()
+		logFile.Close()
+		close(s.done)
+	}()
+	tb.Cleanup(func() { s.stop(tb) })
+	return s, nil
+}
+
 // startRedisServer runs redis-server on 127.0.0.1:port as a child process,
 // without persistence, waits until it answers, and stops it in cleanup.
 func startRedisServer(tb testing.TB, bin string, port int) *redisServer {
@@ -290,17 +301,10 @@ func startRedisServer(tb testing.TB, bin string, port int) *redisServer {
 	cmd := exec.Command(bin,
 		"--bind", "127.0.0.1", "--port", strconv.Itoa(port),
 		"--save", "", "--appendonly", "no", "--dir", dir)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		tb.Fatalf("start redis-server: %v", err)
+	s, err := runRedisServer(tb, cmd, logFile)
+	if err != nil {
+		tb.Fatal(err)
 	}
-	s := &redisServer{cmd: cmd, done: make(chan struct{})}
-	go func() {
-		_ = cmd.Wait()
-		logFile.Close()
-		close(s.done)
-	}()
-	tb.Cleanup(func() { s.stop(tb) })
 
 	db := redisstore.NewDB("redis://127.0.0.1:" + strconv.Itoa(port) + "/0")
 	if err := db.Open(); err != nil {

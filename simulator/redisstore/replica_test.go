@@ -24,6 +24,7 @@ import (
 	"github.com/partner-v3/conformance-kit/fixtures"
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/control"
+	"github.com/partner-v3/conformance-kit/simulator/internal/apitest"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 	"github.com/partner-v3/conformance-kit/steps/suite"
 )
@@ -196,10 +197,7 @@ func (r *replica) call(t *testing.T, a *simulator.Account, op string, body any) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("x-api-key", a.APIKey)
-	req.Header.Set("x-api-secret", a.APISecret)
-	req.Header.Set("x-account-id", a.AccountID)
+	apitest.SetCredentials(req.Header, a)
 	resp, err := r.client.Do(req)
 	if err != nil {
 		t.Errorf("%s %s: %v", r.name, op, err)

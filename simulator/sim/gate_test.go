@@ -3,13 +3,12 @@ package sim_test
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"github.com/alicebob/miniredis/v2"
 
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/internal/apitest"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
@@ -38,14 +37,7 @@ func TestRedisGate_Violations(t *testing.T) {
 			defer s.Close()
 			h := s.Handler()
 			list := func(a *simulator.Account) int {
-				req := httptest.NewRequest(http.MethodPost, spec.BasePath+"/campaign/list", strings.NewReader(`{"limit":1,"page":1}`))
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("x-api-key", a.APIKey)
-				req.Header.Set("x-api-secret", a.APISecret)
-				req.Header.Set("x-account-id", a.AccountID)
-				w := httptest.NewRecorder()
-				h.ServeHTTP(w, req)
-				return w.Code
+				return apitest.Serve(h, a, spec.PathCampaignList, `{"limit":1,"page":1}`).Code
 			}
 			alpha, bravo := s.Accounts[0], s.Accounts[1]
 			if got := list(alpha); got != http.StatusOK {

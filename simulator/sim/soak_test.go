@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/internal/apitest"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
@@ -200,10 +201,7 @@ func soakRequest(client *http.Client, base string, a *simulator.Account, w, i in
 	if err != nil {
 		return soakCall{}, err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("x-api-key", a.APIKey)
-	req.Header.Set("x-api-secret", a.APISecret)
-	req.Header.Set("x-account-id", a.AccountID)
+	apitest.SetCredentials(req.Header, a)
 	c := soakCall{sent: time.Now()}
 	resp, err := client.Do(req)
 	if err != nil {

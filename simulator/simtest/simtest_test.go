@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -19,38 +18,15 @@ import (
 
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/control"
+	"github.com/partner-v3/conformance-kit/simulator/internal/apitest"
 	"github.com/partner-v3/conformance-kit/simulator/simtest"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
-// call sends one partner request (spec §4) with acc's three headers of
-// spec §5 through client and returns the status and body.
-func call(tb testing.TB, client *http.Client, baseURL string, acc simulator.Account, op, body string) (int, []byte) {
-	tb.Helper()
-	req, err := http.NewRequest(http.MethodPost, baseURL+"/"+op, strings.NewReader(body))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("x-api-key", acc.APIKey)
-	req.Header.Set("x-api-secret", acc.APISecret)
-	req.Header.Set("x-account-id", acc.AccountID)
-	resp, err := client.Do(req)
-	if err != nil {
-		tb.Fatalf("POST %s: %v", op, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return resp.StatusCode, b
-}
-
 // listCampaigns calls Campaign List (spec §4.2) for the primary account.
 func listCampaigns(tb testing.TB, s *simtest.Simulator, limit int) (int, []byte) {
 	tb.Helper()
-	return call(tb, s.HTTPClient(), s.URL, s.Accounts[0], spec.PathCampaignList, fmt.Sprintf(`{"limit": %d, "page": 1}`, limit))
+	return apitest.Post(tb, s.HTTPClient(), s.URL, &s.Accounts[0], spec.PathCampaignList, fmt.Sprintf(`{"limit": %d, "page": 1}`, limit))
 }
 
 func totalRecords(tb testing.TB, body []byte) int {
@@ -139,8 +115,7 @@ func TestParallelSimulatorsKeepSeparateState(t *testing.T) {
 			if status, body := listCampaigns(t, s, 1); status != want {
 				t.Fatalf("first campaign/list: status %d, want %d; body %s", status, want, body)
 			}
-			if status, body := call(t, s.HTTPClient(), s.URL, s.Accounts[0], spec.PathContactAdd,
-				fmt.Sprintf(`{"email": "p%d@example.com"}`, i)); status != http.StatusOK {
+			if status, body := apitest.Post(t, s.HTTPClient(), s.URL, &s.Accounts[0], spec.PathContactAdd, fmt.Sprintf(`{"email": "p%d@example.com"}`, i)); status != http.StatusOK {
 				t.Fatalf("contact/add: status %d, body %s", status, body)
 			}
 			contacts, total, err := s.Control.Contacts(context.Background(), control.ContactFilter{})
@@ -212,7 +187,7 @@ func TestOptions(t *testing.T) {
 					t.Errorf("custom account: status %d, want 200", status)
 				}
 				dev := simulator.Account{APIKey: "dev-key-alpha-7f3c2b9e", APISecret: "dev-secret-alpha-9d41e6a0c58b", AccountID: "acc_enc_QWxwaGFQYXJ0bmVyMDAx"}
-				if status, _ := call(t, s.HTTPClient(), s.URL, dev, spec.PathCampaignList, `{"limit": 1, "page": 1}`); status != http.StatusUnauthorized {
+				if status, _ := apitest.Post(t, s.HTTPClient(), s.URL, &dev, spec.PathCampaignList, `{"limit": 1, "page": 1}`); status != http.StatusUnauthorized {
 					t.Errorf("development account: status %d, want 401 (spec §5)", status)
 				}
 			}},

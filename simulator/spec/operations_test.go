@@ -55,19 +55,7 @@ func TestNoSilentOperationSwitch(t *testing.T) {
 	}
 	found := map[string]bool{}
 	scanned := 0
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "node_modules") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
+	err = walkGoSources(root, func(path string) error {
 		rel, _ := filepath.Rel(root, path)
 		rel = filepath.ToSlash(rel)
 		src, err := os.ReadFile(path)
@@ -367,12 +355,10 @@ func stringConsts(f *ast.File) map[string]string {
 	return out
 }
 
-// packageAliases returns, by directory relative to root, the package-level
-// constants of non-test files that stand for an operation: a spec constant
-// (contactAdd = spec.PathContactAdd) or a string literal naming one.
-func packageAliases(root string, ops map[string]string) (map[string]map[string]string, error) {
-	out := map[string]map[string]string{}
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+// walkGoSources calls fn with the path of each non-test Go file below
+// root, leaving out hidden folders, testdata and node_modules.
+func walkGoSources(root string, fn func(path string) error) error {
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -385,6 +371,16 @@ func packageAliases(root string, ops map[string]string) (map[string]map[string]s
 		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 			return nil
 		}
+		return fn(path)
+	})
+}
+
+// packageAliases returns, by directory relative to root, the package-level
+// constants of non-test files that stand for an operation: a spec constant
+// (contactAdd = spec.PathContactAdd) or a string literal naming one.
+func packageAliases(root string, ops map[string]string) (map[string]map[string]string, error) {
+	out := map[string]map[string]string{}
+	err := walkGoSources(root, func(path string) error {
 		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
 		if err != nil {
 			return err

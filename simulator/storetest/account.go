@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -73,18 +74,6 @@ func listedIDs(t *testing.T, r simulator.AccountRegistry) []string {
 	return ids
 }
 
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // testAccounts is the contract of simulator.AccountRegistry (issue 12).
 func testAccounts(t *testing.T, open func(t *testing.T) Backend) {
 	registry := func(t *testing.T) simulator.AccountRegistry {
@@ -129,7 +118,7 @@ func testAccounts(t *testing.T, open func(t *testing.T) Backend) {
 
 	t.Run("accounts list the configured ones first, then the throwaway ones oldest first", func(t *testing.T) {
 		r := registry(t)
-		if got, want := listedIDs(t, r), []string{"acc_alpha", "acc_bravo"}; !equalStrings(got, want) {
+		if got, want := listedIDs(t, r), []string{"acc_alpha", "acc_bravo"}; !slices.Equal(got, want) {
 			t.Fatalf("listed %v, want %v", got, want)
 		}
 		var want = []string{"acc_alpha", "acc_bravo"}
@@ -138,7 +127,7 @@ func testAccounts(t *testing.T, open func(t *testing.T) Backend) {
 			mustCreate(t, r, a)
 			want = append(want, a.AccountID)
 		}
-		if got := listedIDs(t, r); !equalStrings(got, want) {
+		if got := listedIDs(t, r); !slices.Equal(got, want) {
 			t.Fatalf("listed %v, want %v", got, want)
 		}
 		all, err := r.Accounts(ctx)
@@ -199,7 +188,7 @@ func testAccounts(t *testing.T, open func(t *testing.T) Backend) {
 		if err := r.DeleteAccount(ctx, a.AccountID); simulator.ErrorCode(err) != simulator.ENOTFOUND {
 			t.Fatalf("second DeleteAccount = %v, want ENOTFOUND", err)
 		}
-		if got, want := listedIDs(t, r), []string{"acc_alpha", "acc_bravo", b.AccountID}; !equalStrings(got, want) {
+		if got, want := listedIDs(t, r), []string{"acc_alpha", "acc_bravo", b.AccountID}; !slices.Equal(got, want) {
 			t.Fatalf("listed %v, want %v", got, want)
 		}
 		// The other one is untouched.
@@ -241,7 +230,7 @@ func testAccounts(t *testing.T, open func(t *testing.T) Backend) {
 				if err := r.CreateAccount(ctx, &c); simulator.ErrorCode(err) != simulator.ECONFLICT {
 					t.Fatalf("CreateAccount = %v, want ECONFLICT", err)
 				}
-				if got, want := listedIDs(t, r), []string{"acc_alpha", "acc_bravo", a.AccountID}; !equalStrings(got, want) {
+				if got, want := listedIDs(t, r), []string{"acc_alpha", "acc_bravo", a.AccountID}; !slices.Equal(got, want) {
 					t.Fatalf("listed %v, want %v", got, want)
 				}
 				if _, err := r.Authenticate(ctx, c.APIKey, "another-secret"); err == nil {

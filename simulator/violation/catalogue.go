@@ -67,25 +67,9 @@ var catalogue = []Violation{
 			return a.APISecret == secret && prefix8(key) == prefix8(a.APIKey)
 		})}),
 	v("auth-missing-key-accepted", fmt.Sprintf("§5 rule 1: a request without %s is served when secret and account id are one account's", spec.HeaderAPIKey), breach{
-		before: rewriteCredentials(func(c credentials, all []*simulator.Account) (credentials, bool) {
-			for _, a := range all {
-				if c.key == "" && a.APISecret == c.secret && a.AccountID == c.account {
-					c.key = a.APIKey
-					return c, true
-				}
-			}
-			return c, false
-		})}),
+		before: rewriteCredentials(fillMissing(func(c *credentials) *string { return &c.key }))}),
 	v("auth-missing-secret-accepted", fmt.Sprintf("§5 rule 1: a request without %s is served when key and account id are one account's", spec.HeaderAPISecret), breach{
-		before: rewriteCredentials(func(c credentials, all []*simulator.Account) (credentials, bool) {
-			for _, a := range all {
-				if c.secret == "" && a.APIKey == c.key && a.AccountID == c.account {
-					c.secret = a.APISecret
-					return c, true
-				}
-			}
-			return c, false
-		})}),
+		before: rewriteCredentials(fillMissing(func(c *credentials) *string { return &c.secret }))}),
 	v("auth-account-ignored", fmt.Sprintf("§5 rule 2: a mismatched %s is accepted", spec.HeaderAccountID), breach{
 		before: sameAccount(func(string, *simulator.Account, []*simulator.Account) bool { return true })}),
 	v("auth-missing-account-accepted", fmt.Sprintf("§5 rule 2: a request without %s is served when key and secret are right", spec.HeaderAccountID), breach{

@@ -48,26 +48,54 @@ func rateHoldsBreach(c matrix.Cell) (breach, bool) {
 	case matrix.CondLate:
 		l := &rateLimits{}
 		return breach{limits: l.hook, counter: func(next simulator.RateCounter) simulator.RateCounter {
-			return &earlyCounter{RateCounter: next, mine: mine, limits: l, logs: map[string][]time.Time{}}
+			return &earlyCounter{keyedCounter: newKeyedCounter[[]time.Time](next), mine: mine, limits: l}
 		}}, true
 	case matrix.CondLateFresh:
 		return breach{counter: func(next simulator.RateCounter) simulator.RateCounter {
-			return &connCounter{RateCounter: next, mine: mine, seen: map[string]map[string]bool{}}
+			return &connCounter{keyedCounter: newKeyedCounter[map[string]bool](next), mine: mine}
 		}}, true
 	}
 	return breach{}, false
+}
+
+// keyedCounter is a decorating counter's own state by key, cleared with
+// the counter it decorates (the control API's rate-limit reset clears
+// both).
+type keyedCounter[V any] struct {
+	simulator.RateCounter
+
+	mu    sync.Mutex
+	byKey map[string]V
+}
+
+func newKeyedCounter[V any](next simulator.RateCounter) keyedCounter[V] {
+	return keyedCounter[V]{RateCounter: next, byKey: map[string]V{}}
+}
+
+// Reset implements simulator.RateCounter.
+func (k *keyedCounter[V]) Reset(ctx context.Context, key string) error {
+	k.mu.Lock()
+	delete(k.byKey, key)
+	k.mu.Unlock()
+	return k.RateCounter.Reset(ctx, key)
+}
+
+// ResetAll implements simulator.RateCounter.
+func (k *keyedCounter[V]) ResetAll(ctx context.Context) error {
+	k.mu.Lock()
+	clear(k.byKey)
+	k.mu.Unlock()
+	return k.RateCounter.ResetAll(ctx)
 }
 
 // earlyCounter decides the requests of one operation and account over a
 // window half the configured one: a budget spent at the start of a window
 // is free again in its second half.
 type earlyCounter struct {
-	simulator.RateCounter
+	// by key: the requests counted, oldest first
+	keyedCounter[[]time.Time]
 	mine   func(*note) bool
 	limits *rateLimits
-
-	mu   sync.Mutex
-	logs map[string][]time.Time // by key: the requests counted, oldest first
 }
 
 // Take implements simulator.RateCounter.
@@ -79,7 +107,7 @@ func (e *earlyCounter) Take(ctx context.Context, key string, now time.Time) (sim
 	window := time.Duration(e.limits.window.Load())
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	log := e.logs[key]
+	log := e.byKey[key]
 	for len(log) > 0 && !log[0].After(now.Add(-window)) {
 		log = log[1:]
 	}
@@ -97,35 +125,17 @@ func (e *earlyCounter) Take(ctx context.Context, key string, now time.Time) (sim
 	if d.Allowed {
 		log = append(log, now)
 	}
-	e.logs[key] = log
+	e.byKey[key] = log
 	return d, nil
-}
-
-// Reset implements simulator.RateCounter.
-func (e *earlyCounter) Reset(ctx context.Context, key string) error {
-	e.mu.Lock()
-	delete(e.logs, key)
-	e.mu.Unlock()
-	return e.RateCounter.Reset(ctx, key)
-}
-
-// ResetAll implements simulator.RateCounter.
-func (e *earlyCounter) ResetAll(ctx context.Context) error {
-	e.mu.Lock()
-	clear(e.logs)
-	e.mu.Unlock()
-	return e.RateCounter.ResetAll(ctx)
 }
 
 // connCounter serves the first request of one operation and account on a
 // connection the account's counter has not seen, whatever its budget: a
 // limiter kept per connection.
 type connCounter struct {
-	simulator.RateCounter
+	// by key: the client addresses counted
+	keyedCounter[map[string]bool]
 	mine func(*note) bool
-
-	mu   sync.Mutex
-	seen map[string]map[string]bool // by key: the client addresses counted
 }
 
 // Take implements simulator.RateCounter.
@@ -137,32 +147,16 @@ func (c *connCounter) Take(ctx context.Context, key string, now time.Time) (simu
 	n := noteFrom(ctx)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	conns := c.seen[key]
+	conns := c.byKey[key]
 	if conns == nil {
 		conns = map[string]bool{}
-		c.seen[key] = conns
+		c.byKey[key] = conns
 	}
 	if !d.Allowed && n.remote != "" && !conns[n.remote] && c.mine(n) {
 		d.Allowed, d.RetryAfter = true, 0
 	}
 	conns[n.remote] = true
 	return d, nil
-}
-
-// Reset implements simulator.RateCounter.
-func (c *connCounter) Reset(ctx context.Context, key string) error {
-	c.mu.Lock()
-	delete(c.seen, key)
-	c.mu.Unlock()
-	return c.RateCounter.Reset(ctx, key)
-}
-
-// ResetAll implements simulator.RateCounter.
-func (c *connCounter) ResetAll(ctx context.Context) error {
-	c.mu.Lock()
-	clear(c.seen)
-	c.mu.Unlock()
-	return c.RateCounter.ResetAll(ctx)
 }
 
 // rateConcurrentBreach breaks rule rate-concurrent in one cell: the

@@ -217,6 +217,8 @@ func (x *exchange) json() any {
 	return x.doc
 }
 
+// decode reads b as one JSON value, numbers as json.Number, or returns nil
+// when it is not exactly one.
 func decode(b []byte) any {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -13,11 +12,11 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/internal/apitest"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 	"github.com/partner-v3/conformance-kit/simulator/violation"
@@ -72,36 +71,18 @@ func TestEverySwitchBreaksItsRule(t *testing.T) {
 	}
 }
 
-// clock is the simulators' real time, moved by hand.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // sut is one simulator under test, served in-process.
 type sut struct {
 	t     *testing.T
 	sim   *sim.Simulator
 	h     http.Handler
 	admin http.Handler
-	clock *clock
+	clock *apitest.Clock
 }
 
 func openSim(t *testing.T, rateLimit int, listen bool, violations ...string) *sut {
 	t.Helper()
-	c := &clock{now: time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)}
+	c := apitest.NewClock(time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC))
 	cfg := sim.Config{Insecure: true, RateLimit: rateLimit, Now: c.Now, AdminToken: "probe", Violations: violations}
 	if listen {
 		cfg.Addr = "127.0.0.1:0"
@@ -199,15 +180,7 @@ var contactIDRE = regexp.MustCompile(`^ct_[0-9a-f]{24}$`)
 // decode reads one JSON value, numbers as json.Number. A contactId the
 // simulator made up reads as "ct_*", so two simulators' answers compare.
 func decode(b []byte) any {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var v any
-	if dec.Decode(&v) != nil {
-		return nil
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil
-	}
+	v := violation.DecodeJSON(b)
 	if m, ok := v.(map[string]any); ok {
 		if id, ok := m["contactId"].(string); ok && contactIDRE.MatchString(id) {
 			m["contactId"] = "ct_*"

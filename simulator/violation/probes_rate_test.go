@@ -53,19 +53,19 @@ func init() {
 		"rate-never-frees": {rateLimit: limit, run: func(p *pair) {
 			p.exhaust()
 			p.refused(page(), http.StatusTooManyRequests)
-			p.f.clock.advance(spec.RateWindow + time.Second)
-			p.b.clock.advance(spec.RateWindow + time.Second)
+			p.f.clock.Advance(spec.RateWindow + time.Second)
+			p.b.clock.Advance(spec.RateWindow + time.Second)
 			p.status(page(), http.StatusOK, http.StatusTooManyRequests)
-			p.f.clock.advance(24 * time.Hour)
-			p.b.clock.advance(24 * time.Hour)
+			p.f.clock.Advance(24 * time.Hour)
+			p.b.clock.Advance(24 * time.Hour)
 			p.status(page(), http.StatusOK, http.StatusTooManyRequests)
 		}},
 		"rate-window-double": {rateLimit: limit, run: func(p *pair) {
 			p.exhaust()
-			p.f.clock.advance(spec.RateWindow + time.Second)
-			p.b.clock.advance(spec.RateWindow + time.Second)
+			p.f.clock.Advance(spec.RateWindow + time.Second)
+			p.b.clock.Advance(spec.RateWindow + time.Second)
 			p.status(page(), http.StatusOK, http.StatusTooManyRequests)
-			p.b.clock.advance(spec.RateWindow)
+			p.b.clock.Advance(spec.RateWindow)
 			if a := p.b.do(page()); a.Status != http.StatusOK {
 				p.t.Fatalf("after two windows: %s", a)
 			}

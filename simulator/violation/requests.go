@@ -42,6 +42,26 @@ func rewriteCredentials(fix func(c credentials, all []*simulator.Account) (crede
 	}
 }
 
+// fillMissing is the fix of a switch that serves a request lacking one
+// credential (the one slot points at) when the other two are one
+// account's: the request is given that account's.
+func fillMissing(slot func(*credentials) *string) func(credentials, []*simulator.Account) (credentials, bool) {
+	return func(c credentials, all []*simulator.Account) (credentials, bool) {
+		if *slot(&c) != "" {
+			return c, false
+		}
+		for _, a := range all {
+			own := credentials{a.APIKey, a.APISecret, a.AccountID}
+			filled := c
+			*slot(&filled) = *slot(&own)
+			if filled == own {
+				return filled, true
+			}
+		}
+		return c, false
+	}
+}
+
 // owner returns the account whose key and secret both match, or nil.
 func owner(c credentials, all []*simulator.Account) *simulator.Account {
 	for _, a := range all {
