@@ -13,8 +13,8 @@ import (
 
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/inmem"
-	"github.com/partner-v3/conformance-kit/simulator/jsonbody"
 	"github.com/partner-v3/conformance-kit/simulator/internal/apitest"
+	"github.com/partner-v3/conformance-kit/simulator/jsonbody"
 	"github.com/partner-v3/conformance-kit/simulator/mock"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
