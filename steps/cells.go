@@ -26,30 +26,30 @@ import (
 )
 
 // cellExchange is one cell's request and answer, for the Then steps.
-type cellExchange struct {
-	cell matrix.Cell
-	x    *exchange
+type CellExchange struct {
+	Cell matrix.Cell
+	X    *Exchange
 }
 
 // cellCheck collects the outcome of a rule's cells in one step.
-type cellCheck struct {
+type CellCheck struct {
 	s        *scenario
-	rule     matrix.Rule
+	Rule     matrix.Rule
 	failed   []string
-	first    *exchange
-	sections []string
+	first    *Exchange
+	Sections []string
 	// absent are the cells the target's data does not hold (no deleted
 	// campaign listed: filtering is open): a warning.
 	absent []string
 }
 
-func (s *scenario) cells(id string) *cellCheck {
+func (s *scenario) Cells(id string) *CellCheck {
 	r := matrix.RuleByID(id)
-	return &cellCheck{s: s, rule: r, sections: r.Sections}
+	return &CellCheck{s: s, Rule: r, Sections: r.Sections}
 }
 
 // fail records that cell broke the rule on exchange x.
-func (c *cellCheck) fail(cell matrix.Cell, x *exchange, format string, args ...any) {
+func (c *CellCheck) Fail(cell matrix.Cell, x *Exchange, format string, args ...any) {
 	x.markJudged()
 	c.failed = append(c.failed, cell.String()+": "+fmt.Sprintf(format, args...))
 	if c.first == nil {
@@ -60,27 +60,27 @@ func (c *cellCheck) fail(cell matrix.Cell, x *exchange, format string, args ...a
 // unreachable records a cell the run's configuration keeps it from
 // checking (no second account, a read-only run): the rule is not verified
 // there, and the run is no certification.
-func (c *cellCheck) unreachable(cell matrix.Cell, why string) {
+func (c *CellCheck) Unreachable(cell matrix.Cell, why string) {
 	c.s.lib.mu.Lock()
 	defer c.s.lib.mu.Unlock()
-	c.s.result.Unverified = append(c.s.result.Unverified, cell.String()+": "+why)
+	c.s.Result.Unverified = append(c.s.Result.Unverified, cell.String()+": "+why)
 }
 
 // missing records a cell the target's data does not hold, which the spec
 // allows (no sms campaign, no deleted one listed).
-func (c *cellCheck) missing(cell matrix.Cell, why string) {
+func (c *CellCheck) Missing(cell matrix.Cell, why string) {
 	c.absent = append(c.absent, cell.String()+": "+why)
 }
 
 // err ends the step: a failure naming every broken cell, or nil. Cells the
 // data does not hold become one warning.
-func (c *cellCheck) err() error {
+func (c *CellCheck) Err() error {
 	if len(c.absent) > 0 {
 		lines := c.absent
 		if len(lines) > 10 {
 			lines = append(slices.Clone(lines[:10]), fmt.Sprintf("… and %d more", len(c.absent)-10))
 		}
-		c.s.warn(c.sections, nil, "%d cells of rule %s could not be checked: the target's data does not hold them:\n  %s", len(c.absent), c.rule.ID, strings.Join(lines, "\n  "))
+		c.s.Warn(c.Sections, nil, "%d cells of rule %s could not be checked: the target's data does not hold them:\n  %s", len(c.absent), c.Rule.ID, strings.Join(lines, "\n  "))
 	}
 	if len(c.failed) == 0 {
 		return nil
@@ -89,13 +89,13 @@ func (c *cellCheck) err() error {
 	if len(lines) > 25 {
 		lines = append(slices.Clone(lines[:25]), fmt.Sprintf("… and %d more", len(c.failed)-25))
 	}
-	return c.s.failIn(c.sections, c.first, "%d cells of rule %s break the spec (%s):\n  %s",
-		len(c.failed), c.rule.ID, c.rule.Statement, strings.Join(lines, "\n  "))
+	return c.s.FailIn(c.Sections, c.first, "%d cells of rule %s break the spec (%s):\n  %s",
+		len(c.failed), c.Rule.ID, c.Rule.Statement, strings.Join(lines, "\n  "))
 }
 
 // account returns the credentials of a role, and false when the run has no
 // such account.
-func (s *scenario) account(role string) (control.Credentials, bool) {
+func (s *scenario) Account(role string) (control.Credentials, bool) {
 	if role == matrix.Second {
 		return s.env.Second, s.env.Second.Complete()
 	}
@@ -105,38 +105,38 @@ func (s *scenario) account(role string) (control.Credentials, bool) {
 // accountOf returns the credentials a cell of c is sent with; without
 // them (a cell of the second account, none configured) it records the cell
 // unreachable and returns false.
-func (c *cellCheck) accountOf(cell matrix.Cell) (control.Credentials, bool) {
-	acct, ok := c.s.account(cell.Account)
+func (c *CellCheck) AccountOf(cell matrix.Cell) (control.Credentials, bool) {
+	acct, ok := c.s.Account(cell.Account)
 	if !ok {
-		c.unreachable(cell, "no second account is configured")
+		c.Unreachable(cell, "no second account is configured")
 	}
 	return acct, ok
 }
 
 // other returns the other role's credentials, and false without them.
-func (s *scenario) other(role string) (control.Credentials, bool) {
+func (s *scenario) Other(role string) (control.Credentials, bool) {
 	if role == matrix.Second {
-		return s.account(matrix.Primary)
+		return s.Account(matrix.Primary)
 	}
-	return s.account(matrix.Second)
+	return s.Account(matrix.Second)
 }
 
 // client returns the clean client of a role (nil without the account).
-func (s *scenario) client(role string) *httpexpect.Expect {
+func (s *scenario) ClientOf(role string) *httpexpect.Expect {
 	if role == matrix.Second {
-		return s.second
+		return s.SecondClient
 	}
-	return s.primary
+	return s.PrimaryClient
 }
 
 // sendAs sends a JSON POST of op with a role's own credentials and returns
 // the exchange; it does not change the scenario's last exchange. A
 // budget finding (a 429 after a quiet window) is returned as the step's
 // failure.
-func (s *scenario) sendAs(ctx context.Context, role, op string, body []byte) (*exchange, error) {
-	x := s.send(ctx, s.client(role), http.MethodPost, operations[op], spec.ContentType, body)
-	if x.budget != "" {
-		return x, s.failIn([]string{"8"}, x, "%s", x.budget)
+func (s *scenario) SendAs(ctx context.Context, role, op string, body []byte) (*Exchange, error) {
+	x := s.Send(ctx, s.ClientOf(role), http.MethodPost, Operations[op], spec.ContentType, body)
+	if x.Budget != "" {
+		return x, s.FailIn([]string{"8"}, x, "%s", x.Budget)
 	}
 	return x, nil
 }
@@ -144,18 +144,18 @@ func (s *scenario) sendAs(ctx context.Context, role, op string, body []byte) (*e
 // validBodyFor is a request body op accepts from the account of role
 // (validBodyOf): a new contact, page 1, the statistics of the account's
 // first campaign.
-func (s *scenario) validBodyFor(ctx context.Context, role, op string) ([]byte, error) {
+func (s *scenario) ValidBodyFor(ctx context.Context, role, op string) ([]byte, error) {
 	return validBodyOf(op, bodyParts{
-		email: s.newEmail,
+		email: s.NewEmail,
 		campaignID: func() (int64, error) {
-			acct, _ := s.account(role)
-			info, err := s.campaigns(ctx, acct)
+			acct, _ := s.Account(role)
+			info, err := s.Campaigns(ctx, acct)
 			if err != nil {
 				return 0, err
 			}
 			id := int64(1) // no campaign: a refusal still holds for any Id
-			if len(info.firstPage) > 0 {
-				id, _ = answer.IntOf(info.firstPage[0]["Id"])
+			if len(info.FirstPage) > 0 {
+				id, _ = answer.IntOf(info.FirstPage[0]["Id"])
 			}
 			return id, nil
 		},
@@ -193,93 +193,93 @@ func validBodyOf(op string, p bodyParts) ([]byte, error) {
 }
 
 // newEmail is a new address of the run, for one more contact.
-func (s *scenario) newEmail() string {
-	return "conformance-" + s.env.RunID + "-" + randomHex(5) + "@" + s.env.EmailDomain
+func (s *scenario) NewEmail() string {
+	return "conformance-" + s.env.RunID + "-" + RandomHex(5) + "@" + s.env.EmailDomain
 }
 
 // noteRetry counts a try that could not decide and is made again.
-func (s *scenario) noteRetry() {
+func (s *scenario) NoteRetry() {
 	s.lib.mu.Lock()
 	defer s.lib.mu.Unlock()
-	s.result.Retries++
+	s.Result.Retries++
 }
 
 // cellOf names a cell of the matrix.
-func cellOf(rule, op, account, cond string) matrix.Cell {
+func CellOf(rule, op, account, cond string) matrix.Cell {
 	return matrix.Cell{Rule: rule, Operation: op, Account: account, Condition: cond}
 }
 
 // skipCell is a body func's way to say a cell cannot be sent in this run
 // (a read-only run creates no contact): the cell is unverified.
-type skipCell string
+type SkipCell string
 
-func (e skipCell) Error() string { return string(e) }
+func (e SkipCell) Error() string { return string(e) }
 
 // sendCells sends, for every cell of a rule, its operation as its account
 // with the body body gives it, for the Then step that checks them.
-func (s *scenario) sendCells(ctx context.Context, rule string, body func(matrix.Cell) ([]byte, error)) error {
-	c := s.cells(rule)
-	s.cellXs = s.cellXs[:0]
-	for _, cell := range c.rule.Cells() {
-		if _, ok := c.accountOf(cell); !ok {
+func (s *scenario) SendCells(ctx context.Context, rule string, body func(matrix.Cell) ([]byte, error)) error {
+	c := s.Cells(rule)
+	s.CellXs = s.CellXs[:0]
+	for _, cell := range c.Rule.Cells() {
+		if _, ok := c.AccountOf(cell); !ok {
 			continue
 		}
 		b, err := body(cell)
-		var skip skipCell
+		var skip SkipCell
 		if errors.As(err, &skip) {
-			c.unreachable(cell, string(skip))
+			c.Unreachable(cell, string(skip))
 			continue
 		}
 		if err != nil {
 			return err
 		}
-		x, err := s.sendAs(ctx, cell.Account, cell.Operation, b)
+		x, err := s.SendAs(ctx, cell.Account, cell.Operation, b)
 		if err != nil {
 			return err
 		}
-		s.last = x
-		s.cellXs = append(s.cellXs, cellExchange{cell, x})
+		s.Last = x
+		s.CellXs = append(s.CellXs, CellExchange{cell, x})
 	}
-	s.pending = c
+	s.Pending = c
 	return nil
 }
 
 // eachCell checks every cell the step before sent with check; a cell whose
 // request got no answer fails without it.
-func (s *scenario) eachCell(check func(c *cellCheck, ce cellExchange)) error {
-	c := s.pending
+func (s *scenario) EachCell(check func(c *CellCheck, ce CellExchange)) error {
+	c := s.Pending
 	if c == nil {
 		return fmt.Errorf("no cells were sent before this step")
 	}
-	for _, ce := range s.cellXs {
-		if ce.x.err != nil {
-			c.fail(ce.cell, ce.x, "no answer: %v", ce.x.err)
+	for _, ce := range s.CellXs {
+		if ce.X.Err != nil {
+			c.Fail(ce.Cell, ce.X, "no answer: %v", ce.X.Err)
 			continue
 		}
 		check(c, ce)
 	}
-	return c.err()
+	return c.Err()
 }
 
 // everyOK checks every cell's answer is a 200 whose body has the spec's
 // fields (shapeProblems); why says what a refusal means.
-func (s *scenario) everyOK(why string) error {
-	return s.eachCell(func(c *cellCheck, ce cellExchange) { c.served(ce, why) })
+func (s *scenario) EveryOK(why string) error {
+	return s.EachCell(func(c *CellCheck, ce CellExchange) { c.Served(ce, why) })
 }
 
 // served checks a cell's answer is a 200 labelled JSON whose body has the
 // spec's fields (shapeProblems), failing the cell when not; why says what
 // a refusal means. It reports whether the answer was served so.
-func (c *cellCheck) served(ce cellExchange, why string) bool {
-	x := ce.x
+func (c *CellCheck) Served(ce CellExchange, why string) bool {
+	x := ce.X
 	switch {
-	case x.status != http.StatusOK:
-		c.fail(ce.cell, x, "status %d, want 200: %s", x.status, why)
-	case labelProblem(x) != "":
-		c.fail(ce.cell, x, "%s", labelProblem(x))
+	case x.Status != http.StatusOK:
+		c.Fail(ce.Cell, x, "status %d, want 200: %s", x.Status, why)
+	case LabelProblem(x) != "":
+		c.Fail(ce.Cell, x, "%s", LabelProblem(x))
 	default:
-		if secs, p := shapeProblems(x); p != "" {
-			c.fail(ce.cell, x, "%s (spec %s)", p, result.SectionList(secs))
+		if secs, p := ShapeProblems(x); p != "" {
+			c.Fail(ce.Cell, x, "%s (spec %s)", p, result.SectionList(secs))
 			return false
 		}
 		return true

@@ -40,8 +40,8 @@ func tableRows(t *godog.Table) ([]answer.FieldRow, error) {
 // JSON media type or parameter (§1 rule 3), fields the spec does not list,
 // timestamps with +00:00, headers that contradict each other or the run's
 // rate limit (§8).
-func (s *scenario) inspect(x *exchange) {
+func (s *scenario) inspect(x *Exchange) {
 	for _, w := range answer.Warnings(x.answer(), s.env.Pacer.Limit(), s.env.Pacer.Window()) {
-		s.warn(w.Sections, x, "%s", w.Message)
+		s.Warn(w.Sections, x, "%s", w.Message)
 	}
 }

@@ -17,7 +17,7 @@ import (
 // value and the other account's (empty without one). omit asks for no
 // header at all; ok is false when cond cannot be made from right (no
 // letter to change the case of, no other account).
-func credentialVariant(cond, right, other string) (value string, omit, ok bool) {
+func CredentialVariant(cond, right, other string) (value string, omit, ok bool) {
 	n := len(right)
 	switch cond {
 	case matrix.CondMissing:
@@ -33,7 +33,7 @@ func credentialVariant(cond, right, other string) (value string, omit, ok bool) 
 	var v string
 	switch cond {
 	case matrix.CondOtherValue:
-		v = "wrong-" + randomHex(max(4, n/2))
+		v = "wrong-" + RandomHex(max(4, n/2))
 	case matrix.CondFirstChar:
 		v = changeByte(right, 0)
 	case matrix.CondMiddleChar:

@@ -71,14 +71,14 @@ type Library struct {
 	env Env
 
 	mu        sync.Mutex
-	campaigns map[string]*campaignInfo // by account id
+	campaigns map[string]*CampaignInfo // by account id
 	results   []*result.ScenarioResult
 	observer  *answer.Observer // env.Observer
 }
 
 // New returns the step library for one run against env's target.
 func New(env Env) *Library {
-	return &Library{env: env, campaigns: make(map[string]*campaignInfo), observer: env.Observer}
+	return &Library{env: env, campaigns: make(map[string]*CampaignInfo), observer: env.Observer}
 }
 
 // Results returns the scenarios' results in the order they started.
@@ -93,17 +93,17 @@ type stateKey struct{}
 // InitializeScenario gives the scenario about to run its own state and
 // registers every step as a method on it. godog calls it once per scenario.
 func (l *Library) InitializeScenario(sc *godog.ScenarioContext) {
-	s := &scenario{lib: l, env: &l.env, tags: map[string]bool{}, overrides: map[string]*string{}}
+	s := &scenario{lib: l, env: &l.env, tags: map[string]bool{}, Overrides: map[string]*string{}}
 	sc.Before(func(ctx context.Context, p *godog.Scenario) (context.Context, error) {
-		s.begin(p)
+		s.Begin(p)
 		return context.WithValue(ctx, stateKey{}, s), nil
 	})
 	sc.StepContext().After(func(ctx context.Context, step *godog.Step, status godog.StepResultStatus, err error) (context.Context, error) {
-		s.stepDone(step.Text, status, err)
+		s.StepDone(step.Text, status, err)
 		return ctx, nil
 	})
 	sc.After(func(ctx context.Context, _ *godog.Scenario, _ error) (context.Context, error) {
-		s.end()
+		s.End()
 		return ctx, nil
 	})
 	s.registerTransport(sc)
@@ -122,7 +122,7 @@ func (l *Library) InitializeScenario(sc *godog.ScenarioContext) {
 }
 
 // begin records the scenario's identity.
-func (s *scenario) begin(p *godog.Scenario) {
+func (s *scenario) Begin(p *godog.Scenario) {
 	r := &result.ScenarioResult{Name: p.Name, Feature: p.Uri, Status: result.StatusPassed, Example: s.env.Examples[ExampleKey(p.Uri, p.AstNodeIds)]}
 	for _, t := range p.Tags {
 		r.Tags = append(r.Tags, t.Name)
@@ -132,19 +132,19 @@ func (s *scenario) begin(p *godog.Scenario) {
 		}
 	}
 	slices.SortFunc(r.Sections, result.CompareSections)
-	s.result, s.started = r, time.Now()
-	s.email = "conformance-" + s.env.RunID + "-" + randomHex(5) + "@" + s.env.EmailDomain
-	s.phone = randomPhone()
-	s.email2 = "conformance-" + s.env.RunID + "-" + randomHex(5) + "@" + s.env.EmailDomain
-	s.phone2 = randomPhone()
+	s.Result, s.started = r, time.Now()
+	s.Email = "conformance-" + s.env.RunID + "-" + RandomHex(5) + "@" + s.env.EmailDomain
+	s.phone = RandomPhone()
+	s.email2 = "conformance-" + s.env.RunID + "-" + RandomHex(5) + "@" + s.env.EmailDomain
+	s.phone2 = RandomPhone()
 	for s.phone2 == s.phone {
-		s.phone2 = randomPhone()
+		s.phone2 = RandomPhone()
 	}
-	s.base = s.env.Primary
-	s.e = s.expect(func() http.Header { return s.headers() })
-	s.primary = s.expect(func() http.Header { return credentialHeaders(s.env.Primary) })
+	s.Base = s.env.Primary
+	s.Client = s.Expect(func() http.Header { return s.headers() })
+	s.PrimaryClient = s.Expect(func() http.Header { return CredentialHeaders(s.env.Primary) })
 	if s.env.Second.Complete() {
-		s.second = s.expect(func() http.Header { return credentialHeaders(s.env.Second) })
+		s.SecondClient = s.Expect(func() http.Header { return CredentialHeaders(s.env.Second) })
 	}
 	s.lib.mu.Lock()
 	s.lib.results = append(s.lib.results, r)
@@ -153,17 +153,17 @@ func (s *scenario) begin(p *godog.Scenario) {
 
 // stepDone folds one step's outcome into the scenario's result: the first
 // failure wins; a skip counts only while nothing failed.
-func (s *scenario) stepDone(text string, status godog.StepResultStatus, err error) {
+func (s *scenario) StepDone(text string, status godog.StepResultStatus, err error) {
 	s.lib.mu.Lock()
 	defer s.lib.mu.Unlock()
-	r := s.result
+	r := s.Result
 	if r.Status == result.StatusFailed {
 		return
 	}
 	switch status {
 	case godog.StepFailed, godog.StepUndefined, godog.StepPending, godog.StepAmbiguous:
 		r.Status, r.Step = result.StatusFailed, text
-		var f *failure
+		var f *Failure
 		switch {
 		case errors.As(err, &f):
 			r.Failure = &f.Finding
@@ -189,10 +189,10 @@ func (s *scenario) stepDone(text string, status godog.StepResultStatus, err erro
 }
 
 // end stamps the scenario's duration.
-func (s *scenario) end() {
+func (s *scenario) End() {
 	s.lib.mu.Lock()
 	defer s.lib.mu.Unlock()
-	s.result.Duration = time.Since(s.started)
+	s.Result.Duration = time.Since(s.started)
 }
 
 // ScenarioResult is the outcome of one scenario (package result); the

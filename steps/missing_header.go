@@ -24,15 +24,15 @@ var headerOfRule = map[string]string{"auth-key": spec.HeaderAPIKey, "auth-secret
 // missingHeaderRefused judges a client error to a request without the
 // cell's header: JSON it must be (§1 rule 3); its status and message the
 // spec leaves open.
-func (s *scenario) missingHeaderRefused(c *cellCheck, ce cellExchange, status int, msg string) {
-	x := ce.x
-	if !isJSON(x) || labelProblem(x) != "" {
-		c.fail(ce.cell, x, "status %d, but %s", x.status, messageProblem(x, msg))
+func (s *scenario) missingHeaderRefused(c *CellCheck, ce CellExchange, status int, msg string) {
+	x := ce.X
+	if !IsJSON(x) || LabelProblem(x) != "" {
+		c.Fail(ce.Cell, x, "status %d, but %s", x.Status, MessageProblem(x, msg))
 		return
 	}
-	if x.status == status && answer.Mentions(x.rbody, msg) {
+	if x.Status == status && answer.Mentions(x.ResponseBody, msg) {
 		return
 	}
-	s.warn(c.sections, x, "a request without %s was answered %d, not %d with the message %q: §5 says what an incorrect key or secret (rule 1) or a mismatched account id (rule 2) gets, not what a request without the header gets; a client error refuses it all the same, and %d %q is the plainer reading for clients",
-		headerOfRule[ce.cell.Rule], x.status, status, msg, status, msg)
+	s.Warn(c.Sections, x, "a request without %s was answered %d, not %d with the message %q: §5 says what an incorrect key or secret (rule 1) or a mismatched account id (rule 2) gets, not what a request without the header gets; a client error refuses it all the same, and %d %q is the plainer reading for clients",
+		headerOfRule[ce.Cell.Rule], x.Status, status, msg, status, msg)
 }

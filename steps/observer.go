@@ -113,13 +113,13 @@ func (l *Library) observerResult() *result.ScenarioResult {
 // step does not judge. The observer does, with every other answer of the
 // run.
 func (s *scenario) sendsForObserver(ctx context.Context) error {
-	c := s.cells(answer.EveryAnswer)
-	for _, op := range c.rule.Operations {
-		for _, role := range c.rule.Accounts {
-			acct, ok := s.account(role)
+	c := s.Cells(answer.EveryAnswer)
+	for _, op := range c.Rule.Operations {
+		for _, role := range c.Rule.Accounts {
+			acct, ok := s.Account(role)
 			if !ok {
-				for _, cond := range c.rule.Conditions {
-					c.unreachable(cellOf(answer.EveryAnswer, op, role, cond), "no second account is configured")
+				for _, cond := range c.Rule.Conditions {
+					c.Unreachable(CellOf(answer.EveryAnswer, op, role, cond), "no second account is configured")
 				}
 				continue
 			}
@@ -128,22 +128,22 @@ func (s *scenario) sendsForObserver(ctx context.Context) error {
 				cond   string // the cell the answer is drawn for
 			}{{"", matrix.AnswerOK}, {spec.HeaderAPISecret, matrix.Answer401}, {spec.HeaderAccountID, matrix.Answer403}} {
 				if v.header == "" && s.env.skipsWrite(op) {
-					c.unreachable(cellOf(answer.EveryAnswer, op, role, v.cond), "read-only run: no contact is created")
+					c.Unreachable(CellOf(answer.EveryAnswer, op, role, v.cond), "read-only run: no contact is created")
 					continue
 				}
-				body, err := s.validBodyFor(ctx, role, op)
+				body, err := s.ValidBodyFor(ctx, role, op)
 				if err != nil {
 					return err
 				}
-				h := credentialHeaders(acct)
+				h := CredentialHeaders(acct)
 				if v.header != "" {
-					h.Set(v.header, "wrong-"+randomHex(max(4, len(h.Get(v.header))/2)))
+					h.Set(v.header, "wrong-"+RandomHex(max(4, len(h.Get(v.header))/2)))
 				}
-				x := s.send(ctx, s.expect(func() http.Header { return h }), http.MethodPost, operations[op], spec.ContentType, body)
-				if x.budget != "" {
-					return s.failIn([]string{"8"}, x, "%s", x.budget)
+				x := s.Send(ctx, s.Expect(func() http.Header { return h }), http.MethodPost, Operations[op], spec.ContentType, body)
+				if x.Budget != "" {
+					return s.FailIn([]string{"8"}, x, "%s", x.Budget)
 				}
-				s.last = x
+				s.Last = x
 			}
 		}
 	}
@@ -157,12 +157,12 @@ func (s *scenario) noAnswerBreaks() error {
 	if s.lib.observer == nil {
 		return fmt.Errorf("the run has no observer of its answers (steps.Env.Observer)")
 	}
-	fails := s.lib.unreported(s.result, false)
+	fails := s.lib.unreported(s.Result, false)
 	if len(fails) == 0 {
 		return nil
 	}
 	f := answer.Failure(fails, s.lib.env.Secrets)
-	return &failure{*f}
+	return &Failure{*f}
 }
 
 func (s *scenario) registerObserver(sc *godog.ScenarioContext) {

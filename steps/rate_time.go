@@ -73,7 +73,7 @@ func lateSpan(n int, latency, guard time.Duration) time.Duration {
 var togetherRoutes = []wire.Route{wire.Shared, wire.Fresh, wire.HTTP2, wire.HTTP1}
 
 // lateProbe is one request of rule rate-holds.
-type lateProbe = cellExchange
+type lateProbe = CellExchange
 
 // sendsBurstsAndLate sends, for every account at once (their requests in
 // turn, so that a counter the accounts share fills at the limit), as many
@@ -106,7 +106,7 @@ func (s *scenario) refillsBurstsTogether(ctx context.Context) error {
 	loose := 0
 	if s.proof != nil {
 		for _, pr := range s.proof.late {
-			if pr.cell.Account == matrix.Primary {
+			if pr.Cell.Account == matrix.Primary {
 				loose++
 			}
 		}
@@ -129,10 +129,10 @@ func (s *scenario) refillsBurstsTogether(ctx context.Context) error {
 // sent every operation in flight already).
 func (s *scenario) inFlightUnsent(fill, together int) {
 	ops := s.rateOps()
-	c := s.cells("rate-concurrent")
+	c := s.Cells("rate-concurrent")
 	for k, op := range ops {
 		if (k-fill%len(ops)+len(ops))%len(ops) >= together {
-			c.unreachable(cellOf(c.rule.ID, op, matrix.Primary, matrix.CondInFlight),
+			c.Unreachable(CellOf(c.Rule.ID, op, matrix.Primary, matrix.CondInFlight),
 				fmt.Sprintf("the run's limit of %d per %s leaves no room for requests of it in flight at the same time", s.env.Pacer.Limit(), s.env.Pacer.Window()))
 		}
 	}
@@ -176,17 +176,17 @@ func (s *scenario) sendLate(ctx context.Context, p *rateProof) error {
 		// machine and is still later than any window of half the length.
 		guard = max(guard, w/4)
 		for _, role := range roles {
-			acct, _ := s.account(role)
+			acct, _ := s.Account(role)
 			c, err := s.env.Control.AccountClock(ctx, acct.AccountID)
 			if err != nil {
 				return fmt.Errorf("read the simulator's clock: %w", err)
 			}
 			// The account's clock when the burst began, and the end of
 			// the clock-aligned window that held it.
-			ends[role] = pace.WindowStart(c.Now.Add(-time.Since(p.first.sent)), w).Add(w)
+			ends[role] = pace.WindowStart(c.Now.Add(-time.Since(p.first.Sent)), w).Add(w)
 		}
 	} else {
-		d, ok := s.env.Pacer.WindowDeadline(p.first.sent, p.first.rheader.Get("Date"), guard)
+		d, ok := s.env.Pacer.WindowDeadline(p.first.Sent, p.first.ResponseHeader.Get("Date"), guard)
 		if !ok {
 			p.lateSkipped = "the target sends no Date header, so the end of a window aligned to its clock is unknown and no request can be placed late in it"
 			return nil
@@ -202,7 +202,7 @@ func (s *scenario) sendLate(ctx context.Context, p *rateProof) error {
 		}
 	}
 	for _, role := range roles {
-		acct, _ := s.account(role)
+		acct, _ := s.Account(role)
 		if end, ok := ends[role]; ok {
 			// Moved just before the account's own probes.
 			c, err := s.env.Control.AccountClock(ctx, acct.AccountID)
@@ -218,10 +218,10 @@ func (s *scenario) sendLate(ctx context.Context, p *rateProof) error {
 		for _, op := range ops {
 			for _, cond := range matrix.LateConditions {
 				if !p.lateDeadline.IsZero() && time.Now().After(p.lateDeadline) {
-					p.lateMissed = fmt.Sprintf("the burst and the late requests took %s: none could be sent late in the window and still before its end by the server's clock", time.Since(p.first.sent).Round(time.Millisecond))
+					p.lateMissed = fmt.Sprintf("the burst and the late requests took %s: none could be sent late in the window and still before its end by the server's clock", time.Since(p.first.Sent).Round(time.Millisecond))
 					return nil
 				}
-				body, err := s.validBodyFor(withPrep(ctx), role, op)
+				body, err := s.ValidBodyFor(WithPrep(ctx), role, op)
 				if err != nil {
 					return err
 				}
@@ -229,13 +229,13 @@ func (s *scenario) sendLate(ctx context.Context, p *rateProof) error {
 				if cond == matrix.CondLateFresh {
 					route = wire.Fresh
 				}
-				x, err := s.sendAs(wire.WithRoute(ctx, route), role, op, body)
+				x, err := s.SendAs(wire.WithRoute(ctx, route), role, op, body)
 				if err != nil {
 					return err
 				}
-				s.last = x
-				p.late = append(p.late, lateProbe{cell: cellOf("rate-holds", op, role, cond), x: x})
-				if end, ok := ends[role]; ok && x.status/100 == 2 {
+				s.Last = x
+				p.late = append(p.late, lateProbe{Cell: CellOf("rate-holds", op, role, cond), X: x})
+				if end, ok := ends[role]; ok && x.Status/100 == 2 {
 					// Served: judged only if the account's clock had not
 					// reached the window's end by the answer.
 					c, err := s.env.Control.AccountClock(ctx, acct.AccountID)
@@ -264,11 +264,11 @@ func (s *scenario) lateUndecided(p *rateProof) string {
 		return "" // the clocks were moved, and read again after a 200 (sendLate)
 	}
 	for _, pr := range p.late {
-		if pr.x.status/100 != 2 {
+		if pr.X.Status/100 != 2 {
 			continue
 		}
-		if same, known := s.env.Pacer.SameServerWindow(p.first.sent, pr.x.recv, p.first.rheader.Get("Date"), pr.x.rheader.Get("Date")); known && !same {
-			return fmt.Sprintf("by the server's clock (Date headers %s to %s) a request late in the window may have been handled after its end", p.first.rheader.Get("Date"), pr.x.rheader.Get("Date"))
+		if same, known := s.env.Pacer.SameServerWindow(p.first.Sent, pr.X.Received, p.first.ResponseHeader.Get("Date"), pr.X.ResponseHeader.Get("Date")); known && !same {
+			return fmt.Sprintf("by the server's clock (Date headers %s to %s) a request late in the window may have been handled after its end", p.first.ResponseHeader.Get("Date"), pr.X.ResponseHeader.Get("Date"))
 		}
 	}
 	return ""
@@ -281,46 +281,46 @@ func (s *scenario) lateRefused(doc *godog.DocString) error {
 	if err != nil {
 		return err
 	}
-	c := s.cells("rate-holds")
+	c := s.Cells("rate-holds")
 	s.unsentCells(c)
 	if why := s.proof.lateSkipped; why != "" {
-		for _, cell := range c.rule.Cells() {
-			c.unreachable(cell, why)
+		for _, cell := range c.Rule.Cells() {
+			c.Unreachable(cell, why)
 		}
 		return nil
 	}
 	w := s.env.Pacer.Window()
 	for _, pr := range s.proof.late {
-		x := pr.x
-		after := x.sent.Sub(s.proof.first.sent).Round(100 * time.Millisecond)
+		x := pr.X
+		after := x.Sent.Sub(s.proof.first.Sent).Round(100 * time.Millisecond)
 		switch {
-		case x.err != nil:
-			c.fail(pr.cell, x, "no answer: %v", x.err)
-		case x.status != http.StatusTooManyRequests:
+		case x.Err != nil:
+			c.Fail(pr.Cell, x, "no answer: %v", x.Err)
+		case x.Status != http.StatusTooManyRequests:
 			why := "a limiter that frees the budget early (a window shorter than the run's) lets it through"
-			if pr.cell.Condition == matrix.CondLateFresh {
+			if pr.Cell.Condition == matrix.CondLateFresh {
 				why = "a budget spent on one connection holds on a connection opened after it was spent; a limiter that counts per connection, or frees the budget early, lets it through"
 			}
-			c.fail(pr.cell, x, "status %d, want 429: the account's budget of %d per %s was spent by the burst that began %s before, just after a boundary of the target's clock, and this request came before the end of that window under every window §8 allows (sliding, fixed and aligned to the clock, opened by the first request); %s",
-				x.status, s.env.Pacer.Limit(), w, after, why)
+			c.Fail(pr.Cell, x, "status %d, want 429: the account's budget of %d per %s was spent by the burst that began %s before, just after a boundary of the target's clock, and this request came before the end of that window under every window §8 allows (sliding, fixed and aligned to the clock, opened by the first request); %s",
+				x.Status, s.env.Pacer.Limit(), w, after, why)
 		default:
-			got, err := x.json()
+			got, err := x.JSON()
 			switch {
 			case err != nil:
-				c.fail(pr.cell, x, "the 429 body is not JSON: spec §7 shows it as a JSON object with one string field \"error\"")
+				c.Fail(pr.Cell, x, "the 429 body is not JSON: spec §7 shows it as a JSON object with one string field \"error\"")
 			case !reflect.DeepEqual(got, want):
-				c.fail(pr.cell, x, "the 429 body is %s, want %s (spec §7: one string field \"error\" holding %q)", result.Cut(s.env.Secrets, x.rbody), strings.TrimSpace(doc.Content), spec.MsgRateLimit)
+				c.Fail(pr.Cell, x, "the 429 body is %s, want %s (spec §7: one string field \"error\" holding %q)", result.Cut(s.env.Secrets, x.ResponseBody), strings.TrimSpace(doc.Content), spec.MsgRateLimit)
 			}
 		}
 	}
-	return c.err()
+	return c.Err()
 }
 
 // unsentCells records, once, the cells of c's rule that this run cannot
 // send: the second account's without one, Add Contact's in a read-only
 // run.
-func (s *scenario) unsentCells(c *cellCheck) {
-	for _, cell := range c.rule.Cells() {
+func (s *scenario) unsentCells(c *CellCheck) {
+	for _, cell := range c.Rule.Cells() {
 		why := ""
 		switch {
 		case cell.Account == matrix.Second && !s.env.Second.Complete():
@@ -331,10 +331,10 @@ func (s *scenario) unsentCells(c *cellCheck) {
 			continue
 		}
 		s.lib.mu.Lock()
-		seen := slices.Contains(s.result.Unverified, cell.String()+": "+why)
+		seen := slices.Contains(s.Result.Unverified, cell.String()+": "+why)
 		s.lib.mu.Unlock()
 		if !seen {
-			c.unreachable(cell, why)
+			c.Unreachable(cell, why)
 		}
 	}
 }
@@ -348,11 +348,11 @@ func (s *scenario) togetherServed(doc *godog.DocString) error {
 	if err != nil {
 		return err
 	}
-	c := s.cells("rate-concurrent")
+	c := s.Cells("rate-concurrent")
 	s.unsentCells(c)
-	refused := func(x *exchange) string {
-		if got, err := x.json(); err != nil || !reflect.DeepEqual(got, want) {
-			return fmt.Sprintf("the 429 body is %s, want %s (spec §7: one string field \"error\" holding %q)", result.Cut(s.env.Secrets, x.rbody), strings.TrimSpace(doc.Content), spec.MsgRateLimit)
+	refused := func(x *Exchange) string {
+		if got, err := x.JSON(); err != nil || !reflect.DeepEqual(got, want) {
+			return fmt.Sprintf("the 429 body is %s, want %s (spec §7: one string field \"error\" holding %q)", result.Cut(s.env.Secrets, x.ResponseBody), strings.TrimSpace(doc.Content), spec.MsgRateLimit)
 		}
 		return ""
 	}
@@ -360,52 +360,52 @@ func (s *scenario) togetherServed(doc *godog.DocString) error {
 		xs, room := s.proof.together[role], s.proof.room[role]
 		served := 0
 		for _, x := range xs {
-			if x.err == nil && x.status == http.StatusOK {
+			if x.Err == nil && x.Status == http.StatusOK {
 				served++
 			}
 		}
 		named := map[matrix.Cell]bool{} // a count off is said once per cell
 		for _, x := range xs {
-			cell := cellOf("rate-concurrent", opOf(x), role, matrix.CondInFlight)
-			if named[cell] && x.err == nil && (x.status == http.StatusOK && served > room || x.status == http.StatusTooManyRequests && served < room) {
+			cell := CellOf("rate-concurrent", OpOf(x), role, matrix.CondInFlight)
+			if named[cell] && x.Err == nil && (x.Status == http.StatusOK && served > room || x.Status == http.StatusTooManyRequests && served < room) {
 				continue
 			}
 			switch {
-			case x.err != nil:
-				c.fail(cell, x, "no answer: %v", x.err)
-			case x.status == http.StatusOK && served > room:
-				c.fail(cell, x, "%d of %d requests of the account in flight at the same time were served, but its budget of %d per %s held %d of them (spec §8: the limit is the account's, whatever the connection or the order): a counter that decides on a count read before the others were counted lets more through",
+			case x.Err != nil:
+				c.Fail(cell, x, "no answer: %v", x.Err)
+			case x.Status == http.StatusOK && served > room:
+				c.Fail(cell, x, "%d of %d requests of the account in flight at the same time were served, but its budget of %d per %s held %d of them (spec §8: the limit is the account's, whatever the connection or the order): a counter that decides on a count read before the others were counted lets more through",
 					served, len(xs), s.env.Pacer.Limit(), s.env.Pacer.Window(), room)
 				named[cell] = true
-			case x.status == http.StatusOK:
-				if p := labelProblem(x); p != "" {
-					c.fail(cell, x, "%s", p)
+			case x.Status == http.StatusOK:
+				if p := LabelProblem(x); p != "" {
+					c.Fail(cell, x, "%s", p)
 				}
-			case x.status == http.StatusTooManyRequests && served < room:
-				c.fail(cell, x, "status 429, want 200: %d of %d requests of the account in flight at the same time were served, but its budget of %d per %s held %d of them (spec §8)",
+			case x.Status == http.StatusTooManyRequests && served < room:
+				c.Fail(cell, x, "status 429, want 200: %d of %d requests of the account in flight at the same time were served, but its budget of %d per %s held %d of them (spec §8)",
 					served, len(xs), s.env.Pacer.Limit(), s.env.Pacer.Window(), room)
 				named[cell] = true
-			case x.status == http.StatusTooManyRequests:
+			case x.Status == http.StatusTooManyRequests:
 				if p := refused(x); p != "" {
-					c.fail(cell, x, "%s", p)
+					c.Fail(cell, x, "%s", p)
 				}
 			default:
-				c.fail(cell, x, "status %d, want 200 within the budget or 429 beyond it (spec §8, §7)", x.status)
+				c.Fail(cell, x, "status %d, want 200 within the budget or 429 beyond it (spec §8, §7)", x.Status)
 			}
 		}
 		for _, x := range s.proof.loose[role] {
-			switch x.status {
+			switch x.Status {
 			case http.StatusOK:
 			case http.StatusTooManyRequests:
 				if p := refused(x); p != "" {
-					c.fail(cellOf("rate-shared", opOf(x), role, matrix.CondRefused), x, "%s", p)
+					c.Fail(CellOf("rate-shared", OpOf(x), role, matrix.CondRefused), x, "%s", p)
 				}
 			default:
-				c.fail(cellOf("rate-shared", opOf(x), role, matrix.CondCounted), x, "status %d, want 200 or 429: the request is the account's %d requests of the window or one past them (spec §8)", x.status, s.env.Pacer.Limit())
+				c.Fail(CellOf("rate-shared", OpOf(x), role, matrix.CondCounted), x, "status %d, want 200 or 429: the request is the account's %d requests of the window or one past them (spec §8)", x.Status, s.env.Pacer.Limit())
 			}
 		}
 	}
-	return c.err()
+	return c.Err()
 }
 
 // sendTogether sends n requests of each of roles at the same time, room of
@@ -417,7 +417,7 @@ func (s *scenario) sendTogether(ctx context.Context, p *rateProof, roles []strin
 		role, op string
 		route    wire.Route
 		body     []byte
-		x        *exchange
+		x        *Exchange
 	}
 	ops := s.rateOps()
 	var all []*flight
@@ -427,7 +427,7 @@ func (s *scenario) sendTogether(ctx context.Context, p *rateProof, roles []strin
 	for i := range n {
 		for r, role := range roles {
 			op := ops[(from+i+r)%len(ops)]
-			body, err := s.validBodyFor(withPrep(ctx), role, op)
+			body, err := s.ValidBodyFor(WithPrep(ctx), role, op)
 			if err != nil {
 				return err
 			}
@@ -437,12 +437,12 @@ func (s *scenario) sendTogether(ctx context.Context, p *rateProof, roles []strin
 	start := make(chan struct{})
 	var wg sync.WaitGroup
 	for _, f := range all {
-		acct, _ := s.account(f.role)
+		acct, _ := s.Account(f.role)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			<-start
-			f.x, _ = s.sendVia(ctx, f.route, false, credentialHeaders(acct), f.op, f.body)
+			f.x, _ = s.SendVia(ctx, f.route, false, CredentialHeaders(acct), f.op, f.body)
 		}()
 	}
 	close(start)
@@ -450,13 +450,13 @@ func (s *scenario) sendTogether(ctx context.Context, p *rateProof, roles []strin
 	for _, f := range all {
 		x := f.x
 		p.together[f.role] = append(p.together[f.role], x)
-		if p.first == nil || x.sent.Before(p.first.sent) {
+		if p.first == nil || x.Sent.Before(p.first.Sent) {
 			p.first = x
 		}
-		if p.last == nil || x.recv.After(p.last.recv) {
+		if p.last == nil || x.Received.After(p.last.Received) {
 			p.last = x
 		}
-		s.last = x
+		s.Last = x
 	}
 	return nil
 }

@@ -26,7 +26,7 @@ import (
 )
 
 // Operation paths of spec §4, by the names the spec and the scenarios use.
-var operations = func() map[string]string {
+var Operations = func() map[string]string {
 	m := map[string]string{}
 	for _, o := range spec.Operations() {
 		m[o.Name] = o.Path
@@ -51,45 +51,45 @@ func oneOf(ss []string) string {
 type scenario struct {
 	lib     *Library
 	env     *Env
-	result  *result.ScenarioResult
+	Result  *result.ScenarioResult
 	started time.Time
 	tags    map[string]bool
 
-	reporter collectReporter
-	e        *httpexpect.Expect // the scenario's client, with its headers
-	primary  *httpexpect.Expect // clean primary credentials
-	second   *httpexpect.Expect // clean second credentials; nil without one
+	reporter      collectReporter
+	Client        *httpexpect.Expect // the scenario's client, with its headers
+	PrimaryClient *httpexpect.Expect // clean primary credentials
+	SecondClient  *httpexpect.Expect // clean second credentials; nil without one
 
-	base      control.Credentials // whose credentials e sends
-	overrides map[string]*string  // header -> value, nil value = omitted
+	Base      control.Credentials // whose credentials e sends
+	Overrides map[string]*string  // header -> value, nil value = omitted
 
 	// email and phone are unique to the scenario; email2 and phone2 are a
 	// second contact's.
-	email, phone, email2, phone2 string
+	Email, phone, email2, phone2 string
 
-	last       *exchange
-	ownLast    *exchange // last exchange with the scenario's own credentials
-	secondLast *exchange
+	Last       *Exchange
+	OwnLast    *Exchange // last exchange with the scenario's own credentials
+	secondLast *Exchange
 	// proof is the last try of the rate-limit bursts; inconclusive says
 	// why it could not decide after every try.
 	proof        *rateProof
 	inconclusive string
 	exhaustedAt  time.Time
-	contactIDs   []string
+	ContactIDs   []string
 	// contactCalls counts the scenario's Add Contact requests.
 	contactCalls int
-	pages        []*exchange
+	pages        []*Exchange
 	// cellXs are the exchanges of the cells a step sent, for the Then
 	// step that checks them; pending is that rule's check.
-	cellXs  []cellExchange
-	pending *cellCheck
+	CellXs  []CellExchange
+	Pending *CellCheck
 	// walks are an account's campaign list read at every limit of the
 	// matrix, by walkRole.
 	walks    []*walk
 	walkRole string
 	// invented is set when a Campaign Stats request had to use a made-up
 	// campaignId because the account has no campaign.
-	invented bool
+	Invented bool
 	// concurrent and independence are the reads of rules list-concurrent
 	// and independence (state_rules.go), for their Then steps.
 	concurrent   []*concurrentRun
@@ -101,7 +101,7 @@ type scenario struct {
 // 429, even in a @rate-limit scenario.
 type prepKey struct{}
 
-func withPrep(ctx context.Context) context.Context { return context.WithValue(ctx, prepKey{}, true) }
+func WithPrep(ctx context.Context) context.Context { return context.WithValue(ctx, prepKey{}, true) }
 
 // collectReporter turns httpexpect's failures (a request that got no answer)
 // into step errors instead of test failures.
@@ -118,7 +118,7 @@ func (r *collectReporter) take() string {
 	return s
 }
 
-func randomHex(n int) string {
+func RandomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
 	return hex.EncodeToString(b)
@@ -126,7 +126,7 @@ func randomHex(n int) string {
 
 // randomPhone is a North American number in the 555 exchange, which is
 // kept for fiction, random per scenario.
-func randomPhone() string {
+func RandomPhone() string {
 	var b [2]byte
 	_, _ = rand.Read(b[:])
 	return fmt.Sprintf("+1202555%04d", (int(b[0])<<8|int(b[1]))%10000)
@@ -134,7 +134,7 @@ func randomPhone() string {
 
 // expect builds one httpexpect client whose Builder adds headers() to every
 // request.
-func (s *scenario) expect(headers func() http.Header) *httpexpect.Expect {
+func (s *scenario) Expect(headers func() http.Header) *httpexpect.Expect {
 	e := httpexpect.WithConfig(httpexpect.Config{
 		BaseURL:  strings.TrimSuffix(s.env.BaseURL.String(), "/"),
 		Client:   s.env.Client,
@@ -149,7 +149,7 @@ func (s *scenario) expect(headers func() http.Header) *httpexpect.Expect {
 	})
 }
 
-func credentialHeaders(a control.Credentials) http.Header {
+func CredentialHeaders(a control.Credentials) http.Header {
 	h := http.Header{}
 	h.Set(spec.HeaderAPIKey, a.APIKey)
 	h.Set(spec.HeaderAPISecret, a.APISecret)
@@ -159,8 +159,8 @@ func credentialHeaders(a control.Credentials) http.Header {
 
 // headers are the scenario's credentials after its Given steps changed them.
 func (s *scenario) headers() http.Header {
-	h := credentialHeaders(s.base)
-	for k, v := range s.overrides {
+	h := CredentialHeaders(s.Base)
+	for k, v := range s.Overrides {
 		if v == nil {
 			h.Del(k)
 		} else {
@@ -173,59 +173,59 @@ func (s *scenario) headers() http.Header {
 // failure is a step error that carries its result.Finding. Its text is what
 // godog's formatters print (pretty, progress, cucumber.json): built from
 // the result.Finding, whose message and exchange hide the run's secrets.
-type failure struct{ result.Finding }
+type Failure struct{ result.Finding }
 
-func (f *failure) Error() string { return f.Detail() }
+func (f *Failure) Error() string { return f.Detail() }
 
 // failf fails the step on the last exchange, in the scenario's sections.
-func (s *scenario) failf(format string, args ...any) error {
-	return s.failOn(s.last, format, args...)
+func (s *scenario) Failf(format string, args ...any) error {
+	return s.FailOn(s.Last, format, args...)
 }
 
 // failOn fails the step on exchange x, in the scenario's sections.
-func (s *scenario) failOn(x *exchange, format string, args ...any) error {
-	return s.failIn(s.result.Sections, x, format, args...)
+func (s *scenario) FailOn(x *Exchange, format string, args ...any) error {
+	return s.FailIn(s.Result.Sections, x, format, args...)
 }
 
 // failIn fails the step on exchange x, in the given spec sections.
-func (s *scenario) failIn(sections []string, x *exchange, format string, args ...any) error {
+func (s *scenario) FailIn(sections []string, x *Exchange, format string, args ...any) error {
 	x.markJudged()
-	return &failure{result.Finding{Level: result.LevelFailure, Sections: sections, Message: s.env.Secrets.String(fmt.Sprintf(format, args...)), Exchange: x.report(s.env.Secrets)}}
+	return &Failure{result.Finding{Level: result.LevelFailure, Sections: sections, Message: s.env.Secrets.String(fmt.Sprintf(format, args...)), Exchange: x.report(s.env.Secrets)}}
 }
 
 // warn records a warning in the given sections (the scenario's when nil),
 // once per message however often it is seen.
-func (s *scenario) warn(sections []string, x *exchange, format string, args ...any) {
+func (s *scenario) Warn(sections []string, x *Exchange, format string, args ...any) {
 	if sections == nil {
-		sections = s.result.Sections
+		sections = s.Result.Sections
 	}
 	msg := s.env.Secrets.String(fmt.Sprintf(format, args...))
 	s.lib.mu.Lock()
 	defer s.lib.mu.Unlock()
-	for i := range s.result.Warnings {
-		if w := &s.result.Warnings[i]; w.Message == msg {
+	for i := range s.Result.Warnings {
+		if w := &s.Result.Warnings[i]; w.Message == msg {
 			w.Count++
 			return
 		}
 	}
-	s.result.Warnings = append(s.result.Warnings, result.Finding{Level: result.LevelWarning, Sections: sections, Message: msg, Count: 1, Exchange: x.report(s.env.Secrets)})
+	s.Result.Warnings = append(s.Result.Warnings, result.Finding{Level: result.LevelWarning, Sections: sections, Message: msg, Count: 1, Exchange: x.report(s.env.Secrets)})
 }
 
 // skipf ends the scenario as skipped, with the reason kept for the report.
-func skipf(format string, args ...any) error {
+func Skipf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", godog.ErrSkip, fmt.Sprintf(format, args...))
 }
 
 // send sends one request through e and records it as an exchange.
 // contentType "" sends no Content-Type header; body nil sends no body.
-func (s *scenario) send(ctx context.Context, e *httpexpect.Expect, method, path, contentType string, body []byte) *exchange {
+func (s *scenario) Send(ctx context.Context, e *httpexpect.Expect, method, path, contentType string, body []byte) *Exchange {
 	if s.tags["@rate-limit"] && ctx.Value(prepKey{}) == nil {
 		ctx = pace.Deliberate(ctx)
 	}
-	ctx = record.WithScenario(ctx, s.result.Title())
+	ctx = record.WithScenario(ctx, s.Result.Title())
 	ctx, note := pace.WithNote(ctx)
-	x := &exchange{method: method, url: strings.TrimSuffix(s.env.BaseURL.String(), "/") + "/" + path, body: body}
-	ctx = answer.WithSender(ctx, s.result, &x.judged) // the observer's findings name it (answer.Observer)
+	x := &Exchange{Method: method, URL: strings.TrimSuffix(s.env.BaseURL.String(), "/") + "/" + path, Body: body}
+	ctx = answer.WithSender(ctx, s.Result, &x.judged) // the observer's findings name it (answer.Observer)
 	req := e.Request(method, "/"+path).WithContext(ctx)
 	if contentType != "" {
 		req = req.WithHeader("Content-Type", contentType)
@@ -233,31 +233,31 @@ func (s *scenario) send(ctx context.Context, e *httpexpect.Expect, method, path,
 	if body != nil {
 		req = req.WithBytes(body)
 	}
-	x.sent = time.Now()
+	x.Sent = time.Now()
 	resp := req.Expect()
-	x.recv = time.Now()
+	x.Received = time.Now()
 	s.noteSent(note)
-	x.budget = note.Finding
+	x.Budget = note.Finding
 	raw := resp.Raw()
 	if raw == nil {
 		msg := s.reporter.take()
 		if msg == "" {
 			msg = "no response"
 		}
-		x.err = errors.New(msg)
-		x.header = s.headersOf(e)
+		x.Err = errors.New(msg)
+		x.Header = s.headersOf(e)
 		return x
 	}
 	s.reporter.take()
 	if raw.Request != nil {
-		x.header = raw.Request.Header.Clone()
+		x.Header = raw.Request.Header.Clone()
 	} else {
-		x.header = s.headersOf(e)
+		x.Header = s.headersOf(e)
 	}
-	x.status = raw.StatusCode
-	x.rheader = raw.Header.Clone()
-	x.rbody = []byte(resp.Body().Raw())
-	x.tls = raw.TLS != nil
+	x.Status = raw.StatusCode
+	x.ResponseHeader = raw.Header.Clone()
+	x.ResponseBody = []byte(resp.Body().Raw())
+	x.TLS = raw.TLS != nil
 	s.reporter.take()
 	s.inspect(x)
 	return x
@@ -267,18 +267,18 @@ func (s *scenario) send(ctx context.Context, e *httpexpect.Expect, method, path,
 func (s *scenario) noteSent(n *pace.Note) {
 	s.lib.mu.Lock()
 	defer s.lib.mu.Unlock()
-	s.result.Requests += n.Attempts
-	s.result.BudgetWaits = append(s.result.BudgetWaits, n.Waits...)
+	s.Result.Requests += n.Attempts
+	s.Result.BudgetWaits = append(s.Result.BudgetWaits, n.Waits...)
 }
 
 // headersOf reconstructs the credential headers e would send, for a dump of
 // a request that got no answer.
 func (s *scenario) headersOf(e *httpexpect.Expect) http.Header {
 	switch e {
-	case s.primary:
-		return credentialHeaders(s.env.Primary)
-	case s.second:
-		return credentialHeaders(s.env.Second)
+	case s.PrimaryClient:
+		return CredentialHeaders(s.env.Primary)
+	case s.SecondClient:
+		return CredentialHeaders(s.env.Second)
 	}
 	return s.headers()
 }
@@ -286,40 +286,40 @@ func (s *scenario) headersOf(e *httpexpect.Expect) http.Header {
 // call sends a JSON POST to an operation with the scenario's credentials and
 // makes it the last exchange. A request that got no answer fails the step,
 // and so does a 429 the target sent after a full quiet window (spec §8).
-func (s *scenario) call(ctx context.Context, op string, body []byte) error {
-	path, ok := operations[op]
+func (s *scenario) Call(ctx context.Context, op string, body []byte) error {
+	path, ok := Operations[op]
 	if !ok {
 		return fmt.Errorf("unknown operation %q (want one of %s)", op, strings.Join(spec.Names(), ", "))
 	}
-	if err := s.took(s.send(ctx, s.e, http.MethodPost, path, spec.ContentType, body), op); err != nil {
+	if err := s.Took(s.Send(ctx, s.Client, http.MethodPost, path, spec.ContentType, body), op); err != nil {
 		return err
 	}
-	s.ownLast = s.last
+	s.OwnLast = s.Last
 	s.noteContact(op)
 	return nil
 }
 
 // took makes x the last exchange and fails the step when it got no answer
 // or a budget finding.
-func (s *scenario) took(x *exchange, what string) error {
-	s.last = x
-	if x.err != nil {
-		return s.failf("%s got no answer", what)
+func (s *scenario) Took(x *Exchange, what string) error {
+	s.Last = x
+	if x.Err != nil {
+		return s.Failf("%s got no answer", what)
 	}
-	if x.budget != "" {
-		return s.failIn([]string{"8"}, x, "%s", x.budget)
+	if x.Budget != "" {
+		return s.FailIn([]string{"8"}, x, "%s", x.Budget)
 	}
-	if secs, p := shapeProblems(x); p != "" {
-		return s.failIn(secs, x, "%s", p)
+	if secs, p := ShapeProblems(x); p != "" {
+		return s.FailIn(secs, x, "%s", p)
 	}
 	return nil
 }
 
 // expand fills the placeholders of a request body.
-func (s *scenario) expand(body string) string {
+func (s *scenario) Expand(body string) string {
 	return strings.NewReplacer(
-		"{{email}}", s.email,
-		"{{EMAIL}}", strings.ToUpper(s.email),
+		"{{email}}", s.Email,
+		"{{EMAIL}}", strings.ToUpper(s.Email),
 		"{{phone}}", s.phone,
 		"{{email2}}", s.email2,
 		"{{phone2}}", s.phone2,
@@ -328,16 +328,16 @@ func (s *scenario) expand(body string) string {
 
 // campaignInfo is what the suite learnt of an account's campaign list, read
 // once with the account's own credentials.
-type campaignInfo struct {
-	total     int64            // filteredRecords: what the pages hold
-	firstPage []map[string]any // page 1 with limit spec.MaxPageSize
-	listed    []map[string]any // pages 1 to 3 and the last, with limit spec.MaxPageSize
-	lastID    int64            // Id of the last campaign of the last page
+type CampaignInfo struct {
+	Total     int64            // filteredRecords: what the pages hold
+	FirstPage []map[string]any // page 1 with limit spec.MaxPageSize
+	Listed    []map[string]any // pages 1 to 3 and the last, with limit spec.MaxPageSize
+	LastID    int64            // Id of the last campaign of the last page
 }
 
 // campaigns returns what the suite knows of an account's campaign list,
 // reading it once with the account's own credentials.
-func (s *scenario) campaigns(ctx context.Context, acct control.Credentials) (*campaignInfo, error) {
+func (s *scenario) Campaigns(ctx context.Context, acct control.Credentials) (*CampaignInfo, error) {
 	l := s.lib
 	l.mu.Lock()
 	info := l.campaigns[acct.AccountID]
@@ -345,23 +345,23 @@ func (s *scenario) campaigns(ctx context.Context, acct control.Credentials) (*ca
 	if info != nil {
 		return info, nil
 	}
-	e := s.primary
+	e := s.PrimaryClient
 	if acct == s.env.Second {
-		e = s.second
+		e = s.SecondClient
 	}
 	// Reading the list is preparation, never part of a @rate-limit burst.
-	ctx = withPrep(ctx)
+	ctx = WithPrep(ctx)
 	page := func(n int64) (map[string]any, error) {
-		x := s.send(ctx, e, http.MethodPost, operations[spec.OpCampaignList], spec.ContentType, fmt.Appendf(nil, `{"limit": %d, "page": %d}`, spec.MaxPageSize, n))
-		if x.budget != "" {
-			return nil, s.failIn([]string{"8"}, x, "%s", x.budget)
+		x := s.Send(ctx, e, http.MethodPost, Operations[spec.OpCampaignList], spec.ContentType, fmt.Appendf(nil, `{"limit": %d, "page": %d}`, spec.MaxPageSize, n))
+		if x.Budget != "" {
+			return nil, s.FailIn([]string{"8"}, x, "%s", x.Budget)
 		}
-		if x.err != nil || x.status != http.StatusOK {
-			return nil, s.failOn(x, "reading the account's campaign list (spec §4.2) did not succeed")
+		if x.Err != nil || x.Status != http.StatusOK {
+			return nil, s.FailOn(x, "reading the account's campaign list (spec §4.2) did not succeed")
 		}
-		m, err := x.object()
+		m, err := x.Object()
 		if err != nil {
-			return nil, s.failOn(x, "campaign list: %v", err)
+			return nil, s.FailOn(x, "campaign list: %v", err)
 		}
 		return m, nil
 	}
@@ -369,21 +369,21 @@ func (s *scenario) campaigns(ctx context.Context, acct control.Credentials) (*ca
 	if err != nil {
 		return nil, err
 	}
-	info = &campaignInfo{}
+	info = &CampaignInfo{}
 	// The pages follow the records after filtering (§4.2), which may be
 	// fewer than totalRecords.
-	info.total, _ = answer.IntOf(m["filteredRecords"])
+	info.Total, _ = answer.IntOf(m["filteredRecords"])
 	add := func(m map[string]any) {
 		for _, c := range answer.AsArray(m["campaigns"]) {
 			if o, ok := c.(map[string]any); ok {
-				info.listed = append(info.listed, o)
+				info.Listed = append(info.Listed, o)
 			}
 		}
 	}
 	add(m)
-	info.firstPage = slices.Clone(info.listed)
-	if n := len(info.firstPage); n > 0 {
-		info.lastID, _ = answer.IntOf(info.firstPage[n-1]["Id"])
+	info.FirstPage = slices.Clone(info.Listed)
+	if n := len(info.FirstPage); n > 0 {
+		info.LastID, _ = answer.IntOf(info.FirstPage[n-1]["Id"])
 	}
 	// A few more pages, for campaigns of every kind (§2.3 checks each
 	// channel and type), then the last page, for its last Id.
@@ -402,8 +402,8 @@ func (s *scenario) campaigns(ctx context.Context, acct control.Credentials) (*ca
 		}
 		add(lm)
 	}
-	if n := len(info.listed); n > 0 {
-		info.lastID, _ = answer.IntOf(info.listed[n-1]["Id"])
+	if n := len(info.Listed); n > 0 {
+		info.LastID, _ = answer.IntOf(info.Listed[n-1]["Id"])
 	}
 	l.mu.Lock()
 	l.campaigns[acct.AccountID] = info
@@ -413,17 +413,17 @@ func (s *scenario) campaigns(ctx context.Context, acct control.Credentials) (*ca
 
 // firstCampaignID returns the Id of the account's first listed campaign, or
 // skips the scenario when the account has none.
-func (s *scenario) firstCampaignID(ctx context.Context, acct control.Credentials) (int64, error) {
-	info, err := s.campaigns(ctx, acct)
+func (s *scenario) FirstCampaignID(ctx context.Context, acct control.Credentials) (int64, error) {
+	info, err := s.Campaigns(ctx, acct)
 	if err != nil {
 		return 0, err
 	}
-	if len(info.firstPage) == 0 {
-		return 0, skipf("the account has no campaigns, so no campaignId to ask for")
+	if len(info.FirstPage) == 0 {
+		return 0, Skipf("the account has no campaigns, so no campaignId to ask for")
 	}
-	id, ok := answer.IntOf(info.firstPage[0]["Id"])
+	id, ok := answer.IntOf(info.FirstPage[0]["Id"])
 	if !ok {
-		return 0, s.failf("the first listed campaign has no integer Id (spec §2.2)")
+		return 0, s.Failf("the first listed campaign has no integer Id (spec §2.2)")
 	}
 	return id, nil
 }
