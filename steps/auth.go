@@ -14,6 +14,7 @@ import (
 
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 	"github.com/partner-v3/conformance-kit/steps/matrix"
+	"github.com/partner-v3/conformance-kit/steps/session"
 )
 
 func (s *scenario) registerAuth(sc *godog.ScenarioContext) {
@@ -48,8 +49,8 @@ func (s *scenario) sendsCredentialVariants(ctx context.Context, header string) e
 			c.Unreachable(cell, "no other account is configured")
 			continue
 		}
-		right := CredentialHeaders(acct)
-		v, omit, ok := CredentialVariant(cell.Condition, right.Get(header), CredentialHeaders(other).Get(header))
+		right := session.CredentialHeaders(acct)
+		v, omit, ok := session.CredentialVariant(cell.Condition, right.Get(header), session.CredentialHeaders(other).Get(header))
 		if !ok {
 			// The account's own value has nothing to change that way (no
 			// letter to change the case of): its data, not the run's.
@@ -66,12 +67,12 @@ func (s *scenario) sendsCredentialVariants(ctx context.Context, header string) e
 		if err != nil {
 			return err
 		}
-		x := s.Send(ctx, s.Expect(func() http.Header { return h }), http.MethodPost, Operations[cell.Operation], spec.ContentType, body)
+		x := s.Send(ctx, s.Expect(func() http.Header { return h }), http.MethodPost, session.Operations[cell.Operation], spec.ContentType, body)
 		if x.Budget != "" {
 			return s.FailIn([]string{"8"}, x, "%s", x.Budget)
 		}
 		s.Last = x
-		s.CellXs = append(s.CellXs, CellExchange{cell, x})
+		s.CellXs = append(s.CellXs, session.CellExchange{Cell: cell, X: x})
 	}
 	s.Pending = c
 	return nil
@@ -79,7 +80,7 @@ func (s *scenario) sendsCredentialVariants(ctx context.Context, header string) e
 
 // everyAnswerIs checks every cell's answer: the status and the message.
 func (s *scenario) everyAnswerIs(status int, msg string) error {
-	return s.checkRefusals(func(ce CellExchange) (int, string, bool) {
+	return s.checkRefusals(func(ce session.CellExchange) (int, string, bool) {
 		// A key of the other account with this account's secret and id:
 		// which mismatched header wins is not shown, so 403 is allowed.
 		if ce.Cell.Rule == "auth-key" && ce.Cell.Condition == matrix.CondOtherAccount && ce.X.Status == http.StatusForbidden {
@@ -92,7 +93,7 @@ func (s *scenario) everyAnswerIs(status int, msg string) error {
 // everyAnswerIsAccountRefusal: 403 for an account id that does not match;
 // a missing or empty one may be either refusal of §5.
 func (s *scenario) everyAnswerIsAccountRefusal() error {
-	return s.checkRefusals(func(ce CellExchange) (int, string, bool) {
+	return s.checkRefusals(func(ce session.CellExchange) (int, string, bool) {
 		if (ce.Cell.Condition == matrix.CondMissing || ce.Cell.Condition == matrix.CondEmpty) && ce.X.Status == http.StatusUnauthorized {
 			return http.StatusUnauthorized, spec.MsgInvalidCredentials, false
 		}
@@ -110,8 +111,8 @@ var nonASCII = map[string]bool{
 // checkRefusals checks every cell's answer against the status and message
 // want gives it; warn marks an answer the spec allows but a vendor should
 // hear of.
-func (s *scenario) checkRefusals(want func(CellExchange) (status int, msg string, warn bool)) error {
-	return s.EachCell(func(c *CellCheck, ce CellExchange) {
+func (s *scenario) checkRefusals(want func(session.CellExchange) (status int, msg string, warn bool)) error {
+	return s.EachCell(func(c *session.CellCheck, ce session.CellExchange) {
 		status, msg, warn := want(ce)
 		x := ce.X
 		switch {
@@ -124,8 +125,8 @@ func (s *scenario) checkRefusals(want func(CellExchange) (status int, msg string
 			s.missingHeaderRefused(c, ce, status, msg)
 		case x.Status != status:
 			c.Fail(ce.Cell, x, "status %d, want %d %q", x.Status, status, msg)
-		case MessageProblem(x, msg) != "":
-			c.Fail(ce.Cell, x, "status %d, but %s", x.Status, MessageProblem(x, msg))
+		case session.MessageProblem(x, msg) != "":
+			c.Fail(ce.Cell, x, "status %d, but %s", x.Status, session.MessageProblem(x, msg))
 		case warn:
 			s.Warn(c.Sections, x, "%s: answered %d %q; 401 %q is the plainer reading of §5 rule 1 (the key is not the account's)", ce.Cell, x.Status, msg, spec.MsgInvalidCredentials)
 		}
@@ -136,15 +137,15 @@ func (s *scenario) checkRefusals(want func(CellExchange) (status int, msg string
 // account's own credentials (rule auth-served).
 func (s *scenario) sendsOwnCredentials(ctx context.Context) error {
 	return s.SendCells(ctx, "auth-served", func(cell matrix.Cell) ([]byte, error) {
-		if s.env.skipsWrite(cell.Operation) {
-			return nil, SkipCell("read-only run: no contact is created")
+		if s.SkipsWrite(cell.Operation) {
+			return nil, session.SkipCell("read-only run: no contact is created")
 		}
 		return s.ValidBodyFor(ctx, cell.Account, cell.Operation)
 	})
 }
 
 // everyServed: every answer is a 200 (its body is checked against the
-// spec's tables on every answer, see shapeProblems).
+// spec's tables on every answer, see session.ShapeProblems).
 func (s *scenario) everyServed() error {
 	return s.EveryOK("the account's own credentials were refused or the request failed")
 }
@@ -158,22 +159,16 @@ func (s *scenario) headerIs(header, how string) error {
 		s.Overrides[header] = &v
 	case "wrong":
 		// About the length of the real value, so only its content is wrong.
-		cur := CredentialHeaders(s.Base).Get(header)
-		v := "wrong-" + RandomHex(max(4, len(cur)/2))
+		cur := session.CredentialHeaders(s.Base).Get(header)
+		v := "wrong-" + session.RandomHex(max(4, len(cur)/2))
 		s.Overrides[header] = &v
 	}
 	return nil
 }
 
 func (s *scenario) secondAccountConfigured() error {
-	if !s.env.Second.Complete() {
-		return Skipf("no second account is configured (--second-api-key, --second-api-secret, --second-account-id)")
+	if !s.Target.Second.Complete() {
+		return session.Skipf("no second account is configured (--second-api-key, --second-api-secret, --second-account-id)")
 	}
 	return nil
-}
-
-// isJSON reports whether the answer's body is one JSON value.
-func IsJSON(x *Exchange) bool {
-	_, err := x.JSON()
-	return err == nil
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/partner-v3/conformance-kit/steps/answer"
+	"github.com/partner-v3/conformance-kit/steps/session"
 
 	"github.com/cucumber/godog"
 
@@ -38,15 +39,15 @@ func (s *scenario) clientCallsListPage(ctx context.Context, page, limit int64) e
 
 func (s *scenario) secondCallsListPage(ctx context.Context, page, limit int64) error {
 	if s.SecondClient == nil {
-		return Skipf("no second account is configured")
+		return session.Skipf("no second account is configured")
 	}
-	x := s.Send(ctx, s.SecondClient, http.MethodPost, Operations[spec.OpCampaignList], spec.ContentType, fmt.Appendf(nil, `{"limit": %d, "page": %d}`, limit, page))
+	x := s.Send(ctx, s.SecondClient, http.MethodPost, session.Operations[spec.OpCampaignList], spec.ContentType, fmt.Appendf(nil, `{"limit": %d, "page": %d}`, limit, page))
 	s.secondLast = x
 	return s.Took(x, "Campaign List of the second account")
 }
 
 func (s *scenario) clientCallsPageAfterLast(ctx context.Context, limit int64) error {
-	info, err := s.Campaigns(ctx, s.env.Primary)
+	info, err := s.Campaigns(ctx, s.Target.Primary)
 	if err != nil {
 		return err
 	}
@@ -59,12 +60,12 @@ func (s *scenario) clientCallsPageAfterLast(ctx context.Context, limit int64) er
 const maxPages = 20
 
 func (s *scenario) clientReadsEveryPage(ctx context.Context) error {
-	info, err := s.Campaigns(ctx, s.env.Primary)
+	info, err := s.Campaigns(ctx, s.Target.Primary)
 	if err != nil {
 		return err
 	}
 	if info.Total < 2 {
-		return Skipf("the account has %d campaigns: one page only, nothing to paginate", info.Total)
+		return session.Skipf("the account has %d campaigns: one page only, nothing to paginate", info.Total)
 	}
 	// About three pages, the last one partial when possible, so that a
 	// totalPages rounded down shows.
@@ -91,19 +92,13 @@ func (s *scenario) readPages(ctx context.Context, total, limit int64) error {
 	return nil
 }
 
-// pageView is an answer's envelope numbers and campaigns, checked for type.
-type PageView struct {
-	PageNo, PageSize, TotalPages, TotalRecords, FilteredRecords int64
-	Campaigns                                                   []any
-}
-
 // pageOf reads a 200 answer's envelope and fails on any field of §4.2 that
 // is missing or not of its type.
-func (s *scenario) pageOf(x *Exchange) (*PageView, error) {
+func (s *scenario) pageOf(x *session.Exchange) (*session.PageView, error) {
 	if x.Status != http.StatusOK {
 		return nil, s.FailOn(x, "status %d, want 200", x.Status)
 	}
-	p, problem := ReadPage(x)
+	p, problem := session.ReadPage(x)
 	if p == nil {
 		return nil, s.FailOn(x, "%s (spec §4.2)", problem)
 	}
@@ -121,8 +116,8 @@ func (s *scenario) pageHoldsExactly(n int) error {
 	return nil
 }
 
-func (s *scenario) pageViews() ([]*PageView, error) {
-	var out []*PageView
+func (s *scenario) pageViews() ([]*session.PageView, error) {
+	var out []*session.PageView
 	for _, x := range s.pages {
 		p, err := s.pageOf(x)
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	"github.com/partner-v3/conformance-kit/steps/answer"
+	"github.com/partner-v3/conformance-kit/steps/session"
 
 	"github.com/cucumber/godog"
 
@@ -66,7 +67,7 @@ func (s *scenario) statsOfEveryKind(ctx context.Context) error {
 		acct, ok := s.Account(role)
 		if !ok {
 			for _, k := range matrix.StatsKinds {
-				c.Unreachable(CellOf("stats-keys", spec.OpCampaignStats, role, k), "no second account is configured")
+				c.Unreachable(session.CellOf("stats-keys", spec.OpCampaignStats, role, k), "no second account is configured")
 			}
 			continue
 		}
@@ -86,17 +87,17 @@ func (s *scenario) statsOfEveryKind(ctx context.Context) error {
 			s.Last = x
 			if allZero(x) {
 				zero = true
-				s.CellXs = append(s.CellXs, CellExchange{CellOf("stats-keys", spec.OpCampaignStats, role, matrix.StatsZero), x})
+				s.CellXs = append(s.CellXs, session.CellExchange{Cell: session.CellOf("stats-keys", spec.OpCampaignStats, role, matrix.StatsZero), X: x})
 			}
 			if kind != "" {
-				s.CellXs = append(s.CellXs, CellExchange{CellOf("stats-keys", spec.OpCampaignStats, role, kind), x})
+				s.CellXs = append(s.CellXs, session.CellExchange{Cell: session.CellOf("stats-keys", spec.OpCampaignStats, role, kind), X: x})
 			}
 			return nil
 		}
 		for _, kind := range matrix.StatsKinds[:4] {
 			i := slices.IndexFunc(info.Listed, func(cm map[string]any) bool { return statsKind(cm) == kind })
 			if i < 0 {
-				c.Missing(CellOf("stats-keys", spec.OpCampaignStats, role, kind), "the account lists no active campaign of that kind")
+				c.Missing(session.CellOf("stats-keys", spec.OpCampaignStats, role, kind), "the account lists no active campaign of that kind")
 				continue
 			}
 			if err := ask(kind, info.Listed[i]); err != nil {
@@ -123,7 +124,7 @@ func (s *scenario) statsOfEveryKind(ctx context.Context) error {
 			}
 		}
 		if !zero {
-			c.Missing(CellOf("stats-keys", spec.OpCampaignStats, role, matrix.StatsZero), fmt.Sprintf("no campaign with every count zero among the %d asked", len(asked)))
+			c.Missing(session.CellOf("stats-keys", spec.OpCampaignStats, role, matrix.StatsZero), fmt.Sprintf("no campaign with every count zero among the %d asked", len(asked)))
 		}
 	}
 	s.Pending = c
@@ -132,7 +133,7 @@ func (s *scenario) statsOfEveryKind(ctx context.Context) error {
 
 // allZero reports whether a Campaign Stats answer is a 200 whose counts
 // are all zero.
-func allZero(x *Exchange) bool {
+func allZero(x *session.Exchange) bool {
 	if x.Status != http.StatusOK {
 		return false
 	}
@@ -169,12 +170,12 @@ func (s *scenario) callStats(ctx context.Context, id int64) error {
 }
 
 func (s *scenario) clientCallsStatsFor(ctx context.Context, which string) error {
-	id, err := s.FirstCampaignID(ctx, s.env.Primary)
+	id, err := s.FirstCampaignID(ctx, s.Target.Primary)
 	if err != nil {
 		return err
 	}
 	if which == "last" {
-		info, err := s.Campaigns(ctx, s.env.Primary)
+		info, err := s.Campaigns(ctx, s.Target.Primary)
 		if err != nil {
 			return err
 		}
@@ -187,7 +188,7 @@ func (s *scenario) clientCallsStatsFor(ctx context.Context, which string) error 
 // of a channel on the account's first page: the keys of §2.3 are due for
 // every campaign, whatever its channel.
 func (s *scenario) clientCallsStatsForChannel(ctx context.Context, channel string) error {
-	info, err := s.Campaigns(ctx, s.env.Primary)
+	info, err := s.Campaigns(ctx, s.Target.Primary)
 	if err != nil {
 		return err
 	}
@@ -200,14 +201,14 @@ func (s *scenario) clientCallsStatsForChannel(ctx context.Context, channel strin
 			return s.callStats(ctx, id)
 		}
 	}
-	return Skipf("no %s campaign among the account's first %d", channel, len(info.FirstPage))
+	return session.Skipf("no %s campaign among the account's first %d", channel, len(info.FirstPage))
 }
 
 func (s *scenario) clientCallsStatsOfSecond(ctx context.Context) error {
-	if !s.env.Second.Complete() {
-		return Skipf("no second account is configured")
+	if !s.Target.Second.Complete() {
+		return session.Skipf("no second account is configured")
 	}
-	id, err := s.FirstCampaignID(ctx, s.env.Second)
+	id, err := s.FirstCampaignID(ctx, s.Target.Second)
 	if err != nil {
 		return err
 	}
@@ -215,7 +216,7 @@ func (s *scenario) clientCallsStatsOfSecond(ctx context.Context) error {
 }
 
 func (s *scenario) clientCallsStatsUnknown(ctx context.Context) error {
-	info, err := s.Campaigns(ctx, s.env.Primary)
+	info, err := s.Campaigns(ctx, s.Target.Primary)
 	if err != nil {
 		return err
 	}

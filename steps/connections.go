@@ -21,13 +21,12 @@ package steps
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"net/http"
-	"net/http/httptrace"
 	"sync"
 
 	"github.com/partner-v3/conformance-kit/steps/answer"
+	"github.com/partner-v3/conformance-kit/steps/session"
 
 	"github.com/partner-v3/conformance-kit/steps/result"
 
@@ -52,73 +51,6 @@ func (s *scenario) registerConnections(sc *godog.ScenarioContext) {
 // checked in an in-process run.
 const inProcessNoConnections = "an in-process run has no connections (the target is an http.Handler): run against the target's address to check it"
 
-// connSeen is what the transport reported of the connection that carried
-// one request (its last attempt).
-type ConnSeen struct {
-	Got    bool
-	Local  string // the client side's address: one per connection
-	Reused bool
-	H2     bool
-}
-
-// connTrace collects a connSeen from the transport's goroutines.
-type connTrace struct {
-	mu   sync.Mutex
-	seen ConnSeen
-}
-
-func (t *connTrace) snapshot() ConnSeen {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.seen
-}
-
-// traceConn records in the returned connTrace the connection ctx's request
-// gets.
-func traceConn(ctx context.Context) (context.Context, *connTrace) {
-	t := &connTrace{}
-	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) {
-		seen := ConnSeen{Got: true, Reused: i.Reused}
-		if i.Conn != nil {
-			seen.Local = i.Conn.LocalAddr().String()
-			if tc, ok := i.Conn.(*tls.Conn); ok {
-				seen.H2 = tc.ConnectionState().NegotiatedProtocol == "h2"
-			}
-		}
-		t.mu.Lock()
-		defer t.mu.Unlock()
-		t.seen = seen
-	}}), t
-}
-
-// sendVia sends a JSON POST of op with headers h by route, its body
-// chunked (no length) when asked, and returns the exchange and the
-// connection that carried it. It may be called from several goroutines at
-// once: each call has its own reporter.
-func (s *scenario) SendVia(ctx context.Context, route wire.Route, chunked bool, h http.Header, op string, body []byte) (*Exchange, ConnSeen) {
-	ctx = wire.WithRoute(ctx, route)
-	if chunked {
-		ctx = wire.WithChunked(ctx)
-	}
-	ctx, cs := traceConn(ctx)
-	sub := *s
-	sub.reporter = collectReporter{}
-	x := sub.Send(ctx, sub.Expect(func() http.Header { return h }), http.MethodPost, Operations[op], spec.ContentType, body)
-	return x, cs.snapshot()
-}
-
-// noConnection says why a request that got no connection at all (the
-// target refused the route's connection: an HTTP/1.1 one to a server that
-// speaks only HTTP/2, say) leaves its cell unchecked, or "" when it got
-// one. The spec names no HTTP version; a request that got a connection
-// and no answer is judged as such.
-func NoConnection(route wire.Route, x *Exchange, cs ConnSeen) string {
-	if x.Err == nil || cs.Got {
-		return ""
-	}
-	return fmt.Sprintf("no connection could be made by %s (%v): the spec names no HTTP version", route, x.Err)
-}
-
 // refusalOf is the answer §5 gives a request whose header is wrong.
 func refusalOf(header string) (int, string) {
 	if header == spec.HeaderAccountID {
@@ -136,7 +68,7 @@ func isRefusal(status int) bool {
 // auth-connection).
 type connRun struct {
 	s     *scenario
-	c     *CellCheck
+	c     *session.CellCheck
 	role  string
 	acct  control.Credentials
 	route wire.Route
@@ -151,15 +83,15 @@ type connRun struct {
 // right sends a right request of op; read-only runs create no contact, so
 // an Add Contact is then replaced by a Campaign List (a right request all
 // the same, which is what the connection needs).
-func (r *connRun) right(ctx context.Context, op string) (*Exchange, ConnSeen, error) {
-	if r.s.env.skipsWrite(op) {
+func (r *connRun) right(ctx context.Context, op string) (*session.Exchange, session.ConnSeen, error) {
+	if r.s.SkipsWrite(op) {
 		op = spec.OpCampaignList
 	}
 	body, err := r.s.ValidBodyFor(ctx, r.role, op)
 	if err != nil {
-		return nil, ConnSeen{}, err
+		return nil, session.ConnSeen{}, err
 	}
-	x, cs := r.s.SendVia(ctx, r.route, false, CredentialHeaders(r.acct), op, body)
+	x, cs := r.s.SendVia(ctx, r.route, false, session.CredentialHeaders(r.acct), op, body)
 	if x.Budget != "" {
 		return x, cs, r.s.FailIn([]string{"8"}, x, "%s", x.Budget)
 	}
@@ -168,7 +100,7 @@ func (r *connRun) right(ctx context.Context, op string) (*Exchange, ConnSeen, er
 }
 
 // note remembers what the connection carried.
-func (r *connRun) note(x *Exchange, cs ConnSeen) {
+func (r *connRun) note(x *session.Exchange, cs session.ConnSeen) {
 	switch {
 	case cs.Local == "" || x.Err != nil:
 	case x.Status == http.StatusOK:
@@ -182,13 +114,13 @@ func (r *connRun) note(x *Exchange, cs ConnSeen) {
 // carried a served request of the account: when the target closed the one
 // that did, a right request opens another and the wrong one is sent again,
 // once. ok is false when the cell could not be sent as it must be.
-func (r *connRun) wrong(ctx context.Context, op, header string) (x *Exchange, ok bool, err error) {
+func (r *connRun) wrong(ctx context.Context, op, header string) (x *session.Exchange, ok bool, err error) {
 	body, err := r.s.ValidBodyFor(ctx, r.role, op)
 	if err != nil {
 		return nil, false, err
 	}
-	h := CredentialHeaders(r.acct)
-	v, _, _ := CredentialVariant(matrix.CondOtherValue, h.Get(header), "")
+	h := session.CredentialHeaders(r.acct)
+	v, _, _ := session.CredentialVariant(matrix.CondOtherValue, h.Get(header), "")
 	h.Set(header, v)
 	for try := 0; try < 2; try++ {
 		if try > 0 {
@@ -196,7 +128,7 @@ func (r *connRun) wrong(ctx context.Context, op, header string) (x *Exchange, ok
 			if err != nil {
 				return nil, false, err
 			}
-			if why := NoConnection(r.route, px, pcs); why != "" {
+			if why := session.NoConnection(r.route, px, pcs); why != "" {
 				r.stopped = why
 				return nil, false, nil
 			}
@@ -225,16 +157,16 @@ func (r *connRun) wrong(ctx context.Context, op, header string) (x *Exchange, ok
 // refusal" of that operation), then each header wrong; last a right
 // request of the first operation, after every refusal.
 func (r *connRun) sequence(ctx context.Context) error {
-	cell := func(op, cond string) matrix.Cell { return CellOf(r.c.Rule.ID, op, r.role, cond) }
-	after := func(op string, x *Exchange, cs ConnSeen) {
+	cell := func(op, cond string) matrix.Cell { return session.CellOf(r.c.Rule.ID, op, r.role, cond) }
+	after := func(op string, x *session.Exchange, cs session.ConnSeen) {
 		cl := cell(op, matrix.ServedAfterRefusal(r.conn))
 		switch {
-		case r.s.env.skipsWrite(op):
+		case r.s.SkipsWrite(op):
 			r.c.Unreachable(cl, "read-only run: no contact is created")
 		case !r.refused[cs.Local]:
 			r.c.Missing(cl, "the connection that carried it had carried no refusal of the account (the target closed the one that had, or refused nothing)")
 		default:
-			r.s.CellXs = append(r.s.CellXs, CellExchange{cl, x})
+			r.s.CellXs = append(r.s.CellXs, session.CellExchange{Cell: cl, X: x})
 		}
 	}
 	ops := spec.Names()
@@ -246,7 +178,7 @@ func (r *connRun) sequence(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if why := NoConnection(r.route, x, cs); why != "" {
+		if why := session.NoConnection(r.route, x, cs); why != "" {
 			r.stopped = why
 			return nil
 		}
@@ -266,7 +198,7 @@ func (r *connRun) sequence(ctx context.Context) error {
 				return nil
 			}
 			r.s.Last = x
-			r.s.CellXs = append(r.s.CellXs, CellExchange{cell(op, matrix.WrongOn(h, r.conn)), x})
+			r.s.CellXs = append(r.s.CellXs, session.CellExchange{Cell: cell(op, matrix.WrongOn(h, r.conn)), X: x})
 		}
 	}
 	x, cs, err := r.right(ctx, ops[0])
@@ -288,7 +220,7 @@ func (s *scenario) sendsOnConnections(ctx context.Context) error {
 	}
 	for _, role := range matrix.BothAccounts {
 		acct, ok := s.Account(role)
-		if !ok || s.env.InProcess {
+		if !ok || s.Target.InProcess {
 			why := inProcessNoConnections
 			if !ok {
 				why = "no second account is configured"
@@ -317,19 +249,19 @@ func (s *scenario) sendsOnConnections(ctx context.Context) error {
 		}
 		for _, op := range spec.Names() {
 			for _, h := range spec.Headers() {
-				cl := CellOf(c.Rule.ID, op, role, matrix.WrongOn(h, matrix.ConnFresh))
+				cl := session.CellOf(c.Rule.ID, op, role, matrix.WrongOn(h, matrix.ConnFresh))
 				body, err := s.ValidBodyFor(ctx, role, op)
 				if err != nil {
 					return err
 				}
-				hd := CredentialHeaders(acct)
-				v, _, _ := CredentialVariant(matrix.CondOtherValue, hd.Get(h), "")
+				hd := session.CredentialHeaders(acct)
+				v, _, _ := session.CredentialVariant(matrix.CondOtherValue, hd.Get(h), "")
 				hd.Set(h, v)
 				x, cs := s.SendVia(ctx, wire.Fresh, false, hd, op, body)
 				if x.Budget != "" {
 					return s.FailIn([]string{"8"}, x, "%s", x.Budget)
 				}
-				if why := NoConnection(wire.Fresh, x, cs); why != "" {
+				if why := session.NoConnection(wire.Fresh, x, cs); why != "" {
 					c.Missing(cl, why)
 					continue
 				}
@@ -338,7 +270,7 @@ func (s *scenario) sendsOnConnections(ctx context.Context) error {
 					continue
 				}
 				s.Last = x
-				s.CellXs = append(s.CellXs, CellExchange{cl, x})
+				s.CellXs = append(s.CellXs, session.CellExchange{Cell: cl, X: x})
 			}
 		}
 	}
@@ -361,33 +293,11 @@ func connConditionOf(cond string) (header, conn string, ok bool) {
 	return "", "", false
 }
 
-// cellSent reports whether the step recorded an exchange for cell.
-func (s *scenario) CellSent(cell matrix.Cell) bool {
-	for _, ce := range s.CellXs {
-		if ce.Cell == cell {
-			return true
-		}
-	}
-	return false
-}
-
-// isMissing reports whether cell was already set aside as one the target
-// does not hold.
-func (c *CellCheck) IsMissing(cell matrix.Cell) bool {
-	p := cell.String() + ": "
-	for _, a := range c.absent {
-		if len(a) >= len(p) && a[:len(p)] == p {
-			return true
-		}
-	}
-	return false
-}
-
 // everyConnectionAnswer judges the cells of auth-connection: a wrong
 // header is refused as §5 says, a right request is served (200 and the
 // body of §4.x).
 func (s *scenario) everyConnectionAnswer() error {
-	return s.EachCell(func(c *CellCheck, ce CellExchange) {
+	return s.EachCell(func(c *session.CellCheck, ce session.CellExchange) {
 		x := ce.X
 		header, conn, _ := connConditionOf(ce.Cell.Condition)
 		if header == "" {
@@ -398,10 +308,10 @@ func (s *scenario) everyConnectionAnswer() error {
 		switch {
 		case x.Status != status:
 			c.Fail(ce.Cell, x, "status %d, want %d %q: %s was wrong on %s (spec §5 judges each request, not the connection)", x.Status, status, msg, header, conn)
-		case !IsJSON(x):
+		case !session.IsJSON(x):
 			c.Fail(ce.Cell, x, "status %d, but the body is not JSON: every response body is JSON (spec §1 rule 3)", x.Status)
-		case LabelProblem(x) != "":
-			c.Fail(ce.Cell, x, "status %d: %s", x.Status, LabelProblem(x))
+		case session.LabelProblem(x) != "":
+			c.Fail(ce.Cell, x, "status %d: %s", x.Status, session.LabelProblem(x))
 		case !answer.Mentions(x.ResponseBody, msg):
 			c.Fail(ce.Cell, x, "status %d, but the body does not carry the message %q", x.Status, msg)
 		}
@@ -435,10 +345,10 @@ func (s *scenario) sendsEveryFraming(ctx context.Context) error {
 		case !ok:
 			c.Unreachable(cell, "no second account is configured")
 			continue
-		case s.env.InProcess:
+		case s.Target.InProcess:
 			c.Unreachable(cell, inProcessNoConnections)
 			continue
-		case s.env.skipsWrite(cell.Operation):
+		case s.SkipsWrite(cell.Operation):
 			c.Unreachable(cell, "read-only run: no contact is created")
 			continue
 		case route == wire.HTTP2 && noH2 != "":
@@ -454,7 +364,7 @@ func (s *scenario) sendsEveryFraming(ctx context.Context) error {
 			// read (limit 10, page 1): pageSize tells.
 			body = fmt.Appendf(nil, `{"limit": %d, "page": 1}`, framingLimit)
 		}
-		x, cs := s.SendVia(ctx, route, chunked, CredentialHeaders(acct), cell.Operation, body)
+		x, cs := s.SendVia(ctx, route, chunked, session.CredentialHeaders(acct), cell.Operation, body)
 		if x.Budget != "" {
 			return s.FailIn([]string{"8"}, x, "%s", x.Budget)
 		}
@@ -463,12 +373,12 @@ func (s *scenario) sendsEveryFraming(ctx context.Context) error {
 			c.Missing(cell, noH2)
 			continue
 		}
-		if why := NoConnection(route, x, cs); why != "" {
+		if why := session.NoConnection(route, x, cs); why != "" {
 			c.Missing(cell, why)
 			continue
 		}
 		s.Last = x
-		s.CellXs = append(s.CellXs, CellExchange{cell, x})
+		s.CellXs = append(s.CellXs, session.CellExchange{Cell: cell, X: x})
 	}
 	return nil
 }
@@ -481,7 +391,7 @@ const framingLimit = 2
 // pageNo the page number returned, pageSize the page size used), so a
 // body read as empty and answered with defaults is told apart.
 func (s *scenario) everyFramingServed() error {
-	return s.EachCell(func(c *CellCheck, ce CellExchange) {
+	return s.EachCell(func(c *session.CellCheck, ce session.CellExchange) {
 		x := ce.X
 		if !c.Served(ce, fmt.Sprintf("a valid request (spec §4) whose body HTTP framed another way (%s) was not served", ce.Cell.Condition)) {
 			return
@@ -491,7 +401,7 @@ func (s *scenario) everyFramingServed() error {
 		}
 		m, err := x.Object()
 		if err != nil {
-			return // shapeProblems said so
+			return // session.ShapeProblems said so
 		}
 		no, _ := answer.IntOf(m["pageNo"])
 		size, _ := answer.IntOf(m["pageSize"])
@@ -511,8 +421,8 @@ func (s *scenario) addsConcurrently(ctx context.Context) error {
 	s.Pending = c
 	for _, role := range matrix.BothAccounts {
 		acct, ok := s.Account(role)
-		cells := []matrix.Cell{CellOf(c.Rule.ID, spec.OpAddContact, role, matrix.ConcurrentServed), CellOf(c.Rule.ID, spec.OpAddContact, role, matrix.ConcurrentDistinct)}
-		if !ok || s.env.ReadOnly {
+		cells := []matrix.Cell{session.CellOf(c.Rule.ID, spec.OpAddContact, role, matrix.ConcurrentServed), session.CellOf(c.Rule.ID, spec.OpAddContact, role, matrix.ConcurrentDistinct)}
+		if !ok || s.Target.ReadOnly {
 			why := "no second account is configured"
 			if ok {
 				why = "read-only run: no contact is created"
@@ -522,7 +432,7 @@ func (s *scenario) addsConcurrently(ctx context.Context) error {
 			}
 			continue
 		}
-		xs := make([]*Exchange, matrix.ConcurrentContacts)
+		xs := make([]*session.Exchange, matrix.ConcurrentContacts)
 		start := make(chan struct{})
 		var wg sync.WaitGroup
 		for i := range xs {
@@ -535,7 +445,7 @@ func (s *scenario) addsConcurrently(ctx context.Context) error {
 			go func() {
 				defer wg.Done()
 				<-start
-				xs[i], _ = s.SendVia(ctx, route, false, CredentialHeaders(acct), spec.OpAddContact, body)
+				xs[i], _ = s.SendVia(ctx, route, false, session.CredentialHeaders(acct), spec.OpAddContact, body)
 			}()
 		}
 		close(start)
@@ -546,7 +456,7 @@ func (s *scenario) addsConcurrently(ctx context.Context) error {
 			}
 			s.Last = x
 			for _, cl := range cells {
-				s.CellXs = append(s.CellXs, CellExchange{cl, x})
+				s.CellXs = append(s.CellXs, session.CellExchange{Cell: cl, X: x})
 			}
 		}
 	}
@@ -558,14 +468,14 @@ func (s *scenario) addsConcurrently(ctx context.Context) error {
 // equal (cell "a contactId of its own").
 func (s *scenario) everyConcurrentCreated() error {
 	ids := map[string]bool{}
-	return s.EachCell(func(c *CellCheck, ce CellExchange) {
+	return s.EachCell(func(c *session.CellCheck, ce session.CellExchange) {
 		x := ce.X
 		if ce.Cell.Condition == matrix.ConcurrentServed {
 			switch {
 			case x.Status != http.StatusOK:
 				c.Fail(ce.Cell, x, "status %d, want 200: a valid contact (spec §4.1 \"Success: HTTP 200\"), sent while %d others of the account were in flight", x.Status, matrix.ConcurrentContacts-1)
 			default:
-				if secs, p := ShapeProblems(x); p != "" {
+				if secs, p := session.ShapeProblems(x); p != "" {
 					c.Fail(ce.Cell, x, "%s (spec %s)", p, result.SectionList(secs))
 				}
 			}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/partner-v3/conformance-kit/steps/answer"
+	"github.com/partner-v3/conformance-kit/steps/session"
 
 	"github.com/cucumber/godog"
 
@@ -41,9 +42,9 @@ func (s *scenario) contactBody(form string) []byte {
 	case matrix.FormEmail, matrix.FormEmailFull:
 		fields = append(fields, fmt.Sprintf(`"email": %q`, s.NewEmail()))
 	case matrix.FormPhone, matrix.FormPhoneFull:
-		fields = append(fields, fmt.Sprintf(`"phoneNo": %q`, RandomPhone()))
+		fields = append(fields, fmt.Sprintf(`"phoneNo": %q`, session.RandomPhone()))
 	default:
-		fields = append(fields, fmt.Sprintf(`"email": %q, "phoneNo": %q`, s.NewEmail(), RandomPhone()))
+		fields = append(fields, fmt.Sprintf(`"email": %q, "phoneNo": %q`, s.NewEmail(), session.RandomPhone()))
 	}
 	if strings.HasSuffix(form, "every optional field") {
 		fields = append(fields, optionalFields)
@@ -80,7 +81,7 @@ func (s *scenario) addsNoContact(ctx context.Context) error {
 // contactId (spec §4.1: the identifier of the created contact).
 func (s *scenario) everyCreated() error {
 	ids := contactIDs{}
-	return s.EachCell(func(c *CellCheck, ce CellExchange) {
+	return s.EachCell(func(c *session.CellCheck, ce session.CellExchange) {
 		x := ce.X
 		if x.Status != http.StatusOK {
 			c.Fail(ce.Cell, x, "status %d, want 200: the contact has what §2.1 requires", x.Status)
@@ -88,22 +89,6 @@ func (s *scenario) everyCreated() error {
 		}
 		ids.check(c, ce)
 	})
-}
-
-// noteContact remembers the contactId of a successful Add Contact.
-func (s *scenario) noteContact(op string) {
-	if op != spec.OpAddContact {
-		return
-	}
-	s.contactCalls++
-	if s.Last.Status != http.StatusOK {
-		return
-	}
-	if m, err := s.Last.Object(); err == nil {
-		if id, ok := m["contactId"].(string); ok {
-			s.ContactIDs = append(s.ContactIDs, id)
-		}
-	}
 }
 
 func (s *scenario) sameContactID() error {
@@ -117,21 +102,21 @@ func (s *scenario) sameContactID() error {
 }
 
 func (s *scenario) simulatorHoldsContact(ctx context.Context) error {
-	if s.env.Control == nil {
-		return Skipf("needs the simulator's control API")
+	if s.Target.Control == nil {
+		return session.Skipf("needs the simulator's control API")
 	}
 	// The control API lists contacts oldest first, a page at a time, and
 	// the account may hold many (seeded ones, other scenarios'): read from
 	// the newest page back until the contact is found.
 	const pageSize = 100
-	account := s.env.Primary.AccountID
-	_, total, err := s.env.Control.Contacts(ctx, control.ContactFilter{AccountID: account, Limit: 1})
+	account := s.Target.Primary.AccountID
+	_, total, err := s.Target.Control.Contacts(ctx, control.ContactFilter{AccountID: account, Limit: 1})
 	if err != nil {
 		return fmt.Errorf("list contacts through the control API: %w", err)
 	}
 	for end := total; end > 0; end -= pageSize {
 		f := control.ContactFilter{AccountID: account, Offset: max(end-pageSize, 0), Limit: min(pageSize, end)}
-		cs, _, err := s.env.Control.Contacts(ctx, f)
+		cs, _, err := s.Target.Control.Contacts(ctx, f)
 		if err != nil {
 			return fmt.Errorf("list contacts through the control API: %w", err)
 		}
@@ -152,7 +137,7 @@ type contactIDs map[string]matrix.Cell
 // check judges a 200 to Add Contact: a JSON object with status "success"
 // and a non-empty string contactId that no other contact of the account
 // got (every cell's contact is distinct: its own address or number).
-func (ids contactIDs) check(c *CellCheck, ce CellExchange) {
+func (ids contactIDs) check(c *session.CellCheck, ce session.CellExchange) {
 	x := ce.X
 	m, err := x.Object()
 	if err != nil {

@@ -16,6 +16,7 @@ package steps
 import (
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 	"github.com/partner-v3/conformance-kit/steps/answer"
+	"github.com/partner-v3/conformance-kit/steps/session"
 )
 
 // headerOfRule is the §5 header a credential rule changes.
@@ -24,10 +25,10 @@ var headerOfRule = map[string]string{"auth-key": spec.HeaderAPIKey, "auth-secret
 // missingHeaderRefused judges a client error to a request without the
 // cell's header: JSON it must be (§1 rule 3); its status and message the
 // spec leaves open.
-func (s *scenario) missingHeaderRefused(c *CellCheck, ce CellExchange, status int, msg string) {
+func (s *scenario) missingHeaderRefused(c *session.CellCheck, ce session.CellExchange, status int, msg string) {
 	x := ce.X
-	if !IsJSON(x) || LabelProblem(x) != "" {
-		c.Fail(ce.Cell, x, "status %d, but %s", x.Status, MessageProblem(x, msg))
+	if !session.IsJSON(x) || session.LabelProblem(x) != "" {
+		c.Fail(ce.Cell, x, "status %d, but %s", x.Status, session.MessageProblem(x, msg))
 		return
 	}
 	if x.Status == status && answer.Mentions(x.ResponseBody, msg) {

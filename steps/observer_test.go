@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/partner-v3/conformance-kit/steps/result"
+	"github.com/partner-v3/conformance-kit/steps/session"
 
 	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
@@ -14,12 +15,12 @@ import (
 var testAccount = control.Credentials{APIKey: "k-primary-0001", APISecret: "s-primary-0001", AccountID: "acc-primary-0001"}
 
 // reply is an exchange of op (a path of §4) and what came back.
-func reply(method, path string, header http.Header, status int, ct, body string) *Exchange {
+func reply(method, path string, header http.Header, status int, ct, body string) *session.Exchange {
 	rh := http.Header{}
 	if ct != "" {
 		rh.Set("Content-Type", ct)
 	}
-	return &Exchange{Method: method, URL: "https://t.example/v3/partner/webhook/" + path, Header: header, Status: status, ResponseHeader: rh, ResponseBody: []byte(body)}
+	return &session.Exchange{Method: method, URL: "https://t.example/v3/partner/webhook/" + path, Header: header, Status: status, ResponseHeader: rh, ResponseBody: []byte(body)}
 }
 
 // TestMissingHeaderTiers: §5 says what an incorrect or mismatched header
@@ -48,12 +49,13 @@ func TestMissingHeaderTiers(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			lib := New(Env{})
-			s := &scenario{lib: lib, env: &lib.env, Result: &result.ScenarioResult{Sections: []string{"5", "7"}}}
-			cell := CellOf("auth-secret", spec.OpCampaignList, matrix.Primary, tt.cond)
-			h := CredentialHeaders(testAccount)
+			s := &scenario{Scenario: lib.run.NewScenario()}
+			s.Result = &result.ScenarioResult{Sections: []string{"5", "7"}}
+			cell := session.CellOf("auth-secret", spec.OpCampaignList, matrix.Primary, tt.cond)
+			h := session.CredentialHeaders(testAccount)
 			h.Del(spec.HeaderAPISecret)
 			s.Pending = s.Cells("auth-secret")
-			s.CellXs = []CellExchange{{cell, reply("POST", spec.PathCampaignList, h, tt.status, tt.ct, tt.body)}}
+			s.CellXs = []session.CellExchange{{Cell: cell, X: reply("POST", spec.PathCampaignList, h, tt.status, tt.ct, tt.body)}}
 			err := s.everyAnswerIs(http.StatusUnauthorized, spec.MsgInvalidCredentials)
 			if (err != nil) != tt.failed {
 				t.Errorf("failed: %v, want %v", err, tt.failed)

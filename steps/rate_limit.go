@@ -9,13 +9,13 @@ package steps
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/partner-v3/conformance-kit/steps/answer"
+	"github.com/partner-v3/conformance-kit/steps/session"
 
 	"github.com/cucumber/godog"
 
@@ -30,7 +30,7 @@ const MaxBurstAttempts = 3
 
 // ErrInconclusive marks a step that could not decide a normative rule, even
 // after MaxBurstAttempts tries: the run is incomplete, never a pass.
-var ErrInconclusive = errors.New("inconclusive")
+var ErrInconclusive = session.ErrInconclusive
 
 func (s *scenario) registerRateLimit(sc *godog.ScenarioContext) {
 	sc.Step(`^each account starts with an unused rate-limit budget$`, s.accountsStartFresh)
@@ -48,7 +48,7 @@ func (s *scenario) registerRateLimit(sc *godog.ScenarioContext) {
 // rateRoles are the accounts a rate-limit scenario spends: both when the run
 // has two.
 func (s *scenario) rateRoles() []string {
-	if s.env.Second.Complete() {
+	if s.Target.Second.Complete() {
 		return matrix.BothAccounts
 	}
 	return []string{matrix.Primary}
@@ -57,7 +57,7 @@ func (s *scenario) rateRoles() []string {
 // rateOps are the operations a burst sends: all three, or the two that
 // create nothing in a read-only run.
 func (s *scenario) rateOps() []string {
-	if s.env.ReadOnly {
+	if s.Target.ReadOnly {
 		return []string{spec.OpCampaignList, spec.OpCampaignStats}
 	}
 	return spec.Names()
@@ -82,11 +82,11 @@ func (s *scenario) accountsStartFresh(ctx context.Context) error {
 // allows), or, with the control API, moves each account's clock there.
 func (s *scenario) freshBudgets(ctx context.Context) error {
 	roles := s.rateRoles()
-	n := len(roles) * (s.env.Pacer.Limit() + len(s.rateOps()))
+	n := len(roles) * (s.Target.Pacer.Limit() + len(s.rateOps()))
 	waited := false
 	for _, role := range roles {
 		acct, _ := s.Account(role)
-		reset, err := s.env.Pacer.ResetBudget(ctx, acct.AccountID)
+		reset, err := s.Target.Pacer.ResetBudget(ctx, acct.AccountID)
 		if err != nil {
 			return err
 		}
@@ -96,13 +96,13 @@ func (s *scenario) freshBudgets(ctx context.Context) error {
 			}
 			continue
 		}
-		if err := s.env.Pacer.WaitFresh(ctx, acct.AccountID, n); err != nil {
+		if err := s.Target.Pacer.WaitFresh(ctx, acct.AccountID, n); err != nil {
 			return err
 		}
 		waited = true
 	}
 	if waited {
-		return s.env.Pacer.WaitBoundary(ctx, burstLead(s.env.Pacer.Window(), s.env.Pacer.LateGuard()))
+		return s.Target.Pacer.WaitBoundary(ctx, burstLead(s.Target.Pacer.Window(), s.Target.Pacer.LateGuard()))
 	}
 	return nil
 }
@@ -110,24 +110,24 @@ func (s *scenario) freshBudgets(ctx context.Context) error {
 // rateProof is one try of the bursts: per account, the requests the limit
 // allows, then one more of each operation.
 type rateProof struct {
-	within map[string][]*Exchange // by role: the limit's requests
-	beyond map[string][]*Exchange // by role: one more of each operation
-	first  *Exchange
-	last   *Exchange
+	within map[string][]*session.Exchange // by role: the limit's requests
+	beyond map[string][]*session.Exchange // by role: one more of each operation
+	first  *session.Exchange
+	last   *session.Exchange
 	// together are, by role, the requests sent in flight at the same time
 	// at the end of the budget (rate-concurrent); room is how many of them
 	// the budget holds (the others are beyond it).
-	together map[string][]*Exchange
+	together map[string][]*session.Exchange
 	room     map[string]int
 	// loose are, by role, requests the budget may or may not hold: the
 	// late probes of the window before count under a sliding window that
 	// counts refused requests, and under no other (rate_time.go).
-	loose map[string][]*Exchange
+	loose map[string][]*session.Exchange
 	// late are the probes late in the window (rate-holds), sent before
 	// lateDeadline (zero with the control API); lateMissed says why they
 	// could not all be sent in time (the try decides nothing), lateSkipped
 	// why none can be placed on this target (the cells are unverified).
-	late                    []CellExchange
+	late                    []session.CellExchange
 	lateDeadline            time.Time
 	lateMissed, lateSkipped string
 }
@@ -175,20 +175,20 @@ func (s *scenario) tryBursts(ctx context.Context, plan burstPlan) error {
 			s.inconclusive = fmt.Sprintf("after %d tries: %s", attempt, why)
 			return nil
 		}
-		s.env.Pacer.Logf("rate-limit proof undecided (%s): trying again after a fresh window (%d of %d)", why, attempt+1, MaxBurstAttempts)
+		s.Target.Pacer.Logf("rate-limit proof undecided (%s): trying again after a fresh window (%d of %d)", why, attempt+1, MaxBurstAttempts)
 		s.NoteRetry()
 		if err := s.freshBudgets(ctx); err != nil {
 			return err
 		}
 		// A fresh window: the whole budget, and nothing of the window
 		// before that it may or may not hold.
-		plan.fill, plan.loose = s.env.Pacer.Limit()-plan.together, 0
+		plan.fill, plan.loose = s.Target.Pacer.Limit()-plan.together, 0
 	}
 }
 
 func (s *scenario) burst(ctx context.Context, plan burstPlan) (*rateProof, error) {
-	p := &rateProof{within: map[string][]*Exchange{}, beyond: map[string][]*Exchange{},
-		together: map[string][]*Exchange{}, room: map[string]int{}, loose: map[string][]*Exchange{}}
+	p := &rateProof{within: map[string][]*session.Exchange{}, beyond: map[string][]*session.Exchange{},
+		together: map[string][]*session.Exchange{}, room: map[string]int{}, loose: map[string][]*session.Exchange{}}
 	fill, first := plan.fill, plan.first
 	stride := max(1, plan.stride)
 	crossRole := ""
@@ -196,8 +196,8 @@ func (s *scenario) burst(ctx context.Context, plan burstPlan) (*rateProof, error
 		crossRole = s.rateRoles()[1]
 	}
 	ops, roles := s.rateOps(), s.rateRoles()
-	send := func(role, op string) (*Exchange, error) {
-		body, err := s.ValidBodyFor(WithPrep(ctx), role, op)
+	send := func(role, op string) (*session.Exchange, error) {
+		body, err := s.ValidBodyFor(session.WithPrep(ctx), role, op)
 		if err != nil {
 			return nil, err
 		}
@@ -281,11 +281,11 @@ func (s *scenario) undecided(p *rateProof) string {
 	if !admitted {
 		return ""
 	}
-	w := s.env.Pacer.Window()
+	w := s.Target.Pacer.Window()
 	if took := p.last.Received.Sub(p.first.Sent); took >= w {
 		return fmt.Sprintf("the requests took %s, longer than the %s window", took.Round(time.Millisecond), w)
 	}
-	if same, known := s.env.Pacer.SameServerWindow(p.first.Sent, p.last.Received, p.first.ResponseHeader.Get("Date"), p.last.ResponseHeader.Get("Date")); known && !same {
+	if same, known := s.Target.Pacer.SameServerWindow(p.first.Sent, p.last.Received, p.first.ResponseHeader.Get("Date"), p.last.ResponseHeader.Get("Date")); known && !same {
 		return fmt.Sprintf("by the server's clock (Date headers %s to %s) the requests may have crossed the boundary of a clock-aligned window", p.first.ResponseHeader.Get("Date"), p.last.ResponseHeader.Get("Date"))
 	}
 	return ""
@@ -327,15 +327,15 @@ func (s *scenario) burstsSucceeded() error {
 			if x.Status == http.StatusOK {
 				continue
 			}
-			op := OpOf(x)
-			cell := CellOf("rate-shared", op, role, matrix.CondCountedOnce)
+			op := session.OpOf(x)
+			cell := session.CellOf("rate-shared", op, role, matrix.CondCountedOnce)
 			why := "an operation counted more than once fills the counter early"
 			if role == matrix.Second {
-				cell = CellOf("rate-per-account", op, role, "served while the other account is refused")
+				cell = session.CellOf("rate-per-account", op, role, "served while the other account is refused")
 				why = "a counter shared by the accounts fills at the limit of both together"
 			}
 			c.Fail(cell, x, "request %d of %d of the window was answered %d, want 200: %d requests per %s per account are allowed (spec §8); %s",
-				i+1, len(s.proof.within[role]), x.Status, s.env.Pacer.Limit(), s.env.Pacer.Window(), why)
+				i+1, len(s.proof.within[role]), x.Status, s.Target.Pacer.Limit(), s.Target.Pacer.Window(), why)
 			break
 		}
 	}
@@ -350,7 +350,7 @@ func (s *scenario) nextRefused(doc *godog.DocString) error {
 	c := s.Cells("rate-shared")
 	for _, role := range s.rateRoles() {
 		for _, x := range s.proof.beyond[role] {
-			op := OpOf(x)
+			op := session.OpOf(x)
 			if x.Status != http.StatusTooManyRequests {
 				cond := matrix.CondRefused
 				if x.Status/100 == 2 {
@@ -362,13 +362,13 @@ func (s *scenario) nextRefused(doc *godog.DocString) error {
 				if len(s.proof.together[role]) > 0 && cond == matrix.CondCounted {
 					also = fmt.Sprintf("; %d of the account's requests before it were in flight at the same time: a counter read and written in two steps counts overlapping requests as fewer (rule rate-concurrent)", len(s.proof.together[role]))
 				}
-				c.Fail(CellOf("rate-shared", op, role, cond), x, "status %d, want 429: request %d of the window was not refused; the limit is %d per %s per account, all operations together (spec §8)%s",
-					x.Status, s.env.Pacer.Limit()+1, s.env.Pacer.Limit(), s.env.Pacer.Window(), also)
+				c.Fail(session.CellOf("rate-shared", op, role, cond), x, "status %d, want 429: request %d of the window was not refused; the limit is %d per %s per account, all operations together (spec §8)%s",
+					x.Status, s.Target.Pacer.Limit()+1, s.Target.Pacer.Limit(), s.Target.Pacer.Window(), also)
 				continue
 			}
 			// The same check as the whole-run observer's (answer.Observer).
-			if p := ExactBodyProblem(x, want); p != "" {
-				c.Fail(CellOf("rate-shared", op, role, matrix.CondRefused), x, "%s", p)
+			if p := session.ExactBodyProblem(x, want); p != "" {
+				c.Fail(session.CellOf("rate-shared", op, role, matrix.CondRefused), x, "%s", p)
 			}
 		}
 	}
@@ -379,7 +379,7 @@ func (s *scenario) servedAgain(ctx context.Context) error {
 	c := s.Cells("rate-frees")
 	for _, role := range s.rateRoles() {
 		for _, op := range s.rateOps() {
-			body, err := s.ValidBodyFor(WithPrep(ctx), role, op)
+			body, err := s.ValidBodyFor(session.WithPrep(ctx), role, op)
 			if err != nil {
 				return err
 			}
@@ -389,7 +389,7 @@ func (s *scenario) servedAgain(ctx context.Context) error {
 			}
 			s.Last = x
 			if x.Status != http.StatusOK {
-				c.Fail(CellOf("rate-frees", op, role, "a full window after the refusal"), x, "status %d, want 200: a full %s passed since the account's last request (spec §8)", x.Status, s.env.Pacer.Window())
+				c.Fail(session.CellOf("rate-frees", op, role, "a full window after the refusal"), x, "status %d, want 200: a full %s passed since the account's last request (spec §8)", x.Status, s.Target.Pacer.Window())
 			}
 		}
 	}
@@ -399,15 +399,15 @@ func (s *scenario) servedAgain(ctx context.Context) error {
 func (s *scenario) usedUpBudget(ctx context.Context) error {
 	// Learn the campaign list before spending the budget: later steps may
 	// need a campaignId.
-	if _, err := s.Campaigns(ctx, s.env.Primary); err != nil {
+	if _, err := s.Campaigns(ctx, s.Target.Primary); err != nil {
 		return err
 	}
-	if _, err := s.env.Pacer.ResetBudget(ctx, s.env.Primary.AccountID); err != nil {
+	if _, err := s.Target.Pacer.ResetBudget(ctx, s.Target.Primary.AccountID); err != nil {
 		return err
 	}
 	// Two windows' worth at most: a clock-aligned counter may reset once
 	// during the loop.
-	limit := 2*s.env.Pacer.Limit() + 2
+	limit := 2*s.Target.Pacer.Limit() + 2
 	for range limit {
 		if err := s.Call(ctx, spec.OpCampaignList, []byte(`{"limit": 1, "page": 1}`)); err != nil {
 			return err
@@ -421,18 +421,18 @@ func (s *scenario) usedUpBudget(ctx context.Context) error {
 			return s.Failf("status %d while spending the budget, want 200 or 429", s.Last.Status)
 		}
 	}
-	return s.Failf("%d requests in a row were accepted; the limit is %d per %s per account (spec §8)", limit, s.env.Pacer.Limit(), s.env.Pacer.Window())
+	return s.Failf("%d requests in a row were accepted; the limit is %d per %s per account (spec §8)", limit, s.Target.Pacer.Limit(), s.Target.Pacer.Window())
 }
 
 // fullWindowPasses lets a full window pass for every account the scenario
 // spent: the simulator's clocks of those accounts are advanced, any other
 // target is waited for.
 func (s *scenario) fullWindowPasses(ctx context.Context) error {
-	w := s.env.Pacer.Window()
-	if s.env.Control != nil {
+	w := s.Target.Pacer.Window()
+	if s.Target.Control != nil {
 		for _, role := range s.rateRoles() {
 			acct, _ := s.Account(role)
-			if _, err := s.env.Control.AdvanceAccountClock(ctx, acct.AccountID, w+time.Second); err != nil {
+			if _, err := s.Target.Control.AdvanceAccountClock(ctx, acct.AccountID, w+time.Second); err != nil {
 				return fmt.Errorf("advance the simulator's clock: %w", err)
 			}
 		}
@@ -440,10 +440,10 @@ func (s *scenario) fullWindowPasses(ctx context.Context) error {
 	}
 	// A full window after the last request: every counted request has left
 	// a sliding window, and a clock-aligned window has turned over.
-	wait := time.Until(s.exhaustedAt.Add(w + s.env.Pacer.Margin()))
+	wait := time.Until(s.exhaustedAt.Add(w + s.Target.Pacer.Margin()))
 	if wait > 0 {
-		s.env.Pacer.Logf("waiting %s for the rate-limit window to pass (spec §8)", wait.Round(100*time.Millisecond))
-		return s.env.Pacer.Sleep(ctx, wait)
+		s.Target.Pacer.Logf("waiting %s for the rate-limit window to pass (spec §8)", wait.Round(100*time.Millisecond))
+		return s.Target.Pacer.Sleep(ctx, wait)
 	}
 	return nil
 }

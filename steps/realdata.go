@@ -15,6 +15,7 @@ import (
 	"github.com/cucumber/godog"
 
 	"github.com/partner-v3/conformance-kit/steps/matrix"
+	"github.com/partner-v3/conformance-kit/steps/session"
 )
 
 func (s *scenario) registerRealData(sc *godog.ScenarioContext) {
@@ -34,7 +35,7 @@ func (s *scenario) addsRealData(ctx context.Context) error {
 		}
 		email := s.NewEmail()
 		if d.Email != nil {
-			email = d.Email("conformance-"+s.env.RunID+"-"+RandomHex(5), s.env.EmailDomain)
+			email = d.Email("conformance-"+s.Target.RunID+"-"+session.RandomHex(5), s.Target.EmailDomain)
 		}
 		phone := ""
 		if d.Phone != nil {
@@ -58,7 +59,7 @@ func (e errUnknownCondition) Error() string {
 // or length it leaves open.
 func (s *scenario) realDataCreated() error {
 	ids := contactIDs{}
-	return s.EachCell(func(c *CellCheck, ce CellExchange) {
+	return s.EachCell(func(c *session.CellCheck, ce session.CellExchange) {
 		x := ce.X
 		d, _ := matrix.RealDatumOf(ce.Cell.Condition)
 		switch {

@@ -5,13 +5,13 @@ package steps
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"reflect"
 	"strings"
 
 	"github.com/partner-v3/conformance-kit/steps/answer"
+	"github.com/partner-v3/conformance-kit/steps/session"
 
 	"github.com/cucumber/godog"
 )
@@ -36,7 +36,7 @@ func (s *scenario) statusShouldBe(want int) error {
 		return nil
 	}
 	if want == http.StatusOK && s.Invented {
-		return Skipf("the account has no campaigns, so no real campaignId could be asked for")
+		return session.Skipf("the account has no campaigns, so no real campaignId could be asked for")
 	}
 	return s.Failf("status %d, want %d", s.Last.Status, want)
 }
@@ -48,7 +48,7 @@ func (s *scenario) statusWithMessage(want int, msg string) error {
 	if err := s.statusShouldBe(want); err != nil {
 		return err
 	}
-	if !IsJSON(s.Last) {
+	if !session.IsJSON(s.Last) {
 		return s.Failf("the body is not JSON: every response body is JSON (spec §1 rule 3)")
 	}
 	if !answer.Mentions(s.Last.ResponseBody, msg) {
@@ -86,7 +86,7 @@ func (s *scenario) notServerError() error {
 // fails on a spec field missing or of the wrong type. Fields the table does
 // not list fail when exact (the simulator's own choices), and are a warning
 // otherwise: the spec lists fields but never forbids others.
-func (s *scenario) checkFields(x *Exchange, what string, obj map[string]any, rows []answer.FieldRow, exact bool) error {
+func (s *scenario) checkFields(x *session.Exchange, what string, obj map[string]any, rows []answer.FieldRow, exact bool) error {
 	problems, extra := answer.CheckObject(obj, rows)
 	if exact {
 		for _, k := range extra {
@@ -175,28 +175,6 @@ func (s *scenario) registerRequests(sc *godog.ScenarioContext) {
 
 func (s *scenario) clientCallsWith(ctx context.Context, op string, doc *godog.DocString) error {
 	return s.Call(ctx, op, []byte(s.Expand(doc.Content)))
-}
-
-// validBody is a request body each operation accepts (validBodyOf): a new
-// contact with the scenario's address, the first page, the statistics of
-// the primary account's first campaign.
-func (s *scenario) ValidBody(ctx context.Context, op string) ([]byte, error) {
-	return validBodyOf(op, bodyParts{
-		email: func() string { return s.Email },
-		campaignID: func() (int64, error) {
-			id, err := s.FirstCampaignID(ctx, s.env.Primary)
-			if err != nil {
-				if !errors.Is(err, godog.ErrSkip) {
-					return 0, err
-				}
-				// No campaign: an auth check still holds for any Id; a check
-				// that needs a 200 skips (see statusShouldBe).
-				s.Invented = true
-				id = 1
-			}
-			return id, nil
-		},
-	})
 }
 
 func (s *scenario) clientCallsValid(ctx context.Context, op string) error {

@@ -17,6 +17,7 @@ import (
 	"sync"
 
 	"github.com/partner-v3/conformance-kit/steps/answer"
+	"github.com/partner-v3/conformance-kit/steps/session"
 
 	"github.com/cucumber/godog"
 
@@ -42,8 +43,8 @@ type concurrentRun struct {
 	cell  matrix.Cell
 	limit int64
 	whole bool
-	alone []*Exchange
-	both  [2][]*Exchange
+	alone []*session.Exchange
+	both  [2][]*session.Exchange
 	// why is set when the account's data holds no such walk.
 	why string
 }
@@ -84,14 +85,14 @@ func (s *scenario) walksConcurrently(ctx context.Context) error {
 		}
 		for p := int64(1); p <= min(pages, maxConcurrentPages); p++ {
 			var wg sync.WaitGroup
-			var got [2]*Exchange
+			var got [2]*session.Exchange
 			for i := range got {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
 					// Each client its own: send is safe in a goroutine by
-					// way of sendVia (connections.go).
-					got[i], _ = s.SendVia(ctx, wire.Shared, false, CredentialHeaders(acct), spec.OpCampaignList, body(p))
+					// way of SendVia (session).
+					got[i], _ = s.SendVia(ctx, wire.Shared, false, session.CredentialHeaders(acct), spec.OpCampaignList, body(p))
 				}()
 			}
 			wg.Wait()
@@ -109,7 +110,7 @@ func (s *scenario) walksConcurrently(ctx context.Context) error {
 
 // walkIDs reads a walk's pages: the Ids in order, the filteredRecords of
 // its first page, and the first problem ("" for none).
-func walkIDs(xs []*Exchange, limit int64) (ids []int64, filtered int64, problem string, at *Exchange) {
+func walkIDs(xs []*session.Exchange, limit int64) (ids []int64, filtered int64, problem string, at *session.Exchange) {
 	for i, x := range xs {
 		if x.Err != nil {
 			return nil, 0, fmt.Sprintf("page %d got no answer", i+1), x
@@ -117,7 +118,7 @@ func walkIDs(xs []*Exchange, limit int64) (ids []int64, filtered int64, problem 
 		if x.Status != http.StatusOK {
 			return nil, 0, fmt.Sprintf("page %d at limit %d: status %d, want 200 (spec §4.2)", i+1, limit, x.Status), x
 		}
-		p, why := ReadPage(x)
+		p, why := session.ReadPage(x)
 		if p == nil {
 			return nil, 0, fmt.Sprintf("page %d at limit %d: %s (spec §4.2)", i+1, limit, why), x
 		}
@@ -125,7 +126,7 @@ func walkIDs(xs []*Exchange, limit int64) (ids []int64, filtered int64, problem 
 			filtered = p.FilteredRecords
 		}
 		for _, cm := range p.Campaigns {
-			id, ok := answer.IntOf(IDOf(cm))
+			id, ok := answer.IntOf(session.IDOf(cm))
 			if !ok {
 				return nil, 0, fmt.Sprintf("a campaign on page %d has no integer Id", i+1), x
 			}
@@ -193,14 +194,14 @@ func idList(ids []int64) string {
 // listRead is page 1 of an account's list as rule independence reads it:
 // the Ids in order and each campaign as canonical JSON.
 type listRead struct {
-	x     *Exchange
+	x     *session.Exchange
 	order []int64
 	camps map[int64]string
 }
 
 // statsRead is a campaign's statistics, every count by "emailStat.Sent".
 type statsRead struct {
-	x      *Exchange
+	x      *session.Exchange
 	counts map[string]int64
 }
 
@@ -212,7 +213,7 @@ type independenceRun struct {
 	// stats: after the first call, twice more, after the contact.
 	s1, s2, s3, s4 *statsRead
 	campaignID     int64
-	contact        *Exchange
+	contact        *session.Exchange
 	why            string // the account's data or answers hold no check
 }
 
@@ -226,12 +227,12 @@ func (s *scenario) readList(ctx context.Context, role string) (*listRead, error)
 	if x.Status != http.StatusOK {
 		return r, nil
 	}
-	p, _ := ReadPage(x)
+	p, _ := session.ReadPage(x)
 	if p == nil {
 		return r, nil
 	}
 	for _, cm := range p.Campaigns {
-		id, ok := answer.IntOf(IDOf(cm))
+		id, ok := answer.IntOf(session.IDOf(cm))
 		if !ok {
 			continue
 		}
@@ -301,7 +302,7 @@ func (s *scenario) readsAroundOperations(ctx context.Context) error {
 			func() (err error) { run.s3, err = s.readStats(ctx, role, run.campaignID); return },
 			func() (err error) { run.l3, err = s.readList(ctx, role); return },
 		}
-		if !s.env.ReadOnly {
+		if !s.Target.ReadOnly {
 			steps = append(steps,
 				func() (err error) {
 					b, _ := s.ValidBodyFor(ctx, role, spec.OpAddContact)
@@ -375,7 +376,7 @@ func (s *scenario) operationsIndependent() error {
 	}
 	for _, run := range s.independence {
 		cell := func(op, cond string) matrix.Cell {
-			return CellOf("independence", op, run.role, cond)
+			return session.CellOf("independence", op, run.role, cond)
 		}
 		if run.why != "" {
 			for _, cl := range c.Rule.Cells() {
@@ -427,7 +428,7 @@ func (s *scenario) operationsIndependent() error {
 
 // judgeList judges page 1 around one operation: before0 and before1 read
 // with nothing between, after right after the operation.
-func (s *scenario) judgeList(c *CellCheck, before0, before1, after *listRead, fieldsCell, orderCell matrix.Cell, what string) {
+func (s *scenario) judgeList(c *session.CellCheck, before0, before1, after *listRead, fieldsCell, orderCell matrix.Cell, what string) {
 	if before0 == nil || before1 == nil || after == nil || before0.x.Status != http.StatusOK || before1.x.Status != http.StatusOK || after.x.Status != http.StatusOK {
 		c.Missing(fieldsCell, "a read of the list was not answered 200 (rule list-envelope judges that)")
 		c.Missing(orderCell, "a read of the list was not answered 200")

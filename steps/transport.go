@@ -12,6 +12,7 @@ import (
 	"github.com/cucumber/godog"
 
 	"github.com/partner-v3/conformance-kit/simulator/spec"
+	"github.com/partner-v3/conformance-kit/steps/session"
 )
 
 func (s *scenario) registerTransport(sc *godog.ScenarioContext) {
@@ -30,15 +31,15 @@ func (s *scenario) registerTransport(sc *godog.ScenarioContext) {
 }
 
 func (s *scenario) baseUsesHTTPS() error {
-	if u := s.env.BaseURL; u.Scheme != "https" {
+	if u := s.Target.BaseURL; u.Scheme != "https" {
 		return s.Failf("the base address %s uses %q: spec §1 rule 1, all traffic uses HTTPS", u, u.Scheme)
 	}
 	return nil
 }
 
 func (s *scenario) exchangeUsedHTTPS() error {
-	if s.env.InProcess {
-		return Skipf("in-process run: the requests cross no network, so the transport cannot be checked")
+	if s.Target.InProcess {
+		return session.Skipf("in-process run: the requests cross no network, so the transport cannot be checked")
 	}
 	if s.Last == nil || !s.Last.TLS || !strings.HasPrefix(s.Last.URL, "https://") {
 		return s.Failf("the request did not travel over HTTPS (spec §1 rule 1)")
@@ -47,7 +48,7 @@ func (s *scenario) exchangeUsedHTTPS() error {
 }
 
 func (s *scenario) baseEndsIn(suffix string) error {
-	u := s.env.BaseURL
+	u := s.Target.BaseURL
 	if p := strings.TrimSuffix(u.Path, "/"); !strings.HasSuffix(p, suffix) {
 		return s.Failf("the base address %s has the path %q, which does not end in %s (spec §1 base addresses, §9: the version is the path segment /v3)", u, p, suffix)
 	}
@@ -59,11 +60,11 @@ func (s *scenario) clientSendsMethod(ctx context.Context, method, op string) err
 	if method != http.MethodGet && method != http.MethodHead {
 		body = []byte(`{"limit": 1, "page": 1}`)
 	}
-	return s.Took(s.Send(ctx, s.Client, method, Operations[op], spec.ContentType, body), method+" "+op)
+	return s.Took(s.Send(ctx, s.Client, method, session.Operations[op], spec.ContentType, body), method+" "+op)
 }
 
 func (s *scenario) clientCallsWithContentType(ctx context.Context, op, ct string, doc *godog.DocString) error {
-	return s.Took(s.Send(ctx, s.Client, http.MethodPost, Operations[op], ct, []byte(s.Expand(doc.Content))), op)
+	return s.Took(s.Send(ctx, s.Client, http.MethodPost, session.Operations[op], ct, []byte(s.Expand(doc.Content))), op)
 }
 
 func (s *scenario) clientCallsRaw(ctx context.Context, op string, doc *godog.DocString) error {
@@ -95,9 +96,10 @@ func (s *scenario) bodyIsJSON() error {
 
 // labelledJSON checks the response's media type: application/json or a
 // +json type, parameters allowed (spec §1 rule 3, read as: the body is JSON
-// and says so). inspect warns about unusual types and parameters.
+// and says so). Every answer is inspected for unusual types and
+// parameters, which are warnings (session.Scenario.Send).
 func (s *scenario) labelledJSON() error {
-	if p := LabelProblem(s.Last); p != "" {
+	if p := session.LabelProblem(s.Last); p != "" {
 		return s.Failf("%s", p)
 	}
 	return nil

@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/partner-v3/conformance-kit/steps/answer"
+	"github.com/partner-v3/conformance-kit/steps/session"
 
 	"github.com/cucumber/godog"
 
@@ -33,8 +34,8 @@ const maxWalkPages = 20
 // walkPage is one page a walk read.
 type walkPage struct {
 	page int64
-	x    *Exchange
-	view *PageView // nil when the answer is not a valid page
+	x    *session.Exchange
+	view *session.PageView // nil when the answer is not a valid page
 }
 
 // walk is an account's campaign list read at one limit.
@@ -60,7 +61,7 @@ func (s *scenario) registerWalk(sc *godog.ScenarioContext) {
 
 func (s *scenario) walksList(ctx context.Context, role string) error {
 	if _, ok := s.Account(role); !ok {
-		return Skipf("no second account is configured")
+		return session.Skipf("no second account is configured")
 	}
 	s.walkRole = role
 	s.walks = s.walks[:0]
@@ -86,7 +87,7 @@ func (s *scenario) walkAt(ctx context.Context, role string, limit int64) (*walk,
 		s.Last = x
 		wp := walkPage{page: p, x: x}
 		if x.Status == http.StatusOK {
-			wp.view, _ = ReadPage(x)
+			wp.view, _ = session.ReadPage(x)
 		}
 		w.pages = append(w.pages, wp)
 		return nil
@@ -141,32 +142,6 @@ func mode(vs []int64) int64 {
 	return best
 }
 
-// readPage reads a 200 answer's envelope: nil and the problem when a field
-// of §4.2 is missing or not of its type.
-func ReadPage(x *Exchange) (*PageView, string) {
-	m, err := x.Object()
-	if err != nil {
-		return nil, err.Error()
-	}
-	var p PageView
-	for _, f := range []struct {
-		name string
-		dst  *int64
-	}{{"pageNo", &p.PageNo}, {"pageSize", &p.PageSize}, {"totalPages", &p.TotalPages}, {"totalRecords", &p.TotalRecords}, {"filteredRecords", &p.FilteredRecords}} {
-		v, ok := answer.IntOf(m[f.name])
-		if !ok {
-			return nil, fmt.Sprintf("%q is %s, want an integer", f.name, answer.KindOf(m[f.name]))
-		}
-		*f.dst = v
-	}
-	cs, ok := m["campaigns"].([]any)
-	if !ok {
-		return nil, fmt.Sprintf(`"campaigns" is %s, want an array`, answer.KindOf(m["campaigns"]))
-	}
-	p.Campaigns = cs
-	return &p, ""
-}
-
 // servedAs reports, for a page past the last that was answered as another
 // page (ok), whether it is that page exactly (as): pageNo names a page
 // that exists and the walk read, with the same campaigns in the same
@@ -181,18 +156,13 @@ func servedAs(w *walk, wp walkPage, last int64) (as, ok bool) {
 	for _, other := range w.pages {
 		if other.page == wp.view.PageNo && other.view != nil {
 			return slices.EqualFunc(other.view.Campaigns, wp.view.Campaigns, func(a, b any) bool {
-				ia, _ := answer.IntOf(IDOf(a))
-				ib, _ := answer.IntOf(IDOf(b))
+				ia, _ := answer.IntOf(session.IDOf(a))
+				ib, _ := answer.IntOf(session.IDOf(b))
 				return ia == ib
 			}), true
 		}
 	}
 	return false, true
-}
-
-func IDOf(c any) any {
-	o, _ := c.(map[string]any)
-	return o["Id"]
 }
 
 // kindsOf names the kinds of page p of a walk whose last page is last.
@@ -221,7 +191,7 @@ func (s *scenario) walkEnvelopes() error {
 			kinds := kindsOf(wp.page, last)
 			failAll := func(field, format string, args ...any) {
 				for _, k := range kinds {
-					c.Fail(CellOf("list-envelope", spec.OpCampaignList, role, matrix.WalkCondition(int(w.limit), k, field)), wp.x, format, args...)
+					c.Fail(session.CellOf("list-envelope", spec.OpCampaignList, role, matrix.WalkCondition(int(w.limit), k, field)), wp.x, format, args...)
 				}
 			}
 			for _, k := range kinds {
@@ -240,7 +210,7 @@ func (s *scenario) walkEnvelopes() error {
 				failAll("campaigns", "page %d at limit %d: status %d, want 200 (spec §4.2)", wp.page, w.limit, x.Status)
 				continue
 			}
-			p, problem := ReadPage(x)
+			p, problem := session.ReadPage(x)
 			if p == nil {
 				failAll("campaigns", "page %d at limit %d: %s (spec §4.2)", wp.page, w.limit, problem)
 				continue
@@ -276,7 +246,7 @@ func (s *scenario) walkEnvelopes() error {
 		for _, k := range matrix.PageKinds {
 			if !seen[k] {
 				for _, f := range spec.ListFields() {
-					c.Missing(CellOf("list-envelope", spec.OpCampaignList, role, matrix.WalkCondition(int(w.limit), k, f)), "the account's campaigns make no such page")
+					c.Missing(session.CellOf("list-envelope", spec.OpCampaignList, role, matrix.WalkCondition(int(w.limit), k, f)), "the account's campaigns make no such page")
 				}
 			}
 		}
@@ -285,7 +255,7 @@ func (s *scenario) walkEnvelopes() error {
 			ref = w
 		} else if w.total != ref.total || w.filtered != ref.filtered {
 			for _, f := range []string{"totalRecords", "filteredRecords"} {
-				c.Fail(CellOf("list-envelope", spec.OpCampaignList, role, matrix.WalkCondition(int(w.limit), matrix.PageKinds[0], f)), w.pages[0].x,
+				c.Fail(session.CellOf("list-envelope", spec.OpCampaignList, role, matrix.WalkCondition(int(w.limit), matrix.PageKinds[0], f)), w.pages[0].x,
 					"at limit %d the pages say %d records, %d after filtering; at limit %d %d and %d", w.limit, w.total, w.filtered, ref.limit, ref.total, ref.filtered)
 			}
 		}
@@ -299,7 +269,7 @@ func (s *scenario) walkHoldsEachOnce() error {
 	var refIDs map[int64]bool
 	var refLimit int64
 	for _, w := range s.walks {
-		cell := CellOf("list-walk", spec.OpCampaignList, role, matrix.LimitCondition(int(w.limit)))
+		cell := session.CellOf("list-walk", spec.OpCampaignList, role, matrix.LimitCondition(int(w.limit)))
 		seen := map[int64]int64{}
 		var n int64
 		last := ceilDiv(max(w.filtered, 0), w.limit)
@@ -381,7 +351,7 @@ func (s *scenario) walkFields(t *godog.Table) error {
 	role := s.walkRole
 	seenKinds := map[string]bool{}
 	var extra []string
-	var extraX *Exchange
+	var extraX *session.Exchange
 	for _, w := range s.walks {
 		for _, wp := range w.pages {
 			if wp.view == nil {
@@ -390,7 +360,7 @@ func (s *scenario) walkFields(t *godog.Table) error {
 			for i, cm := range wp.view.Campaigns {
 				o, ok := cm.(map[string]any)
 				if !ok {
-					c.Fail(CellOf("list-fields", spec.OpCampaignList, role, matrix.FieldCondition("Id", matrix.KindActive)), wp.x, "campaign %d of page %d at limit %d is %s, not an object", i+1, wp.page, w.limit, answer.KindOf(cm))
+					c.Fail(session.CellOf("list-fields", spec.OpCampaignList, role, matrix.FieldCondition("Id", matrix.KindActive)), wp.x, "campaign %d of page %d at limit %d is %s, not an object", i+1, wp.page, w.limit, answer.KindOf(cm))
 					continue
 				}
 				kinds := campaignKinds(o)
@@ -409,7 +379,7 @@ func (s *scenario) walkFields(t *godog.Table) error {
 						continue
 					}
 					for _, k := range kinds {
-						c.Fail(CellOf("list-fields", spec.OpCampaignList, role, matrix.FieldCondition(row.Field, k)), wp.x,
+						c.Fail(session.CellOf("list-fields", spec.OpCampaignList, role, matrix.FieldCondition(row.Field, k)), wp.x,
 							"campaign %s on page %d at limit %d: %s", answer.JSONText(o["Id"]), wp.page, w.limit, p)
 					}
 				}
@@ -423,7 +393,7 @@ func (s *scenario) walkFields(t *godog.Table) error {
 	for _, k := range matrix.CampaignKinds {
 		if !seenKinds[k] {
 			for _, f := range spec.CampaignFields() {
-				c.Missing(CellOf("list-fields", spec.OpCampaignList, role, matrix.FieldCondition(f, k)), "the account lists no "+k)
+				c.Missing(session.CellOf("list-fields", spec.OpCampaignList, role, matrix.FieldCondition(f, k)), "the account lists no "+k)
 			}
 		}
 	}
@@ -444,15 +414,15 @@ func (s *scenario) listsBelowOne(ctx context.Context) error {
 
 // checkEdges checks every cell's answer: a client error (not 429), or a
 // page that ok accepts.
-func (s *scenario) checkEdges(ok func(p *PageView) string) error {
-	return s.EachCell(func(c *CellCheck, ce CellExchange) {
+func (s *scenario) checkEdges(ok func(p *session.PageView) string) error {
+	return s.EachCell(func(c *session.CellCheck, ce session.CellExchange) {
 		x := ce.X
 		switch {
 		case x.Status/100 == 4 && x.Status != http.StatusTooManyRequests:
 		case x.Status != http.StatusOK:
 			c.Fail(ce.Cell, x, "status %d, want a client error or 200", x.Status)
 		default:
-			p, problem := ReadPage(x)
+			p, problem := session.ReadPage(x)
 			if p == nil {
 				c.Fail(ce.Cell, x, "%s (spec §4.2)", problem)
 			} else if why := ok(p); why != "" {
@@ -463,7 +433,7 @@ func (s *scenario) checkEdges(ok func(p *PageView) string) error {
 }
 
 func (s *scenario) everyCapped() error {
-	return s.checkEdges(func(p *PageView) string {
+	return s.checkEdges(func(p *session.PageView) string {
 		if p.PageSize > spec.MaxPageSize || len(p.Campaigns) > spec.MaxPageSize {
 			return fmt.Sprintf("the page reports pageSize %d and holds %d campaigns; the maximum page size is %d (spec §4.2, §8)", p.PageSize, len(p.Campaigns), spec.MaxPageSize)
 		}
@@ -472,7 +442,7 @@ func (s *scenario) everyCapped() error {
 }
 
 func (s *scenario) everyPageAtLeastOne() error {
-	return s.checkEdges(func(p *PageView) string {
+	return s.checkEdges(func(p *session.PageView) string {
 		if p.PageNo < spec.MinPage {
 			return fmt.Sprintf("the answer reports pageNo %d; page numbers start at %d (spec §4.2, §8)", p.PageNo, spec.MinPage)
 		}

@@ -1,4 +1,4 @@
-package steps
+package session
 
 import (
 	"net/http"
@@ -10,7 +10,7 @@ import (
 	"github.com/partner-v3/conformance-kit/steps/result"
 )
 
-// exchange is one request the suite sent and what came back, kept to check
+// Exchange is one request the suite sent and what came back, kept to check
 // and to show on failure. Package answer judges it (x.answer()).
 type Exchange struct {
 	Method         string
@@ -24,7 +24,7 @@ type Exchange struct {
 	ResponseHeader http.Header
 	ResponseBody   []byte
 	TLS            bool
-	// budget is the transport's finding of §8 for this request: a 429
+	// Budget is the transport's finding of §8 for this request: a 429
 	// after a full quiet window.
 	Budget string
 	// judged is set when a scenario's check failed on the answer: the
@@ -45,11 +45,11 @@ func (x *Exchange) answer() *answer.Answer {
 		Err: x.Err, Status: x.Status, ResponseHeader: x.ResponseHeader, ResponseBody: x.ResponseBody}
 }
 
-// json decodes the response body: exactly one JSON value, numbers kept as
+// JSON decodes the response body: exactly one JSON value, numbers kept as
 // json.Number so integers stay exact.
 func (x *Exchange) JSON() (any, error) { return answer.DecodeJSON(x.ResponseBody) }
 
-// object decodes the response body as a JSON object.
+// Object decodes the response body as a JSON object.
 func (x *Exchange) Object() (map[string]any, error) { return x.answer().Object() }
 
 // report is the exchange as reports show it, the run's secrets hidden
@@ -63,17 +63,23 @@ func (x *Exchange) report(sec *mask.Secrets) *result.Exchange {
 
 // The checks of package answer, on an exchange.
 
-// opOf names the spec operation x was sent to; "" for none.
+// OpOf names the spec operation x was sent to; "" for none.
 func OpOf(x *Exchange) string { return answer.OperationOf(x.URL) }
 
-// labelProblem is answer.LabelProblem of x.
+// LabelProblem is answer.LabelProblem of x.
 func LabelProblem(x *Exchange) string { return answer.LabelProblem(x.answer()) }
 
-// shapeProblems is answer.ShapeProblems of x.
+// ShapeProblems is answer.ShapeProblems of x.
 func ShapeProblems(x *Exchange) ([]string, string) { return answer.ShapeProblems(x.answer()) }
 
-// messageProblem is answer.MessageProblem of x.
+// MessageProblem is answer.MessageProblem of x.
 func MessageProblem(x *Exchange, msg string) string { return answer.MessageProblem(x.answer(), msg) }
 
-// exactBodyProblem is answer.ExactBodyProblem of x.
+// ExactBodyProblem is answer.ExactBodyProblem of x.
 func ExactBodyProblem(x *Exchange, want any) string { return answer.ExactBodyProblem(x.answer(), want) }
+
+// IsJSON reports whether the answer's body is one JSON value.
+func IsJSON(x *Exchange) bool {
+	_, err := x.JSON()
+	return err == nil
+}
