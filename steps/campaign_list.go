@@ -12,12 +12,11 @@ import (
 	"regexp"
 	"time"
 
-	"github.com/partner-v3/conformance-kit/steps/answer"
-	"github.com/partner-v3/conformance-kit/steps/session"
-
 	"github.com/cucumber/godog"
 
 	"github.com/partner-v3/conformance-kit/simulator/spec"
+	"github.com/partner-v3/conformance-kit/steps/answer"
+	"github.com/partner-v3/conformance-kit/steps/session"
 )
 
 func (s *scenario) registerCampaignList(sc *godog.ScenarioContext) {

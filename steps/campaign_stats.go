@@ -11,13 +11,12 @@ import (
 	"net/http"
 	"slices"
 
-	"github.com/partner-v3/conformance-kit/steps/answer"
-	"github.com/partner-v3/conformance-kit/steps/session"
-
 	"github.com/cucumber/godog"
 
 	"github.com/partner-v3/conformance-kit/simulator/spec"
+	"github.com/partner-v3/conformance-kit/steps/answer"
 	"github.com/partner-v3/conformance-kit/steps/matrix"
+	"github.com/partner-v3/conformance-kit/steps/session"
 )
 
 func (s *scenario) registerCampaignStats(sc *godog.ScenarioContext) {

@@ -25,17 +25,15 @@ import (
 	"net/http"
 	"sync"
 
-	"github.com/partner-v3/conformance-kit/steps/answer"
-	"github.com/partner-v3/conformance-kit/steps/session"
-
-	"github.com/partner-v3/conformance-kit/steps/result"
-
 	"github.com/cucumber/godog"
 
 	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
+	"github.com/partner-v3/conformance-kit/steps/answer"
 	"github.com/partner-v3/conformance-kit/steps/internal/wire"
 	"github.com/partner-v3/conformance-kit/steps/matrix"
+	"github.com/partner-v3/conformance-kit/steps/result"
+	"github.com/partner-v3/conformance-kit/steps/session"
 )
 
 func (s *scenario) registerConnections(sc *godog.ScenarioContext) {

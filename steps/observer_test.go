@@ -4,12 +4,11 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/partner-v3/conformance-kit/steps/result"
-	"github.com/partner-v3/conformance-kit/steps/session"
-
 	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 	"github.com/partner-v3/conformance-kit/steps/matrix"
+	"github.com/partner-v3/conformance-kit/steps/result"
+	"github.com/partner-v3/conformance-kit/steps/session"
 )
 
 var testAccount = control.Credentials{APIKey: "k-primary-0001", APISecret: "s-primary-0001", AccountID: "acc-primary-0001"}

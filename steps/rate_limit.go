@@ -14,13 +14,12 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/partner-v3/conformance-kit/steps/answer"
-	"github.com/partner-v3/conformance-kit/steps/session"
-
 	"github.com/cucumber/godog"
 
 	"github.com/partner-v3/conformance-kit/simulator/spec"
+	"github.com/partner-v3/conformance-kit/steps/answer"
 	"github.com/partner-v3/conformance-kit/steps/matrix"
+	"github.com/partner-v3/conformance-kit/steps/session"
 )
 
 // MaxBurstAttempts bounds how often a rate-limit proof that could not

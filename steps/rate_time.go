@@ -33,15 +33,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/partner-v3/conformance-kit/steps/result"
-	"github.com/partner-v3/conformance-kit/steps/session"
-
 	"github.com/cucumber/godog"
 
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 	"github.com/partner-v3/conformance-kit/steps/internal/pace"
 	"github.com/partner-v3/conformance-kit/steps/internal/wire"
 	"github.com/partner-v3/conformance-kit/steps/matrix"
+	"github.com/partner-v3/conformance-kit/steps/result"
+	"github.com/partner-v3/conformance-kit/steps/session"
 )
 
 func (s *scenario) registerRateTime(sc *godog.ScenarioContext) {

@@ -10,10 +10,10 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/cucumber/godog"
+
 	"github.com/partner-v3/conformance-kit/steps/answer"
 	"github.com/partner-v3/conformance-kit/steps/session"
-
-	"github.com/cucumber/godog"
 )
 
 func (s *scenario) registerBodies(sc *godog.ScenarioContext) {

@@ -18,13 +18,12 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/partner-v3/conformance-kit/steps/answer"
-	"github.com/partner-v3/conformance-kit/steps/session"
-
 	"github.com/cucumber/godog"
 
 	"github.com/partner-v3/conformance-kit/simulator/spec"
+	"github.com/partner-v3/conformance-kit/steps/answer"
 	"github.com/partner-v3/conformance-kit/steps/matrix"
+	"github.com/partner-v3/conformance-kit/steps/session"
 )
 
 // maxWalkPages bounds the pages one walk reads before it jumps to the last

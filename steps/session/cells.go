@@ -15,16 +15,13 @@ import (
 	"strings"
 
 	"github.com/cucumber/godog"
-
-	"github.com/partner-v3/conformance-kit/steps/answer"
-
-	"github.com/partner-v3/conformance-kit/steps/result"
-
 	"github.com/gavv/httpexpect/v2"
 
 	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
+	"github.com/partner-v3/conformance-kit/steps/answer"
 	"github.com/partner-v3/conformance-kit/steps/matrix"
+	"github.com/partner-v3/conformance-kit/steps/result"
 )
 
 // CellExchange is one cell's request and answer, for the Then steps.

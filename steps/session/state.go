@@ -22,18 +22,16 @@ import (
 	"sync"
 	"time"
 
-	"github.com/partner-v3/conformance-kit/steps/answer"
-
-	"github.com/partner-v3/conformance-kit/steps/result"
-
 	"github.com/cucumber/godog"
 	"github.com/gavv/httpexpect/v2"
 
 	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
+	"github.com/partner-v3/conformance-kit/steps/answer"
 	"github.com/partner-v3/conformance-kit/steps/internal/pace"
 	"github.com/partner-v3/conformance-kit/steps/internal/record"
 	"github.com/partner-v3/conformance-kit/steps/internal/target"
+	"github.com/partner-v3/conformance-kit/steps/result"
 )
 
 // Operations are the paths of spec §4's operations, by the names the spec
