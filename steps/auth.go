@@ -14,6 +14,7 @@ import (
 
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 	"github.com/partner-v3/conformance-kit/steps/matrix"
+	"github.com/partner-v3/conformance-kit/steps/session"
 )
 
 func (s *scenario) registerAuth(sc *godog.ScenarioContext) {
@@ -36,24 +37,24 @@ var credentialRule = map[string]string{spec.HeaderAPIKey: "auth-key", spec.Heade
 // operation, account and way the value can be wrong), a valid request
 // whose other two headers are right.
 func (s *scenario) sendsCredentialVariants(ctx context.Context, header string) error {
-	c := s.cells(credentialRule[header])
-	s.cellXs = s.cellXs[:0]
-	for _, cell := range c.rule.Cells() {
-		acct, ok := c.accountOf(cell)
+	c := s.Cells(credentialRule[header])
+	s.CellXs = s.CellXs[:0]
+	for _, cell := range c.Rule.Cells() {
+		acct, ok := c.AccountOf(cell)
 		if !ok {
 			continue
 		}
-		other, hasOther := s.other(cell.Account)
+		other, hasOther := s.Other(cell.Account)
 		if cell.Condition == matrix.CondOtherAccount && !hasOther {
-			c.unreachable(cell, "no other account is configured")
+			c.Unreachable(cell, "no other account is configured")
 			continue
 		}
-		right := credentialHeaders(acct)
-		v, omit, ok := credentialVariant(cell.Condition, right.Get(header), credentialHeaders(other).Get(header))
+		right := session.CredentialHeaders(acct)
+		v, omit, ok := session.CredentialVariant(cell.Condition, right.Get(header), session.CredentialHeaders(other).Get(header))
 		if !ok {
 			// The account's own value has nothing to change that way (no
 			// letter to change the case of): its data, not the run's.
-			c.missing(cell, "the account's "+header+" cannot be changed that way")
+			c.Missing(cell, "the account's "+header+" cannot be changed that way")
 			continue
 		}
 		h := right.Clone()
@@ -62,27 +63,27 @@ func (s *scenario) sendsCredentialVariants(ctx context.Context, header string) e
 		} else {
 			h.Set(header, v)
 		}
-		body, err := s.validBodyFor(ctx, cell.Account, cell.Operation)
+		body, err := s.ValidBodyFor(ctx, cell.Account, cell.Operation)
 		if err != nil {
 			return err
 		}
-		x := s.send(ctx, s.expect(func() http.Header { return h }), http.MethodPost, operations[cell.Operation], spec.ContentType, body)
-		if x.budget != "" {
-			return s.failIn([]string{"8"}, x, "%s", x.budget)
+		x := s.Send(ctx, s.Expect(func() http.Header { return h }), http.MethodPost, session.Operations[cell.Operation], spec.ContentType, body)
+		if x.Budget != "" {
+			return s.FailIn([]string{"8"}, x, "%s", x.Budget)
 		}
-		s.last = x
-		s.cellXs = append(s.cellXs, cellExchange{cell, x})
+		s.Last = x
+		s.CellXs = append(s.CellXs, session.CellExchange{Cell: cell, X: x})
 	}
-	s.pending = c
+	s.Pending = c
 	return nil
 }
 
 // everyAnswerIs checks every cell's answer: the status and the message.
 func (s *scenario) everyAnswerIs(status int, msg string) error {
-	return s.checkRefusals(func(ce cellExchange) (int, string, bool) {
+	return s.checkRefusals(func(ce session.CellExchange) (int, string, bool) {
 		// A key of the other account with this account's secret and id:
 		// which mismatched header wins is not shown, so 403 is allowed.
-		if ce.cell.Rule == "auth-key" && ce.cell.Condition == matrix.CondOtherAccount && ce.x.status == http.StatusForbidden {
+		if ce.Cell.Rule == "auth-key" && ce.Cell.Condition == matrix.CondOtherAccount && ce.X.Status == http.StatusForbidden {
 			return http.StatusForbidden, spec.MsgUnauthorizedAccount, true
 		}
 		return status, msg, false
@@ -92,8 +93,8 @@ func (s *scenario) everyAnswerIs(status int, msg string) error {
 // everyAnswerIsAccountRefusal: 403 for an account id that does not match;
 // a missing or empty one may be either refusal of §5.
 func (s *scenario) everyAnswerIsAccountRefusal() error {
-	return s.checkRefusals(func(ce cellExchange) (int, string, bool) {
-		if (ce.cell.Condition == matrix.CondMissing || ce.cell.Condition == matrix.CondEmpty) && ce.x.status == http.StatusUnauthorized {
+	return s.checkRefusals(func(ce session.CellExchange) (int, string, bool) {
+		if (ce.Cell.Condition == matrix.CondMissing || ce.Cell.Condition == matrix.CondEmpty) && ce.X.Status == http.StatusUnauthorized {
 			return http.StatusUnauthorized, spec.MsgInvalidCredentials, false
 		}
 		return http.StatusForbidden, spec.MsgUnauthorizedAccount, false
@@ -110,24 +111,24 @@ var nonASCII = map[string]bool{
 // checkRefusals checks every cell's answer against the status and message
 // want gives it; warn marks an answer the spec allows but a vendor should
 // hear of.
-func (s *scenario) checkRefusals(want func(cellExchange) (status int, msg string, warn bool)) error {
-	return s.eachCell(func(c *cellCheck, ce cellExchange) {
+func (s *scenario) checkRefusals(want func(session.CellExchange) (status int, msg string, warn bool)) error {
+	return s.EachCell(func(c *session.CellCheck, ce session.CellExchange) {
 		status, msg, warn := want(ce)
-		x := ce.x
+		x := ce.X
 		switch {
-		case x.status == http.StatusBadRequest && nonASCII[ce.cell.Condition]:
+		case x.Status == http.StatusBadRequest && nonASCII[ce.Cell.Condition]:
 			// An HTTP layer before the service (a proxy, the server's
 			// parser) may refuse header bytes outside ASCII as a malformed
 			// request: refused all the same, which is what matters.
-			s.warn(c.sections, x, "%s: refused with 400 instead of %d %q: a layer before the service may refuse non-ASCII header bytes; the credential was not accepted", ce.cell, status, msg)
-		case ce.cell.Condition == matrix.CondMissing && x.status/100 == 4:
+			s.Warn(c.Sections, x, "%s: refused with 400 instead of %d %q: a layer before the service may refuse non-ASCII header bytes; the credential was not accepted", ce.Cell, status, msg)
+		case ce.Cell.Condition == matrix.CondMissing && x.Status/100 == 4:
 			s.missingHeaderRefused(c, ce, status, msg)
-		case x.status != status:
-			c.fail(ce.cell, x, "status %d, want %d %q", x.status, status, msg)
-		case messageProblem(x, msg) != "":
-			c.fail(ce.cell, x, "status %d, but %s", x.status, messageProblem(x, msg))
+		case x.Status != status:
+			c.Fail(ce.Cell, x, "status %d, want %d %q", x.Status, status, msg)
+		case session.MessageProblem(x, msg) != "":
+			c.Fail(ce.Cell, x, "status %d, but %s", x.Status, session.MessageProblem(x, msg))
 		case warn:
-			s.warn(c.sections, x, "%s: answered %d %q; 401 %q is the plainer reading of §5 rule 1 (the key is not the account's)", ce.cell, x.status, msg, spec.MsgInvalidCredentials)
+			s.Warn(c.Sections, x, "%s: answered %d %q; 401 %q is the plainer reading of §5 rule 1 (the key is not the account's)", ce.Cell, x.Status, msg, spec.MsgInvalidCredentials)
 		}
 	})
 }
@@ -135,45 +136,39 @@ func (s *scenario) checkRefusals(want func(cellExchange) (status int, msg string
 // sendsOwnCredentials sends a valid request of every operation with each
 // account's own credentials (rule auth-served).
 func (s *scenario) sendsOwnCredentials(ctx context.Context) error {
-	return s.sendCells(ctx, "auth-served", func(cell matrix.Cell) ([]byte, error) {
-		if s.env.skipsWrite(cell.Operation) {
-			return nil, skipCell("read-only run: no contact is created")
+	return s.SendCells(ctx, "auth-served", func(cell matrix.Cell) ([]byte, error) {
+		if s.SkipsWrite(cell.Operation) {
+			return nil, session.SkipCell("read-only run: no contact is created")
 		}
-		return s.validBodyFor(ctx, cell.Account, cell.Operation)
+		return s.ValidBodyFor(ctx, cell.Account, cell.Operation)
 	})
 }
 
 // everyServed: every answer is a 200 (its body is checked against the
-// spec's tables on every answer, see shapeProblems).
+// spec's tables on every answer, see session.ShapeProblems).
 func (s *scenario) everyServed() error {
-	return s.everyOK("the account's own credentials were refused or the request failed")
+	return s.EveryOK("the account's own credentials were refused or the request failed")
 }
 
 func (s *scenario) headerIs(header, how string) error {
 	switch how {
 	case "missing":
-		s.overrides[header] = nil
+		s.Overrides[header] = nil
 	case "empty":
 		v := ""
-		s.overrides[header] = &v
+		s.Overrides[header] = &v
 	case "wrong":
 		// About the length of the real value, so only its content is wrong.
-		cur := credentialHeaders(s.base).Get(header)
-		v := "wrong-" + randomHex(max(4, len(cur)/2))
-		s.overrides[header] = &v
+		cur := session.CredentialHeaders(s.Base).Get(header)
+		v := "wrong-" + session.RandomHex(max(4, len(cur)/2))
+		s.Overrides[header] = &v
 	}
 	return nil
 }
 
 func (s *scenario) secondAccountConfigured() error {
-	if !s.env.Second.Complete() {
-		return skipf("no second account is configured (--second-api-key, --second-api-secret, --second-account-id)")
+	if !s.Target.Second.Complete() {
+		return session.Skipf("no second account is configured (--second-api-key, --second-api-secret, --second-account-id)")
 	}
 	return nil
-}
-
-// isJSON reports whether the answer's body is one JSON value.
-func isJSON(x *exchange) bool {
-	_, err := x.json()
-	return err == nil
 }

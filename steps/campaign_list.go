@@ -12,11 +12,11 @@ import (
 	"regexp"
 	"time"
 
-	"github.com/partner-v3/conformance-kit/steps/answer"
-
 	"github.com/cucumber/godog"
 
 	"github.com/partner-v3/conformance-kit/simulator/spec"
+	"github.com/partner-v3/conformance-kit/steps/answer"
+	"github.com/partner-v3/conformance-kit/steps/session"
 )
 
 func (s *scenario) registerCampaignList(sc *godog.ScenarioContext) {
@@ -33,24 +33,24 @@ func (s *scenario) registerCampaignList(sc *godog.ScenarioContext) {
 }
 
 func (s *scenario) clientCallsListPage(ctx context.Context, page, limit int64) error {
-	return s.call(ctx, spec.OpCampaignList, fmt.Appendf(nil, `{"limit": %d, "page": %d}`, limit, page))
+	return s.Call(ctx, spec.OpCampaignList, fmt.Appendf(nil, `{"limit": %d, "page": %d}`, limit, page))
 }
 
 func (s *scenario) secondCallsListPage(ctx context.Context, page, limit int64) error {
-	if s.second == nil {
-		return skipf("no second account is configured")
+	if s.SecondClient == nil {
+		return session.Skipf("no second account is configured")
 	}
-	x := s.send(ctx, s.second, http.MethodPost, operations[spec.OpCampaignList], spec.ContentType, fmt.Appendf(nil, `{"limit": %d, "page": %d}`, limit, page))
+	x := s.Send(ctx, s.SecondClient, http.MethodPost, session.Operations[spec.OpCampaignList], spec.ContentType, fmt.Appendf(nil, `{"limit": %d, "page": %d}`, limit, page))
 	s.secondLast = x
-	return s.took(x, "Campaign List of the second account")
+	return s.Took(x, "Campaign List of the second account")
 }
 
 func (s *scenario) clientCallsPageAfterLast(ctx context.Context, limit int64) error {
-	info, err := s.campaigns(ctx, s.env.Primary)
+	info, err := s.Campaigns(ctx, s.Target.Primary)
 	if err != nil {
 		return err
 	}
-	page := int64(math.Ceil(float64(info.total)/float64(limit))) + 1
+	page := int64(math.Ceil(float64(info.Total)/float64(limit))) + 1
 	return s.clientCallsListPage(ctx, page, limit)
 }
 
@@ -59,20 +59,20 @@ func (s *scenario) clientCallsPageAfterLast(ctx context.Context, limit int64) er
 const maxPages = 20
 
 func (s *scenario) clientReadsEveryPage(ctx context.Context) error {
-	info, err := s.campaigns(ctx, s.env.Primary)
+	info, err := s.Campaigns(ctx, s.Target.Primary)
 	if err != nil {
 		return err
 	}
-	if info.total < 2 {
-		return skipf("the account has %d campaigns: one page only, nothing to paginate", info.total)
+	if info.Total < 2 {
+		return session.Skipf("the account has %d campaigns: one page only, nothing to paginate", info.Total)
 	}
 	// About three pages, the last one partial when possible, so that a
 	// totalPages rounded down shows.
-	limit := min(max((info.total+2)/3, 1), spec.MaxPageSize)
-	if info.total%limit == 0 && limit > 2 {
+	limit := min(max((info.Total+2)/3, 1), spec.MaxPageSize)
+	if info.Total%limit == 0 && limit > 2 {
 		limit--
 	}
-	return s.readPages(ctx, info.total, limit)
+	return s.readPages(ctx, info.Total, limit)
 }
 
 // readPages reads pages 1 to the last (at most maxPages) with limit, and
@@ -83,46 +83,40 @@ func (s *scenario) readPages(ctx context.Context, total, limit int64) error {
 		if err := s.clientCallsListPage(ctx, p, limit); err != nil {
 			return err
 		}
-		if s.last.status != http.StatusOK {
-			return s.failf("page %d of %d with limit %d: status %d, want 200 (spec §4.2)", p, pages, limit, s.last.status)
+		if s.Last.Status != http.StatusOK {
+			return s.Failf("page %d of %d with limit %d: status %d, want 200 (spec §4.2)", p, pages, limit, s.Last.Status)
 		}
-		s.pages = append(s.pages, s.last)
+		s.pages = append(s.pages, s.Last)
 	}
 	return nil
 }
 
-// pageView is an answer's envelope numbers and campaigns, checked for type.
-type pageView struct {
-	pageNo, pageSize, totalPages, totalRecords, filteredRecords int64
-	campaigns                                                   []any
-}
-
 // pageOf reads a 200 answer's envelope and fails on any field of §4.2 that
 // is missing or not of its type.
-func (s *scenario) pageOf(x *exchange) (*pageView, error) {
-	if x.status != http.StatusOK {
-		return nil, s.failOn(x, "status %d, want 200", x.status)
+func (s *scenario) pageOf(x *session.Exchange) (*session.PageView, error) {
+	if x.Status != http.StatusOK {
+		return nil, s.FailOn(x, "status %d, want 200", x.Status)
 	}
-	p, problem := readPage(x)
+	p, problem := session.ReadPage(x)
 	if p == nil {
-		return nil, s.failOn(x, "%s (spec §4.2)", problem)
+		return nil, s.FailOn(x, "%s (spec §4.2)", problem)
 	}
 	return p, nil
 }
 
 func (s *scenario) pageHoldsExactly(n int) error {
-	p, err := s.pageOf(s.last)
+	p, err := s.pageOf(s.Last)
 	if err != nil {
 		return err
 	}
-	if len(p.campaigns) != n {
-		return s.failf("the page holds %d campaigns, want %d", len(p.campaigns), n)
+	if len(p.Campaigns) != n {
+		return s.Failf("the page holds %d campaigns, want %d", len(p.Campaigns), n)
 	}
 	return nil
 }
 
-func (s *scenario) pageViews() ([]*pageView, error) {
-	var out []*pageView
+func (s *scenario) pageViews() ([]*session.PageView, error) {
+	var out []*session.PageView
 	for _, x := range s.pages {
 		p, err := s.pageOf(x)
 		if err != nil {
@@ -140,11 +134,11 @@ func (s *scenario) idsAscending() error {
 	}
 	prev := int64(math.MinInt64)
 	for i, p := range ps {
-		for _, c := range p.campaigns {
+		for _, c := range p.Campaigns {
 			o, _ := c.(map[string]any)
 			id, _ := answer.IntOf(o["Id"])
 			if id <= prev {
-				return s.failOn(s.pages[i], "campaign %d follows campaign %d: not in ascending Id order", id, prev)
+				return s.FailOn(s.pages[i], "campaign %d follows campaign %d: not in ascending Id order", id, prev)
 			}
 			prev = id
 		}
@@ -158,14 +152,14 @@ func (s *scenario) someDeleted() error {
 		return err
 	}
 	for _, p := range ps {
-		for _, c := range p.campaigns {
+		for _, c := range p.Campaigns {
 			o, _ := c.(map[string]any)
 			if a, ok := answer.IntOf(o["active"]); ok && a == 0 {
 				return nil
 			}
 		}
 	}
-	return s.failf("no listed campaign has active 0: deleted campaigns are not listed")
+	return s.Failf("no listed campaign has active 0: deleted campaigns are not listed")
 }
 
 func (s *scenario) everyCampaignMatches(field, pattern string) error {
@@ -173,41 +167,41 @@ func (s *scenario) everyCampaignMatches(field, pattern string) error {
 	if err != nil {
 		return fmt.Errorf("scenario pattern %q: %w", pattern, err)
 	}
-	p, err := s.pageOf(s.last)
+	p, err := s.pageOf(s.Last)
 	if err != nil {
 		return err
 	}
-	for _, c := range p.campaigns {
+	for _, c := range p.Campaigns {
 		o, _ := c.(map[string]any)
 		if v, _ := o[field].(string); !re.MatchString(v) {
-			return s.failf("campaign %v: %s %q does not match %s", answer.JSONText(o["Id"]), field, v, pattern)
+			return s.Failf("campaign %v: %s %q does not match %s", answer.JSONText(o["Id"]), field, v, pattern)
 		}
 	}
 	return nil
 }
 
 func (s *scenario) createdNotAfterUpdated() error {
-	p, err := s.pageOf(s.last)
+	p, err := s.pageOf(s.Last)
 	if err != nil {
 		return err
 	}
-	for _, c := range p.campaigns {
+	for _, c := range p.Campaigns {
 		o, _ := c.(map[string]any)
 		cs, _ := o["createdAt"].(string)
 		us, _ := o["updatedAt"].(string)
 		ct, err1 := time.Parse(time.RFC3339Nano, cs)
 		ut, err2 := time.Parse(time.RFC3339Nano, us)
 		if err1 != nil || err2 != nil || ct.After(ut) {
-			return s.failf("campaign %v: createdAt %q, updatedAt %q", answer.JSONText(o["Id"]), cs, us)
+			return s.Failf("campaign %v: createdAt %q, updatedAt %q", answer.JSONText(o["Id"]), cs, us)
 		}
 	}
 	return nil
 }
 
 func (s *scenario) accountsShareNoID() error {
-	mine := s.ownLast
+	mine := s.OwnLast
 	if mine == nil || s.secondLast == nil {
-		return s.failf("the scenario needs both accounts' pages")
+		return s.Failf("the scenario needs both accounts' pages")
 	}
 	a, err := s.pageOf(mine)
 	if err != nil {
@@ -218,15 +212,15 @@ func (s *scenario) accountsShareNoID() error {
 		return err
 	}
 	ids := make(map[int64]bool)
-	for _, c := range a.campaigns {
+	for _, c := range a.Campaigns {
 		o, _ := c.(map[string]any)
 		id, _ := answer.IntOf(o["Id"])
 		ids[id] = true
 	}
-	for _, c := range b.campaigns {
+	for _, c := range b.Campaigns {
 		o, _ := c.(map[string]any)
 		if id, _ := answer.IntOf(o["Id"]); ids[id] {
-			return s.failOn(s.secondLast, "campaign %d is listed for both accounts", id)
+			return s.FailOn(s.secondLast, "campaign %d is listed for both accounts", id)
 		}
 	}
 	return nil

@@ -11,12 +11,12 @@ import (
 	"net/http"
 	"slices"
 
-	"github.com/partner-v3/conformance-kit/steps/answer"
-
 	"github.com/cucumber/godog"
 
 	"github.com/partner-v3/conformance-kit/simulator/spec"
+	"github.com/partner-v3/conformance-kit/steps/answer"
 	"github.com/partner-v3/conformance-kit/steps/matrix"
+	"github.com/partner-v3/conformance-kit/steps/session"
 )
 
 func (s *scenario) registerCampaignStats(sc *godog.ScenarioContext) {
@@ -60,17 +60,17 @@ const maxZeroProbes = 6
 // whose counts are all zero among its campaigns not ready to send
 // (broadcast not 1) first.
 func (s *scenario) statsOfEveryKind(ctx context.Context) error {
-	c := s.cells("stats-keys")
-	s.cellXs = s.cellXs[:0]
+	c := s.Cells("stats-keys")
+	s.CellXs = s.CellXs[:0]
 	for _, role := range matrix.BothAccounts {
-		acct, ok := s.account(role)
+		acct, ok := s.Account(role)
 		if !ok {
 			for _, k := range matrix.StatsKinds {
-				c.unreachable(cellOf("stats-keys", spec.OpCampaignStats, role, k), "no second account is configured")
+				c.Unreachable(session.CellOf("stats-keys", spec.OpCampaignStats, role, k), "no second account is configured")
 			}
 			continue
 		}
-		info, err := s.campaigns(ctx, acct)
+		info, err := s.Campaigns(ctx, acct)
 		if err != nil {
 			return err
 		}
@@ -79,31 +79,31 @@ func (s *scenario) statsOfEveryKind(ctx context.Context) error {
 		ask := func(kind string, cm map[string]any) error {
 			id, _ := answer.IntOf(cm["Id"])
 			asked[id] = true
-			x, err := s.sendAs(ctx, role, spec.OpCampaignStats, fmt.Appendf(nil, `{"campaignId": %d}`, id))
+			x, err := s.SendAs(ctx, role, spec.OpCampaignStats, fmt.Appendf(nil, `{"campaignId": %d}`, id))
 			if err != nil {
 				return err
 			}
-			s.last = x
+			s.Last = x
 			if allZero(x) {
 				zero = true
-				s.cellXs = append(s.cellXs, cellExchange{cellOf("stats-keys", spec.OpCampaignStats, role, matrix.StatsZero), x})
+				s.CellXs = append(s.CellXs, session.CellExchange{Cell: session.CellOf("stats-keys", spec.OpCampaignStats, role, matrix.StatsZero), X: x})
 			}
 			if kind != "" {
-				s.cellXs = append(s.cellXs, cellExchange{cellOf("stats-keys", spec.OpCampaignStats, role, kind), x})
+				s.CellXs = append(s.CellXs, session.CellExchange{Cell: session.CellOf("stats-keys", spec.OpCampaignStats, role, kind), X: x})
 			}
 			return nil
 		}
 		for _, kind := range matrix.StatsKinds[:4] {
-			i := slices.IndexFunc(info.listed, func(cm map[string]any) bool { return statsKind(cm) == kind })
+			i := slices.IndexFunc(info.Listed, func(cm map[string]any) bool { return statsKind(cm) == kind })
 			if i < 0 {
-				c.missing(cellOf("stats-keys", spec.OpCampaignStats, role, kind), "the account lists no active campaign of that kind")
+				c.Missing(session.CellOf("stats-keys", spec.OpCampaignStats, role, kind), "the account lists no active campaign of that kind")
 				continue
 			}
-			if err := ask(kind, info.listed[i]); err != nil {
+			if err := ask(kind, info.Listed[i]); err != nil {
 				return err
 			}
 		}
-		candidates := slices.Clone(info.listed)
+		candidates := slices.Clone(info.Listed)
 		slices.SortStableFunc(candidates, func(a, b map[string]any) int {
 			x, _ := answer.IntOf(a["broadcast"])
 			y, _ := answer.IntOf(b["broadcast"])
@@ -123,20 +123,20 @@ func (s *scenario) statsOfEveryKind(ctx context.Context) error {
 			}
 		}
 		if !zero {
-			c.missing(cellOf("stats-keys", spec.OpCampaignStats, role, matrix.StatsZero), fmt.Sprintf("no campaign with every count zero among the %d asked", len(asked)))
+			c.Missing(session.CellOf("stats-keys", spec.OpCampaignStats, role, matrix.StatsZero), fmt.Sprintf("no campaign with every count zero among the %d asked", len(asked)))
 		}
 	}
-	s.pending = c
+	s.Pending = c
 	return nil
 }
 
 // allZero reports whether a Campaign Stats answer is a 200 whose counts
 // are all zero.
-func allZero(x *exchange) bool {
-	if x.status != http.StatusOK {
+func allZero(x *session.Exchange) bool {
+	if x.Status != http.StatusOK {
 		return false
 	}
-	m, err := x.object()
+	m, err := x.Object()
 	if err != nil {
 		return false
 	}
@@ -157,28 +157,28 @@ func allZero(x *exchange) bool {
 // everyStatsComplete: every answer is a 200 whose body has both objects
 // with every key of §2.3, each an integer of 0 or more.
 func (s *scenario) everyStatsComplete() error {
-	return s.everyOK("a listed campaign's Id is the value used as campaignId (spec §2.2)")
+	return s.EveryOK("a listed campaign's Id is the value used as campaignId (spec §2.2)")
 }
 
 func (s *scenario) statsEmptyBody(ctx context.Context) error {
-	return s.sendCells(ctx, "stats-required", func(matrix.Cell) ([]byte, error) { return []byte(`{}`), nil })
+	return s.SendCells(ctx, "stats-required", func(matrix.Cell) ([]byte, error) { return []byte(`{}`), nil })
 }
 
 func (s *scenario) callStats(ctx context.Context, id int64) error {
-	return s.call(ctx, spec.OpCampaignStats, fmt.Appendf(nil, `{"campaignId": %d}`, id))
+	return s.Call(ctx, spec.OpCampaignStats, fmt.Appendf(nil, `{"campaignId": %d}`, id))
 }
 
 func (s *scenario) clientCallsStatsFor(ctx context.Context, which string) error {
-	id, err := s.firstCampaignID(ctx, s.env.Primary)
+	id, err := s.FirstCampaignID(ctx, s.Target.Primary)
 	if err != nil {
 		return err
 	}
 	if which == "last" {
-		info, err := s.campaigns(ctx, s.env.Primary)
+		info, err := s.Campaigns(ctx, s.Target.Primary)
 		if err != nil {
 			return err
 		}
-		id = info.lastID
+		id = info.LastID
 	}
 	return s.callStats(ctx, id)
 }
@@ -187,27 +187,27 @@ func (s *scenario) clientCallsStatsFor(ctx context.Context, which string) error 
 // of a channel on the account's first page: the keys of §2.3 are due for
 // every campaign, whatever its channel.
 func (s *scenario) clientCallsStatsForChannel(ctx context.Context, channel string) error {
-	info, err := s.campaigns(ctx, s.env.Primary)
+	info, err := s.Campaigns(ctx, s.Target.Primary)
 	if err != nil {
 		return err
 	}
-	for _, c := range info.firstPage {
+	for _, c := range info.FirstPage {
 		if c["campaignChannel"] == channel {
 			id, ok := answer.IntOf(c["Id"])
 			if !ok {
-				return s.failf("the first %s campaign has no integer Id (spec §2.2)", channel)
+				return s.Failf("the first %s campaign has no integer Id (spec §2.2)", channel)
 			}
 			return s.callStats(ctx, id)
 		}
 	}
-	return skipf("no %s campaign among the account's first %d", channel, len(info.firstPage))
+	return session.Skipf("no %s campaign among the account's first %d", channel, len(info.FirstPage))
 }
 
 func (s *scenario) clientCallsStatsOfSecond(ctx context.Context) error {
-	if !s.env.Second.Complete() {
-		return skipf("no second account is configured")
+	if !s.Target.Second.Complete() {
+		return session.Skipf("no second account is configured")
 	}
-	id, err := s.firstCampaignID(ctx, s.env.Second)
+	id, err := s.FirstCampaignID(ctx, s.Target.Second)
 	if err != nil {
 		return err
 	}
@@ -215,14 +215,14 @@ func (s *scenario) clientCallsStatsOfSecond(ctx context.Context) error {
 }
 
 func (s *scenario) clientCallsStatsUnknown(ctx context.Context) error {
-	info, err := s.campaigns(ctx, s.env.Primary)
+	info, err := s.Campaigns(ctx, s.Target.Primary)
 	if err != nil {
 		return err
 	}
 	// Far beyond any listed Id, yet a valid int64 and a float64-exact
 	// integer for targets written in JavaScript.
-	id := max(info.lastID, 0) + 1_000_000_007
-	for _, c := range info.firstPage {
+	id := max(info.LastID, 0) + 1_000_000_007
+	for _, c := range info.FirstPage {
 		if v, _ := answer.IntOf(c["Id"]); v >= id {
 			id = v + 1_000_000_007
 		}
@@ -231,15 +231,15 @@ func (s *scenario) clientCallsStatsUnknown(ctx context.Context) error {
 }
 
 func (s *scenario) statObjects() (map[string]map[string]any, error) {
-	m, err := s.last.object()
+	m, err := s.Last.Object()
 	if err != nil {
-		return nil, s.failf("%v", err)
+		return nil, s.Failf("%v", err)
 	}
 	out := make(map[string]map[string]any)
 	for _, k := range []string{spec.EmailStat, spec.SMSStat} {
 		o, ok := m[k].(map[string]any)
 		if !ok {
-			return nil, s.failf("%q is %s, want an object (spec §2.3)", k, answer.KindOf(m[k]))
+			return nil, s.Failf("%q is %s, want an object (spec §2.3)", k, answer.KindOf(m[k]))
 		}
 		out[k] = o
 	}
@@ -254,7 +254,7 @@ func (s *scenario) statisticsAreCounts() error {
 	for name, o := range objs {
 		for k, v := range o {
 			if i, ok := answer.IntOf(v); !ok || i < 0 {
-				return s.failf("%s.%s is %s; counts are integers of 0 or more (spec §2.3)", name, k, answer.JSONText(v))
+				return s.Failf("%s.%s is %s; counts are integers of 0 or more (spec §2.3)", name, k, answer.JSONText(v))
 			}
 		}
 	}
@@ -280,7 +280,7 @@ func (s *scenario) statisticsFunnel() error {
 	}
 	for _, c := range checks {
 		if !c.ok {
-			return s.failf("incoherent statistics: want %s", c.what)
+			return s.Failf("incoherent statistics: want %s", c.what)
 		}
 	}
 	return nil

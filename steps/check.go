@@ -1,7 +1,6 @@
 package steps
 
-// The field tables of the scenarios, and the warnings every answer is
-// looked at for (package answer judges; a scenario records).
+// The field tables of the scenarios (package answer judges against them).
 
 import (
 	"fmt"
@@ -33,15 +32,4 @@ func tableRows(t *godog.Table) ([]answer.FieldRow, error) {
 		rows = append(rows, fr)
 	}
 	return rows, nil
-}
-
-// inspect records, as the scenario's warnings, what every answer shows that
-// the spec allows but a vendor should know (answer.Warnings): an unusual
-// JSON media type or parameter (§1 rule 3), fields the spec does not list,
-// timestamps with +00:00, headers that contradict each other or the run's
-// rate limit (§8).
-func (s *scenario) inspect(x *exchange) {
-	for _, w := range answer.Warnings(x.answer(), s.env.Pacer.Limit(), s.env.Pacer.Window()) {
-		s.warn(w.Sections, x, "%s", w.Message)
-	}
 }

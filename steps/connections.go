@@ -21,22 +21,19 @@ package steps
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"net/http"
-	"net/http/httptrace"
 	"sync"
-
-	"github.com/partner-v3/conformance-kit/steps/answer"
-
-	"github.com/partner-v3/conformance-kit/steps/result"
 
 	"github.com/cucumber/godog"
 
 	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
+	"github.com/partner-v3/conformance-kit/steps/answer"
 	"github.com/partner-v3/conformance-kit/steps/internal/wire"
 	"github.com/partner-v3/conformance-kit/steps/matrix"
+	"github.com/partner-v3/conformance-kit/steps/result"
+	"github.com/partner-v3/conformance-kit/steps/session"
 )
 
 func (s *scenario) registerConnections(sc *godog.ScenarioContext) {
@@ -51,73 +48,6 @@ func (s *scenario) registerConnections(sc *godog.ScenarioContext) {
 // inProcessNoConnections is why a cell that lives in connections is not
 // checked in an in-process run.
 const inProcessNoConnections = "an in-process run has no connections (the target is an http.Handler): run against the target's address to check it"
-
-// connSeen is what the transport reported of the connection that carried
-// one request (its last attempt).
-type connSeen struct {
-	got    bool
-	local  string // the client side's address: one per connection
-	reused bool
-	h2     bool
-}
-
-// connTrace collects a connSeen from the transport's goroutines.
-type connTrace struct {
-	mu   sync.Mutex
-	seen connSeen
-}
-
-func (t *connTrace) snapshot() connSeen {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.seen
-}
-
-// traceConn records in the returned connTrace the connection ctx's request
-// gets.
-func traceConn(ctx context.Context) (context.Context, *connTrace) {
-	t := &connTrace{}
-	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) {
-		seen := connSeen{got: true, reused: i.Reused}
-		if i.Conn != nil {
-			seen.local = i.Conn.LocalAddr().String()
-			if tc, ok := i.Conn.(*tls.Conn); ok {
-				seen.h2 = tc.ConnectionState().NegotiatedProtocol == "h2"
-			}
-		}
-		t.mu.Lock()
-		defer t.mu.Unlock()
-		t.seen = seen
-	}}), t
-}
-
-// sendVia sends a JSON POST of op with headers h by route, its body
-// chunked (no length) when asked, and returns the exchange and the
-// connection that carried it. It may be called from several goroutines at
-// once: each call has its own reporter.
-func (s *scenario) sendVia(ctx context.Context, route wire.Route, chunked bool, h http.Header, op string, body []byte) (*exchange, connSeen) {
-	ctx = wire.WithRoute(ctx, route)
-	if chunked {
-		ctx = wire.WithChunked(ctx)
-	}
-	ctx, cs := traceConn(ctx)
-	sub := *s
-	sub.reporter = collectReporter{}
-	x := sub.send(ctx, sub.expect(func() http.Header { return h }), http.MethodPost, operations[op], spec.ContentType, body)
-	return x, cs.snapshot()
-}
-
-// noConnection says why a request that got no connection at all (the
-// target refused the route's connection: an HTTP/1.1 one to a server that
-// speaks only HTTP/2, say) leaves its cell unchecked, or "" when it got
-// one. The spec names no HTTP version; a request that got a connection
-// and no answer is judged as such.
-func noConnection(route wire.Route, x *exchange, cs connSeen) string {
-	if x.err == nil || cs.got {
-		return ""
-	}
-	return fmt.Sprintf("no connection could be made by %s (%v): the spec names no HTTP version", route, x.err)
-}
 
 // refusalOf is the answer §5 gives a request whose header is wrong.
 func refusalOf(header string) (int, string) {
@@ -136,7 +66,7 @@ func isRefusal(status int) bool {
 // auth-connection).
 type connRun struct {
 	s     *scenario
-	c     *cellCheck
+	c     *session.CellCheck
 	role  string
 	acct  control.Credentials
 	route wire.Route
@@ -151,30 +81,30 @@ type connRun struct {
 // right sends a right request of op; read-only runs create no contact, so
 // an Add Contact is then replaced by a Campaign List (a right request all
 // the same, which is what the connection needs).
-func (r *connRun) right(ctx context.Context, op string) (*exchange, connSeen, error) {
-	if r.s.env.skipsWrite(op) {
+func (r *connRun) right(ctx context.Context, op string) (*session.Exchange, session.ConnSeen, error) {
+	if r.s.SkipsWrite(op) {
 		op = spec.OpCampaignList
 	}
-	body, err := r.s.validBodyFor(ctx, r.role, op)
+	body, err := r.s.ValidBodyFor(ctx, r.role, op)
 	if err != nil {
-		return nil, connSeen{}, err
+		return nil, session.ConnSeen{}, err
 	}
-	x, cs := r.s.sendVia(ctx, r.route, false, credentialHeaders(r.acct), op, body)
-	if x.budget != "" {
-		return x, cs, r.s.failIn([]string{"8"}, x, "%s", x.budget)
+	x, cs := r.s.SendVia(ctx, r.route, false, session.CredentialHeaders(r.acct), op, body)
+	if x.Budget != "" {
+		return x, cs, r.s.FailIn([]string{"8"}, x, "%s", x.Budget)
 	}
 	r.note(x, cs)
 	return x, cs, nil
 }
 
 // note remembers what the connection carried.
-func (r *connRun) note(x *exchange, cs connSeen) {
+func (r *connRun) note(x *session.Exchange, cs session.ConnSeen) {
 	switch {
-	case cs.local == "" || x.err != nil:
-	case x.status == http.StatusOK:
-		r.served[cs.local] = true
-	case isRefusal(x.status):
-		r.refused[cs.local] = true
+	case cs.Local == "" || x.Err != nil:
+	case x.Status == http.StatusOK:
+		r.served[cs.Local] = true
+	case isRefusal(x.Status):
+		r.refused[cs.Local] = true
 	}
 }
 
@@ -182,13 +112,13 @@ func (r *connRun) note(x *exchange, cs connSeen) {
 // carried a served request of the account: when the target closed the one
 // that did, a right request opens another and the wrong one is sent again,
 // once. ok is false when the cell could not be sent as it must be.
-func (r *connRun) wrong(ctx context.Context, op, header string) (x *exchange, ok bool, err error) {
-	body, err := r.s.validBodyFor(ctx, r.role, op)
+func (r *connRun) wrong(ctx context.Context, op, header string) (x *session.Exchange, ok bool, err error) {
+	body, err := r.s.ValidBodyFor(ctx, r.role, op)
 	if err != nil {
 		return nil, false, err
 	}
-	h := credentialHeaders(r.acct)
-	v, _, _ := credentialVariant(matrix.CondOtherValue, h.Get(header), "")
+	h := session.CredentialHeaders(r.acct)
+	v, _, _ := session.CredentialVariant(matrix.CondOtherValue, h.Get(header), "")
 	h.Set(header, v)
 	for try := 0; try < 2; try++ {
 		if try > 0 {
@@ -196,22 +126,22 @@ func (r *connRun) wrong(ctx context.Context, op, header string) (x *exchange, ok
 			if err != nil {
 				return nil, false, err
 			}
-			if why := noConnection(r.route, px, pcs); why != "" {
+			if why := session.NoConnection(r.route, px, pcs); why != "" {
 				r.stopped = why
 				return nil, false, nil
 			}
-			if px.err != nil || px.status != http.StatusOK {
+			if px.Err != nil || px.Status != http.StatusOK {
 				r.stopped = "the account's own request was not served on it (see the served-after cells)"
 				return nil, false, nil
 			}
 		}
-		x, cs := r.s.sendVia(ctx, r.route, false, h, op, body)
-		if x.budget != "" {
-			return x, false, r.s.failIn([]string{"8"}, x, "%s", x.budget)
+		x, cs := r.s.SendVia(ctx, r.route, false, h, op, body)
+		if x.Budget != "" {
+			return x, false, r.s.FailIn([]string{"8"}, x, "%s", x.Budget)
 		}
-		on := r.served[cs.local]
+		on := r.served[cs.Local]
 		r.note(x, cs)
-		if on && cs.reused {
+		if on && cs.Reused {
 			return x, true, nil
 		}
 	}
@@ -225,16 +155,16 @@ func (r *connRun) wrong(ctx context.Context, op, header string) (x *exchange, ok
 // refusal" of that operation), then each header wrong; last a right
 // request of the first operation, after every refusal.
 func (r *connRun) sequence(ctx context.Context) error {
-	cell := func(op, cond string) matrix.Cell { return cellOf(r.c.rule.ID, op, r.role, cond) }
-	after := func(op string, x *exchange, cs connSeen) {
+	cell := func(op, cond string) matrix.Cell { return session.CellOf(r.c.Rule.ID, op, r.role, cond) }
+	after := func(op string, x *session.Exchange, cs session.ConnSeen) {
 		cl := cell(op, matrix.ServedAfterRefusal(r.conn))
 		switch {
-		case r.s.env.skipsWrite(op):
-			r.c.unreachable(cl, "read-only run: no contact is created")
-		case !r.refused[cs.local]:
-			r.c.missing(cl, "the connection that carried it had carried no refusal of the account (the target closed the one that had, or refused nothing)")
+		case r.s.SkipsWrite(op):
+			r.c.Unreachable(cl, "read-only run: no contact is created")
+		case !r.refused[cs.Local]:
+			r.c.Missing(cl, "the connection that carried it had carried no refusal of the account (the target closed the one that had, or refused nothing)")
 		default:
-			r.s.cellXs = append(r.s.cellXs, cellExchange{cl, x})
+			r.s.CellXs = append(r.s.CellXs, session.CellExchange{Cell: cl, X: x})
 		}
 	}
 	ops := spec.Names()
@@ -246,11 +176,11 @@ func (r *connRun) sequence(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if why := noConnection(r.route, x, cs); why != "" {
+		if why := session.NoConnection(r.route, x, cs); why != "" {
 			r.stopped = why
 			return nil
 		}
-		if r.route == wire.HTTP2 && cs.got && !cs.h2 {
+		if r.route == wire.HTTP2 && cs.Got && !cs.H2 {
 			r.stopped = "the target does not offer HTTP/2 (the spec does not ask for it): the request went over HTTP/1.1"
 			return nil
 		}
@@ -265,8 +195,8 @@ func (r *connRun) sequence(ctx context.Context) error {
 			if !ok {
 				return nil
 			}
-			r.s.last = x
-			r.s.cellXs = append(r.s.cellXs, cellExchange{cell(op, matrix.WrongOn(h, r.conn)), x})
+			r.s.Last = x
+			r.s.CellXs = append(r.s.CellXs, session.CellExchange{Cell: cell(op, matrix.WrongOn(h, r.conn)), X: x})
 		}
 	}
 	x, cs, err := r.right(ctx, ops[0])
@@ -279,22 +209,22 @@ func (r *connRun) sequence(ctx context.Context) error {
 
 // sendsOnConnections sends every cell of rule auth-connection.
 func (s *scenario) sendsOnConnections(ctx context.Context) error {
-	c := s.cells("auth-connection")
-	s.cellXs = s.cellXs[:0]
-	s.pending = c
+	c := s.Cells("auth-connection")
+	s.CellXs = s.CellXs[:0]
+	s.Pending = c
 	byRole := map[string][]matrix.Cell{}
-	for _, cell := range c.rule.Cells() {
+	for _, cell := range c.Rule.Cells() {
 		byRole[cell.Account] = append(byRole[cell.Account], cell)
 	}
 	for _, role := range matrix.BothAccounts {
-		acct, ok := s.account(role)
-		if !ok || s.env.InProcess {
+		acct, ok := s.Account(role)
+		if !ok || s.Target.InProcess {
 			why := inProcessNoConnections
 			if !ok {
 				why = "no second account is configured"
 			}
 			for _, cell := range byRole[role] {
-				c.unreachable(cell, why)
+				c.Unreachable(cell, why)
 			}
 			continue
 		}
@@ -309,36 +239,36 @@ func (s *scenario) sendsOnConnections(ctx context.Context) error {
 			if r.stopped != "" {
 				// The cells of the route the sequence did not reach.
 				for _, cell := range byRole[role] {
-					if _, conn, _ := connConditionOf(cell.Condition); conn == rc.conn && !s.cellSent(cell) && !c.isMissing(cell) {
-						c.missing(cell, r.stopped)
+					if _, conn, _ := connConditionOf(cell.Condition); conn == rc.conn && !s.CellSent(cell) && !c.IsMissing(cell) {
+						c.Missing(cell, r.stopped)
 					}
 				}
 			}
 		}
 		for _, op := range spec.Names() {
 			for _, h := range spec.Headers() {
-				cl := cellOf(c.rule.ID, op, role, matrix.WrongOn(h, matrix.ConnFresh))
-				body, err := s.validBodyFor(ctx, role, op)
+				cl := session.CellOf(c.Rule.ID, op, role, matrix.WrongOn(h, matrix.ConnFresh))
+				body, err := s.ValidBodyFor(ctx, role, op)
 				if err != nil {
 					return err
 				}
-				hd := credentialHeaders(acct)
-				v, _, _ := credentialVariant(matrix.CondOtherValue, hd.Get(h), "")
+				hd := session.CredentialHeaders(acct)
+				v, _, _ := session.CredentialVariant(matrix.CondOtherValue, hd.Get(h), "")
 				hd.Set(h, v)
-				x, cs := s.sendVia(ctx, wire.Fresh, false, hd, op, body)
-				if x.budget != "" {
-					return s.failIn([]string{"8"}, x, "%s", x.budget)
+				x, cs := s.SendVia(ctx, wire.Fresh, false, hd, op, body)
+				if x.Budget != "" {
+					return s.FailIn([]string{"8"}, x, "%s", x.Budget)
 				}
-				if why := noConnection(wire.Fresh, x, cs); why != "" {
-					c.missing(cl, why)
+				if why := session.NoConnection(wire.Fresh, x, cs); why != "" {
+					c.Missing(cl, why)
 					continue
 				}
-				if cs.reused {
-					c.missing(cl, "the transport reused a connection for it")
+				if cs.Reused {
+					c.Missing(cl, "the transport reused a connection for it")
 					continue
 				}
-				s.last = x
-				s.cellXs = append(s.cellXs, cellExchange{cl, x})
+				s.Last = x
+				s.CellXs = append(s.CellXs, session.CellExchange{Cell: cl, X: x})
 			}
 		}
 	}
@@ -361,49 +291,27 @@ func connConditionOf(cond string) (header, conn string, ok bool) {
 	return "", "", false
 }
 
-// cellSent reports whether the step recorded an exchange for cell.
-func (s *scenario) cellSent(cell matrix.Cell) bool {
-	for _, ce := range s.cellXs {
-		if ce.cell == cell {
-			return true
-		}
-	}
-	return false
-}
-
-// isMissing reports whether cell was already set aside as one the target
-// does not hold.
-func (c *cellCheck) isMissing(cell matrix.Cell) bool {
-	p := cell.String() + ": "
-	for _, a := range c.absent {
-		if len(a) >= len(p) && a[:len(p)] == p {
-			return true
-		}
-	}
-	return false
-}
-
 // everyConnectionAnswer judges the cells of auth-connection: a wrong
 // header is refused as §5 says, a right request is served (200 and the
 // body of §4.x).
 func (s *scenario) everyConnectionAnswer() error {
-	return s.eachCell(func(c *cellCheck, ce cellExchange) {
-		x := ce.x
-		header, conn, _ := connConditionOf(ce.cell.Condition)
+	return s.EachCell(func(c *session.CellCheck, ce session.CellExchange) {
+		x := ce.X
+		header, conn, _ := connConditionOf(ce.Cell.Condition)
 		if header == "" {
-			c.served(ce, fmt.Sprintf("the account's own credentials, on %s that had carried a refusal (spec §5 judges each request)", conn))
+			c.Served(ce, fmt.Sprintf("the account's own credentials, on %s that had carried a refusal (spec §5 judges each request)", conn))
 			return
 		}
 		status, msg := refusalOf(header)
 		switch {
-		case x.status != status:
-			c.fail(ce.cell, x, "status %d, want %d %q: %s was wrong on %s (spec §5 judges each request, not the connection)", x.status, status, msg, header, conn)
-		case !isJSON(x):
-			c.fail(ce.cell, x, "status %d, but the body is not JSON: every response body is JSON (spec §1 rule 3)", x.status)
-		case labelProblem(x) != "":
-			c.fail(ce.cell, x, "status %d: %s", x.status, labelProblem(x))
-		case !answer.Mentions(x.rbody, msg):
-			c.fail(ce.cell, x, "status %d, but the body does not carry the message %q", x.status, msg)
+		case x.Status != status:
+			c.Fail(ce.Cell, x, "status %d, want %d %q: %s was wrong on %s (spec §5 judges each request, not the connection)", x.Status, status, msg, header, conn)
+		case !session.IsJSON(x):
+			c.Fail(ce.Cell, x, "status %d, but the body is not JSON: every response body is JSON (spec §1 rule 3)", x.Status)
+		case session.LabelProblem(x) != "":
+			c.Fail(ce.Cell, x, "status %d: %s", x.Status, session.LabelProblem(x))
+		case !answer.Mentions(x.ResponseBody, msg):
+			c.Fail(ce.Cell, x, "status %d, but the body does not carry the message %q", x.Status, msg)
 		}
 	})
 }
@@ -424,28 +332,28 @@ func framingRoute(f string) (route wire.Route, chunked bool) {
 // sendsEveryFraming sends every cell of rule framing: a valid request of
 // the cell's operation, its body framed the cell's way.
 func (s *scenario) sendsEveryFraming(ctx context.Context) error {
-	c := s.cells("framing")
-	s.cellXs = s.cellXs[:0]
-	s.pending = c
+	c := s.Cells("framing")
+	s.CellXs = s.CellXs[:0]
+	s.Pending = c
 	noH2 := ""
-	for _, cell := range c.rule.Cells() {
-		acct, ok := s.account(cell.Account)
+	for _, cell := range c.Rule.Cells() {
+		acct, ok := s.Account(cell.Account)
 		route, chunked := framingRoute(cell.Condition)
 		switch {
 		case !ok:
-			c.unreachable(cell, "no second account is configured")
+			c.Unreachable(cell, "no second account is configured")
 			continue
-		case s.env.InProcess:
-			c.unreachable(cell, inProcessNoConnections)
+		case s.Target.InProcess:
+			c.Unreachable(cell, inProcessNoConnections)
 			continue
-		case s.env.skipsWrite(cell.Operation):
-			c.unreachable(cell, "read-only run: no contact is created")
+		case s.SkipsWrite(cell.Operation):
+			c.Unreachable(cell, "read-only run: no contact is created")
 			continue
 		case route == wire.HTTP2 && noH2 != "":
-			c.missing(cell, noH2)
+			c.Missing(cell, noH2)
 			continue
 		}
-		body, err := s.validBodyFor(ctx, cell.Account, cell.Operation)
+		body, err := s.ValidBodyFor(ctx, cell.Account, cell.Operation)
 		if err != nil {
 			return err
 		}
@@ -454,21 +362,21 @@ func (s *scenario) sendsEveryFraming(ctx context.Context) error {
 			// read (limit 10, page 1): pageSize tells.
 			body = fmt.Appendf(nil, `{"limit": %d, "page": 1}`, framingLimit)
 		}
-		x, cs := s.sendVia(ctx, route, chunked, credentialHeaders(acct), cell.Operation, body)
-		if x.budget != "" {
-			return s.failIn([]string{"8"}, x, "%s", x.budget)
+		x, cs := s.SendVia(ctx, route, chunked, session.CredentialHeaders(acct), cell.Operation, body)
+		if x.Budget != "" {
+			return s.FailIn([]string{"8"}, x, "%s", x.Budget)
 		}
-		if route == wire.HTTP2 && cs.got && !cs.h2 {
+		if route == wire.HTTP2 && cs.Got && !cs.H2 {
 			noH2 = "the target does not offer HTTP/2 (the spec does not ask for it): the request went over HTTP/1.1"
-			c.missing(cell, noH2)
+			c.Missing(cell, noH2)
 			continue
 		}
-		if why := noConnection(route, x, cs); why != "" {
-			c.missing(cell, why)
+		if why := session.NoConnection(route, x, cs); why != "" {
+			c.Missing(cell, why)
 			continue
 		}
-		s.last = x
-		s.cellXs = append(s.cellXs, cellExchange{cell, x})
+		s.Last = x
+		s.CellXs = append(s.CellXs, session.CellExchange{Cell: cell, X: x})
 	}
 	return nil
 }
@@ -481,22 +389,22 @@ const framingLimit = 2
 // pageNo the page number returned, pageSize the page size used), so a
 // body read as empty and answered with defaults is told apart.
 func (s *scenario) everyFramingServed() error {
-	return s.eachCell(func(c *cellCheck, ce cellExchange) {
-		x := ce.x
-		if !c.served(ce, fmt.Sprintf("a valid request (spec §4) whose body HTTP framed another way (%s) was not served", ce.cell.Condition)) {
+	return s.EachCell(func(c *session.CellCheck, ce session.CellExchange) {
+		x := ce.X
+		if !c.Served(ce, fmt.Sprintf("a valid request (spec §4) whose body HTTP framed another way (%s) was not served", ce.Cell.Condition)) {
 			return
 		}
-		if ce.cell.Operation != spec.OpCampaignList {
+		if ce.Cell.Operation != spec.OpCampaignList {
 			return
 		}
-		m, err := x.object()
+		m, err := x.Object()
 		if err != nil {
-			return // shapeProblems said so
+			return // session.ShapeProblems said so
 		}
 		no, _ := answer.IntOf(m["pageNo"])
 		size, _ := answer.IntOf(m["pageSize"])
 		if no != 1 || size != framingLimit {
-			c.fail(ce.cell, x, "pageNo %d and pageSize %d, want 1 and %d as the request asked (spec §4.2): the body framed this way was not read as sent", no, size, framingLimit)
+			c.Fail(ce.Cell, x, "pageNo %d and pageSize %d, want 1 and %d as the request asked (spec §4.2): the body framed this way was not read as sent", no, size, framingLimit)
 		}
 	})
 }
@@ -506,27 +414,27 @@ func (s *scenario) everyFramingServed() error {
 // own and HTTP/2 streams (every other one each) where there are
 // connections. Each exchange is recorded for both cells of the account.
 func (s *scenario) addsConcurrently(ctx context.Context) error {
-	c := s.cells("contact-concurrent")
-	s.cellXs = s.cellXs[:0]
-	s.pending = c
+	c := s.Cells("contact-concurrent")
+	s.CellXs = s.CellXs[:0]
+	s.Pending = c
 	for _, role := range matrix.BothAccounts {
-		acct, ok := s.account(role)
-		cells := []matrix.Cell{cellOf(c.rule.ID, spec.OpAddContact, role, matrix.ConcurrentServed), cellOf(c.rule.ID, spec.OpAddContact, role, matrix.ConcurrentDistinct)}
-		if !ok || s.env.ReadOnly {
+		acct, ok := s.Account(role)
+		cells := []matrix.Cell{session.CellOf(c.Rule.ID, spec.OpAddContact, role, matrix.ConcurrentServed), session.CellOf(c.Rule.ID, spec.OpAddContact, role, matrix.ConcurrentDistinct)}
+		if !ok || s.Target.ReadOnly {
 			why := "no second account is configured"
 			if ok {
 				why = "read-only run: no contact is created"
 			}
 			for _, cl := range cells {
-				c.unreachable(cl, why)
+				c.Unreachable(cl, why)
 			}
 			continue
 		}
-		xs := make([]*exchange, matrix.ConcurrentContacts)
+		xs := make([]*session.Exchange, matrix.ConcurrentContacts)
 		start := make(chan struct{})
 		var wg sync.WaitGroup
 		for i := range xs {
-			body := fmt.Appendf(nil, `{"email": %q, "firstName": "Concurrent %d"}`, s.newEmail(), i+1)
+			body := fmt.Appendf(nil, `{"email": %q, "firstName": "Concurrent %d"}`, s.NewEmail(), i+1)
 			route := wire.Fresh
 			if i%2 == 1 {
 				route = wire.HTTP2
@@ -535,18 +443,18 @@ func (s *scenario) addsConcurrently(ctx context.Context) error {
 			go func() {
 				defer wg.Done()
 				<-start
-				xs[i], _ = s.sendVia(ctx, route, false, credentialHeaders(acct), spec.OpAddContact, body)
+				xs[i], _ = s.SendVia(ctx, route, false, session.CredentialHeaders(acct), spec.OpAddContact, body)
 			}()
 		}
 		close(start)
 		wg.Wait()
 		for _, x := range xs {
-			if x.budget != "" {
-				return s.failIn([]string{"8"}, x, "%s", x.budget)
+			if x.Budget != "" {
+				return s.FailIn([]string{"8"}, x, "%s", x.Budget)
 			}
-			s.last = x
+			s.Last = x
 			for _, cl := range cells {
-				s.cellXs = append(s.cellXs, cellExchange{cl, x})
+				s.CellXs = append(s.CellXs, session.CellExchange{Cell: cl, X: x})
 			}
 		}
 	}
@@ -558,23 +466,23 @@ func (s *scenario) addsConcurrently(ctx context.Context) error {
 // equal (cell "a contactId of its own").
 func (s *scenario) everyConcurrentCreated() error {
 	ids := map[string]bool{}
-	return s.eachCell(func(c *cellCheck, ce cellExchange) {
-		x := ce.x
-		if ce.cell.Condition == matrix.ConcurrentServed {
+	return s.EachCell(func(c *session.CellCheck, ce session.CellExchange) {
+		x := ce.X
+		if ce.Cell.Condition == matrix.ConcurrentServed {
 			switch {
-			case x.status != http.StatusOK:
-				c.fail(ce.cell, x, "status %d, want 200: a valid contact (spec §4.1 \"Success: HTTP 200\"), sent while %d others of the account were in flight", x.status, matrix.ConcurrentContacts-1)
+			case x.Status != http.StatusOK:
+				c.Fail(ce.Cell, x, "status %d, want 200: a valid contact (spec §4.1 \"Success: HTTP 200\"), sent while %d others of the account were in flight", x.Status, matrix.ConcurrentContacts-1)
 			default:
-				if secs, p := shapeProblems(x); p != "" {
-					c.fail(ce.cell, x, "%s (spec %s)", p, result.SectionList(secs))
+				if secs, p := session.ShapeProblems(x); p != "" {
+					c.Fail(ce.Cell, x, "%s (spec %s)", p, result.SectionList(secs))
 				}
 			}
 			return
 		}
-		if x.status != http.StatusOK {
+		if x.Status != http.StatusOK {
 			return // the served cell says so
 		}
-		m, err := x.object()
+		m, err := x.Object()
 		if err != nil {
 			return
 		}
@@ -582,9 +490,9 @@ func (s *scenario) everyConcurrentCreated() error {
 		if !ok || id == "" {
 			return // the served cell's shape check says so
 		}
-		key := ce.cell.Account + "\x00" + id
+		key := ce.Cell.Account + "\x00" + id
 		if ids[key] {
-			c.fail(ce.cell, x, "contactId %q was answered for another of the contacts created at the same time: each created contact gets its own identifier (spec §4.1 \"identifier of the created contact\")", id)
+			c.Fail(ce.Cell, x, "contactId %q was answered for another of the contacts created at the same time: each created contact gets its own identifier (spec §4.1 \"identifier of the created contact\")", id)
 		}
 		ids[key] = true
 	})

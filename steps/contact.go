@@ -10,13 +10,13 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/partner-v3/conformance-kit/steps/answer"
-
 	"github.com/cucumber/godog"
 
 	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
+	"github.com/partner-v3/conformance-kit/steps/answer"
 	"github.com/partner-v3/conformance-kit/steps/matrix"
+	"github.com/partner-v3/conformance-kit/steps/session"
 )
 
 func (s *scenario) registerContact(sc *godog.ScenarioContext) {
@@ -39,11 +39,11 @@ func (s *scenario) contactBody(form string) []byte {
 	var fields []string
 	switch form {
 	case matrix.FormEmail, matrix.FormEmailFull:
-		fields = append(fields, fmt.Sprintf(`"email": %q`, s.newEmail()))
+		fields = append(fields, fmt.Sprintf(`"email": %q`, s.NewEmail()))
 	case matrix.FormPhone, matrix.FormPhoneFull:
-		fields = append(fields, fmt.Sprintf(`"phoneNo": %q`, randomPhone()))
+		fields = append(fields, fmt.Sprintf(`"phoneNo": %q`, session.RandomPhone()))
 	default:
-		fields = append(fields, fmt.Sprintf(`"email": %q, "phoneNo": %q`, s.newEmail(), randomPhone()))
+		fields = append(fields, fmt.Sprintf(`"email": %q, "phoneNo": %q`, s.NewEmail(), session.RandomPhone()))
 	}
 	if strings.HasSuffix(form, "every optional field") {
 		fields = append(fields, optionalFields)
@@ -54,20 +54,20 @@ func (s *scenario) contactBody(form string) []byte {
 // addsEveryForm creates, for each account, a contact of every form of
 // rule contact-created, each with its own address and number.
 func (s *scenario) addsEveryForm(ctx context.Context) error {
-	return s.sendCells(ctx, "contact-created", func(cell matrix.Cell) ([]byte, error) { return s.contactBody(cell.Condition), nil })
+	return s.SendCells(ctx, "contact-created", func(cell matrix.Cell) ([]byte, error) { return s.contactBody(cell.Condition), nil })
 }
 
 // addsEveryValue creates, for each account, a contact with each value of
 // rule contact-values ("gender \"other\"" sends "gender": "other").
 func (s *scenario) addsEveryValue(ctx context.Context) error {
-	return s.sendCells(ctx, "contact-values", func(cell matrix.Cell) ([]byte, error) {
+	return s.SendCells(ctx, "contact-values", func(cell matrix.Cell) ([]byte, error) {
 		field, value, _ := strings.Cut(cell.Condition, " ")
-		return fmt.Appendf(nil, `{"email": %q, %q: %s}`, s.newEmail(), field, value), nil
+		return fmt.Appendf(nil, `{"email": %q, %q: %s}`, s.NewEmail(), field, value), nil
 	})
 }
 
 func (s *scenario) addsNoContact(ctx context.Context) error {
-	return s.sendCells(ctx, "contact-required", func(cell matrix.Cell) ([]byte, error) {
+	return s.SendCells(ctx, "contact-required", func(cell matrix.Cell) ([]byte, error) {
 		if cell.Condition == matrix.NoContactEmpty {
 			return []byte(`{}`), nil
 		}
@@ -80,68 +80,52 @@ func (s *scenario) addsNoContact(ctx context.Context) error {
 // contactId (spec §4.1: the identifier of the created contact).
 func (s *scenario) everyCreated() error {
 	ids := contactIDs{}
-	return s.eachCell(func(c *cellCheck, ce cellExchange) {
-		x := ce.x
-		if x.status != http.StatusOK {
-			c.fail(ce.cell, x, "status %d, want 200: the contact has what §2.1 requires", x.status)
+	return s.EachCell(func(c *session.CellCheck, ce session.CellExchange) {
+		x := ce.X
+		if x.Status != http.StatusOK {
+			c.Fail(ce.Cell, x, "status %d, want 200: the contact has what §2.1 requires", x.Status)
 			return
 		}
 		ids.check(c, ce)
 	})
 }
 
-// noteContact remembers the contactId of a successful Add Contact.
-func (s *scenario) noteContact(op string) {
-	if op != spec.OpAddContact {
-		return
-	}
-	s.contactCalls++
-	if s.last.status != http.StatusOK {
-		return
-	}
-	if m, err := s.last.object(); err == nil {
-		if id, ok := m["contactId"].(string); ok {
-			s.contactIDs = append(s.contactIDs, id)
-		}
-	}
-}
-
 func (s *scenario) sameContactID() error {
-	if len(s.contactIDs) != 2 {
-		return s.failf("%d of the two Add Contact answers carried a contactId", len(s.contactIDs))
+	if len(s.ContactIDs) != 2 {
+		return s.Failf("%d of the two Add Contact answers carried a contactId", len(s.ContactIDs))
 	}
-	if s.contactIDs[0] != s.contactIDs[1] {
-		return s.failf("the contactIds differ: %q then %q", s.contactIDs[0], s.contactIDs[1])
+	if s.ContactIDs[0] != s.ContactIDs[1] {
+		return s.Failf("the contactIds differ: %q then %q", s.ContactIDs[0], s.ContactIDs[1])
 	}
 	return nil
 }
 
 func (s *scenario) simulatorHoldsContact(ctx context.Context) error {
-	if s.env.Control == nil {
-		return skipf("needs the simulator's control API")
+	if s.Target.Control == nil {
+		return session.Skipf("needs the simulator's control API")
 	}
 	// The control API lists contacts oldest first, a page at a time, and
 	// the account may hold many (seeded ones, other scenarios'): read from
 	// the newest page back until the contact is found.
 	const pageSize = 100
-	account := s.env.Primary.AccountID
-	_, total, err := s.env.Control.Contacts(ctx, control.ContactFilter{AccountID: account, Limit: 1})
+	account := s.Target.Primary.AccountID
+	_, total, err := s.Target.Control.Contacts(ctx, control.ContactFilter{AccountID: account, Limit: 1})
 	if err != nil {
 		return fmt.Errorf("list contacts through the control API: %w", err)
 	}
 	for end := total; end > 0; end -= pageSize {
 		f := control.ContactFilter{AccountID: account, Offset: max(end-pageSize, 0), Limit: min(pageSize, end)}
-		cs, _, err := s.env.Control.Contacts(ctx, f)
+		cs, _, err := s.Target.Control.Contacts(ctx, f)
 		if err != nil {
 			return fmt.Errorf("list contacts through the control API: %w", err)
 		}
 		for _, c := range cs {
-			if strings.EqualFold(c.Email, s.email) {
+			if strings.EqualFold(c.Email, s.Email) {
 				return nil
 			}
 		}
 	}
-	return s.failf("the simulator holds %d contacts for the account, none with the email %s", total, s.email)
+	return s.Failf("the simulator holds %d contacts for the account, none with the email %s", total, s.Email)
 }
 
 // contactIDs are the contactIds an account's creations got, by cell, to
@@ -152,24 +136,24 @@ type contactIDs map[string]matrix.Cell
 // check judges a 200 to Add Contact: a JSON object with status "success"
 // and a non-empty string contactId that no other contact of the account
 // got (every cell's contact is distinct: its own address or number).
-func (ids contactIDs) check(c *cellCheck, ce cellExchange) {
-	x := ce.x
-	m, err := x.object()
+func (ids contactIDs) check(c *session.CellCheck, ce session.CellExchange) {
+	x := ce.X
+	m, err := x.Object()
 	if err != nil {
-		c.fail(ce.cell, x, "%v (spec §1 rule 3)", err)
+		c.Fail(ce.Cell, x, "%v (spec §1 rule 3)", err)
 		return
 	}
 	id, ok := m["contactId"].(string)
 	switch {
 	case m["status"] != spec.StatusSuccess:
-		c.fail(ce.cell, x, "status is %s, want %q (spec §4.1)", answer.JSONText(m["status"]), spec.StatusSuccess)
+		c.Fail(ce.Cell, x, "status is %s, want %q (spec §4.1)", answer.JSONText(m["status"]), spec.StatusSuccess)
 	case !ok || id == "":
-		c.fail(ce.cell, x, "contactId is %s, want a non-empty string (spec §4.1)", answer.JSONText(m["contactId"]))
+		c.Fail(ce.Cell, x, "contactId is %s, want a non-empty string (spec §4.1)", answer.JSONText(m["contactId"]))
 	default:
-		key := ce.cell.Account + "\x00" + id
+		key := ce.Cell.Account + "\x00" + id
 		if prev, dup := ids[key]; dup {
-			c.fail(ce.cell, x, "contactId %q was answered for the contact of %s too: distinct contacts (each its own address or number) each get the identifier of the created contact (spec §4.1)", id, prev.Condition)
+			c.Fail(ce.Cell, x, "contactId %q was answered for the contact of %s too: distinct contacts (each its own address or number) each get the identifier of the created contact (spec §4.1)", id, prev.Condition)
 		}
-		ids[key] = ce.cell
+		ids[key] = ce.Cell
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
+	"github.com/partner-v3/conformance-kit/steps/session"
 )
 
 func (s *scenario) registerErrors(sc *godog.ScenarioContext) {
@@ -20,26 +21,26 @@ func (s *scenario) registerErrors(sc *godog.ScenarioContext) {
 }
 
 func (s *scenario) controlAPIAvailable() error {
-	if s.env.Control == nil {
-		return skipf("needs the simulator's control API (--admin-url, --admin-token)")
+	if s.Target.Control == nil {
+		return session.Skipf("needs the simulator's control API (--admin-url, --admin-token)")
 	}
 	return nil
 }
 
 func (s *scenario) simulatorWillFail(ctx context.Context, op string) error {
-	if s.env.Control == nil {
-		return skipf("a 500 cannot be forced on a target without the simulator's control API (--admin-url, --admin-token)")
+	if s.Target.Control == nil {
+		return session.Skipf("a 500 cannot be forced on a target without the simulator's control API (--admin-url, --admin-token)")
 	}
 	// Read what the valid request needs first, so the fault hits the
 	// scenario's own request.
 	if op == spec.OpCampaignStats {
-		if _, err := s.validBody(ctx, op); err != nil {
+		if _, err := s.ValidBody(ctx, op); err != nil {
 			return err
 		}
 	}
 	// Only the run's own account: other runs may share the simulator.
-	fault := control.FaultSpec{AccountID: s.env.Primary.AccountID, Operation: operations[op], Kind: simulator.FaultError, Count: 1}
-	if _, err := s.env.Control.InjectFault(ctx, fault); err != nil {
+	fault := control.FaultSpec{AccountID: s.Target.Primary.AccountID, Operation: session.Operations[op], Kind: simulator.FaultError, Count: 1}
+	if _, err := s.Target.Control.InjectFault(ctx, fault); err != nil {
 		return fmt.Errorf("inject a fault through the control API: %w", err)
 	}
 	return nil

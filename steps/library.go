@@ -15,21 +15,17 @@ package steps
 
 import (
 	"context"
-	"errors"
-	"net/http"
-	"slices"
+	"regexp"
 	"strings"
-	"sync"
 	"time"
-
-	"github.com/partner-v3/conformance-kit/steps/answer"
-
-	"github.com/partner-v3/conformance-kit/steps/result"
 
 	"github.com/cucumber/godog"
 
 	"github.com/partner-v3/conformance-kit/simulator/spec"
+	"github.com/partner-v3/conformance-kit/steps/answer"
 	"github.com/partner-v3/conformance-kit/steps/internal/target"
+	"github.com/partner-v3/conformance-kit/steps/result"
+	"github.com/partner-v3/conformance-kit/steps/session"
 )
 
 // Env is what the step library needs from the runner: the run's
@@ -46,20 +42,6 @@ type Env struct {
 	Observer *answer.Observer
 }
 
-// skipsWrite reports whether the run may not send operation name: a
-// read-only run sends nothing that writes (spec Operation.Writes). name
-// comes from the matrix, which holds its operations to the spec's.
-func (e Env) skipsWrite(name string) bool {
-	if !e.ReadOnly {
-		return false
-	}
-	op, err := spec.OperationNamed(name)
-	if err != nil {
-		panic(err)
-	}
-	return op.Writes
-}
-
 // ExampleKey is the key of Env.Examples for a scenario of file uri built
 // from the gherkin nodes astNodeIDs (the outline and its row).
 func ExampleKey(uri string, astNodeIDs []string) string {
@@ -69,23 +51,62 @@ func ExampleKey(uri string, astNodeIDs []string) string {
 // Library is the step library of one run.
 type Library struct {
 	env Env
-
-	mu        sync.Mutex
-	campaigns map[string]*campaignInfo // by account id
-	results   []*result.ScenarioResult
-	observer  *answer.Observer // env.Observer
+	run *session.Run // what the run's scenarios share
 }
 
 // New returns the step library for one run against env's target.
 func New(env Env) *Library {
-	return &Library{env: env, campaigns: make(map[string]*campaignInfo), observer: env.Observer}
+	l := &Library{env: env}
+	l.run = session.NewRun(&l.env.Target, l.env.Observer)
+	return l
 }
 
 // Results returns the scenarios' results in the order they started.
-func (l *Library) Results() []*result.ScenarioResult {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.Clone(l.results)
+func (l *Library) Results() []*result.ScenarioResult { return l.run.Results() }
+
+// FinishObserver reports what the observer found and no scenario has
+// reported: the answers that came after the scenario of rule every-answer
+// ran (the @rate-limit scenario's, in file order), or all of them when no
+// such scenario ran. They fail that scenario's result, or a result of the
+// observer's own added for them. After it, the observer holds no more
+// answers (the deployment profile's probes come after the verdict and
+// never change it). The runner calls it once, after the scenarios, before
+// Results.
+func (l *Library) FinishObserver() { l.run.FinishObserver() }
+
+// scenario is one scenario's state (session.Scenario: its credentials,
+// exchanges, cells) and what its steps remember between them; every step
+// is a method on it.
+type scenario struct {
+	*session.Scenario
+
+	secondLast *session.Exchange
+	// proof is the last try of the rate-limit bursts; inconclusive says
+	// why it could not decide after every try.
+	proof        *rateProof
+	inconclusive string
+	exhaustedAt  time.Time
+	pages        []*session.Exchange
+	// walks are an account's campaign list read at every limit of the
+	// matrix, by walkRole.
+	walks    []*walk
+	walkRole string
+	// concurrent and independence are the reads of rules list-concurrent
+	// and independence (state_rules.go), for their Then steps.
+	concurrent   []*concurrentRun
+	independence []*independenceRun
+}
+
+// opRE matches the three operation names of spec §4.
+var opRE = oneOf(spec.Names())
+
+// oneOf is a regular expression group matching exactly one of ss.
+func oneOf(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = regexp.QuoteMeta(s)
+	}
+	return "(" + strings.Join(q, "|") + ")"
 }
 
 type stateKey struct{}
@@ -93,17 +114,17 @@ type stateKey struct{}
 // InitializeScenario gives the scenario about to run its own state and
 // registers every step as a method on it. godog calls it once per scenario.
 func (l *Library) InitializeScenario(sc *godog.ScenarioContext) {
-	s := &scenario{lib: l, env: &l.env, tags: map[string]bool{}, overrides: map[string]*string{}}
+	s := &scenario{Scenario: l.run.NewScenario()}
 	sc.Before(func(ctx context.Context, p *godog.Scenario) (context.Context, error) {
-		s.begin(p)
+		s.Begin(p, l.env.Examples[ExampleKey(p.Uri, p.AstNodeIds)])
 		return context.WithValue(ctx, stateKey{}, s), nil
 	})
 	sc.StepContext().After(func(ctx context.Context, step *godog.Step, status godog.StepResultStatus, err error) (context.Context, error) {
-		s.stepDone(step.Text, status, err)
+		s.StepDone(step.Text, status, err)
 		return ctx, nil
 	})
 	sc.After(func(ctx context.Context, _ *godog.Scenario, _ error) (context.Context, error) {
-		s.end()
+		s.End()
 		return ctx, nil
 	})
 	s.registerTransport(sc)
@@ -119,80 +140,6 @@ func (l *Library) InitializeScenario(sc *godog.ScenarioContext) {
 	s.registerState(sc)
 	s.registerObserver(sc)
 	s.registerConnections(sc)
-}
-
-// begin records the scenario's identity.
-func (s *scenario) begin(p *godog.Scenario) {
-	r := &result.ScenarioResult{Name: p.Name, Feature: p.Uri, Status: result.StatusPassed, Example: s.env.Examples[ExampleKey(p.Uri, p.AstNodeIds)]}
-	for _, t := range p.Tags {
-		r.Tags = append(r.Tags, t.Name)
-		s.tags[t.Name] = true
-		if id, ok := strings.CutPrefix(t.Name, "@spec-"); ok && !slices.Contains(r.Sections, id) {
-			r.Sections = append(r.Sections, id)
-		}
-	}
-	slices.SortFunc(r.Sections, result.CompareSections)
-	s.result, s.started = r, time.Now()
-	s.email = "conformance-" + s.env.RunID + "-" + randomHex(5) + "@" + s.env.EmailDomain
-	s.phone = randomPhone()
-	s.email2 = "conformance-" + s.env.RunID + "-" + randomHex(5) + "@" + s.env.EmailDomain
-	s.phone2 = randomPhone()
-	for s.phone2 == s.phone {
-		s.phone2 = randomPhone()
-	}
-	s.base = s.env.Primary
-	s.e = s.expect(func() http.Header { return s.headers() })
-	s.primary = s.expect(func() http.Header { return credentialHeaders(s.env.Primary) })
-	if s.env.Second.Complete() {
-		s.second = s.expect(func() http.Header { return credentialHeaders(s.env.Second) })
-	}
-	s.lib.mu.Lock()
-	s.lib.results = append(s.lib.results, r)
-	s.lib.mu.Unlock()
-}
-
-// stepDone folds one step's outcome into the scenario's result: the first
-// failure wins; a skip counts only while nothing failed.
-func (s *scenario) stepDone(text string, status godog.StepResultStatus, err error) {
-	s.lib.mu.Lock()
-	defer s.lib.mu.Unlock()
-	r := s.result
-	if r.Status == result.StatusFailed {
-		return
-	}
-	switch status {
-	case godog.StepFailed, godog.StepUndefined, godog.StepPending, godog.StepAmbiguous:
-		r.Status, r.Step = result.StatusFailed, text
-		var f *failure
-		switch {
-		case errors.As(err, &f):
-			r.Failure = &f.Finding
-		case err != nil:
-			// Not a finding of the library's own (a control API error, a
-			// table the step cannot read): its text may quote an answer.
-			r.Failure = &result.Finding{Level: result.LevelFailure, Sections: r.Sections, Message: s.env.Secrets.String(err.Error())}
-		default:
-			r.Failure = &result.Finding{Level: result.LevelFailure, Sections: r.Sections, Message: "step " + status.String()}
-		}
-		r.Message = r.Failure.Message
-	case godog.StepSkipped:
-		if errors.Is(err, ErrInconclusive) {
-			r.Status, r.Step = result.StatusInconclusive, text
-			r.Message = strings.TrimPrefix(err.Error(), godog.ErrSkip.Error()+": ")
-			return
-		}
-		if err != nil && errors.Is(err, godog.ErrSkip) && r.Status == result.StatusPassed {
-			r.Status, r.Step = result.StatusSkipped, text
-			r.Message = s.env.Secrets.String(strings.TrimPrefix(err.Error(), godog.ErrSkip.Error()+": "))
-		}
-	}
-}
-
-// end stamps the scenario's duration.
-func (s *scenario) end() {
-	s.lib.mu.Lock()
-	defer s.lib.mu.Unlock()
-	s.result.Duration = time.Since(s.started)
 }
 
 // ScenarioResult is the outcome of one scenario (package result); the

@@ -16,6 +16,7 @@ package steps
 import (
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 	"github.com/partner-v3/conformance-kit/steps/answer"
+	"github.com/partner-v3/conformance-kit/steps/session"
 )
 
 // headerOfRule is the §5 header a credential rule changes.
@@ -24,15 +25,15 @@ var headerOfRule = map[string]string{"auth-key": spec.HeaderAPIKey, "auth-secret
 // missingHeaderRefused judges a client error to a request without the
 // cell's header: JSON it must be (§1 rule 3); its status and message the
 // spec leaves open.
-func (s *scenario) missingHeaderRefused(c *cellCheck, ce cellExchange, status int, msg string) {
-	x := ce.x
-	if !isJSON(x) || labelProblem(x) != "" {
-		c.fail(ce.cell, x, "status %d, but %s", x.status, messageProblem(x, msg))
+func (s *scenario) missingHeaderRefused(c *session.CellCheck, ce session.CellExchange, status int, msg string) {
+	x := ce.X
+	if !session.IsJSON(x) || session.LabelProblem(x) != "" {
+		c.Fail(ce.Cell, x, "status %d, but %s", x.Status, session.MessageProblem(x, msg))
 		return
 	}
-	if x.status == status && answer.Mentions(x.rbody, msg) {
+	if x.Status == status && answer.Mentions(x.ResponseBody, msg) {
 		return
 	}
-	s.warn(c.sections, x, "a request without %s was answered %d, not %d with the message %q: §5 says what an incorrect key or secret (rule 1) or a mismatched account id (rule 2) gets, not what a request without the header gets; a client error refuses it all the same, and %d %q is the plainer reading for clients",
-		headerOfRule[ce.cell.Rule], x.status, status, msg, status, msg)
+	s.Warn(c.Sections, x, "a request without %s was answered %d, not %d with the message %q: §5 says what an incorrect key or secret (rule 1) or a mismatched account id (rule 2) gets, not what a request without the header gets; a client error refuses it all the same, and %d %q is the plainer reading for clients",
+		headerOfRule[ce.Cell.Rule], x.Status, status, msg, status, msg)
 }

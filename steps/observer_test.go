@@ -4,22 +4,22 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/partner-v3/conformance-kit/steps/result"
-
 	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 	"github.com/partner-v3/conformance-kit/steps/matrix"
+	"github.com/partner-v3/conformance-kit/steps/result"
+	"github.com/partner-v3/conformance-kit/steps/session"
 )
 
 var testAccount = control.Credentials{APIKey: "k-primary-0001", APISecret: "s-primary-0001", AccountID: "acc-primary-0001"}
 
 // reply is an exchange of op (a path of §4) and what came back.
-func reply(method, path string, header http.Header, status int, ct, body string) *exchange {
+func reply(method, path string, header http.Header, status int, ct, body string) *session.Exchange {
 	rh := http.Header{}
 	if ct != "" {
 		rh.Set("Content-Type", ct)
 	}
-	return &exchange{method: method, url: "https://t.example/v3/partner/webhook/" + path, header: header, status: status, rheader: rh, rbody: []byte(body)}
+	return &session.Exchange{Method: method, URL: "https://t.example/v3/partner/webhook/" + path, Header: header, Status: status, ResponseHeader: rh, ResponseBody: []byte(body)}
 }
 
 // TestMissingHeaderTiers: §5 says what an incorrect or mismatched header
@@ -48,18 +48,19 @@ func TestMissingHeaderTiers(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			lib := New(Env{})
-			s := &scenario{lib: lib, env: &lib.env, result: &result.ScenarioResult{Sections: []string{"5", "7"}}}
-			cell := cellOf("auth-secret", spec.OpCampaignList, matrix.Primary, tt.cond)
-			h := credentialHeaders(testAccount)
+			s := &scenario{Scenario: lib.run.NewScenario()}
+			s.Result = &result.ScenarioResult{Sections: []string{"5", "7"}}
+			cell := session.CellOf("auth-secret", spec.OpCampaignList, matrix.Primary, tt.cond)
+			h := session.CredentialHeaders(testAccount)
 			h.Del(spec.HeaderAPISecret)
-			s.pending = s.cells("auth-secret")
-			s.cellXs = []cellExchange{{cell, reply("POST", spec.PathCampaignList, h, tt.status, tt.ct, tt.body)}}
+			s.Pending = s.Cells("auth-secret")
+			s.CellXs = []session.CellExchange{{Cell: cell, X: reply("POST", spec.PathCampaignList, h, tt.status, tt.ct, tt.body)}}
 			err := s.everyAnswerIs(http.StatusUnauthorized, spec.MsgInvalidCredentials)
 			if (err != nil) != tt.failed {
 				t.Errorf("failed: %v, want %v", err, tt.failed)
 			}
-			if got := len(s.result.Warnings) > 0; got != tt.warning {
-				t.Errorf("warned: %v (%v), want %v", got, s.result.Warnings, tt.warning)
+			if got := len(s.Result.Warnings) > 0; got != tt.warning {
+				t.Errorf("warned: %v (%v), want %v", got, s.Result.Warnings, tt.warning)
 			}
 		})
 	}

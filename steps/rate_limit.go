@@ -9,18 +9,17 @@ package steps
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 	"time"
 
-	"github.com/partner-v3/conformance-kit/steps/answer"
-
 	"github.com/cucumber/godog"
 
 	"github.com/partner-v3/conformance-kit/simulator/spec"
+	"github.com/partner-v3/conformance-kit/steps/answer"
 	"github.com/partner-v3/conformance-kit/steps/matrix"
+	"github.com/partner-v3/conformance-kit/steps/session"
 )
 
 // MaxBurstAttempts bounds how often a rate-limit proof that could not
@@ -30,7 +29,7 @@ const MaxBurstAttempts = 3
 
 // ErrInconclusive marks a step that could not decide a normative rule, even
 // after MaxBurstAttempts tries: the run is incomplete, never a pass.
-var ErrInconclusive = errors.New("inconclusive")
+var ErrInconclusive = session.ErrInconclusive
 
 func (s *scenario) registerRateLimit(sc *godog.ScenarioContext) {
 	sc.Step(`^each account starts with an unused rate-limit budget$`, s.accountsStartFresh)
@@ -48,7 +47,7 @@ func (s *scenario) registerRateLimit(sc *godog.ScenarioContext) {
 // rateRoles are the accounts a rate-limit scenario spends: both when the run
 // has two.
 func (s *scenario) rateRoles() []string {
-	if s.env.Second.Complete() {
+	if s.Target.Second.Complete() {
 		return matrix.BothAccounts
 	}
 	return []string{matrix.Primary}
@@ -57,7 +56,7 @@ func (s *scenario) rateRoles() []string {
 // rateOps are the operations a burst sends: all three, or the two that
 // create nothing in a read-only run.
 func (s *scenario) rateOps() []string {
-	if s.env.ReadOnly {
+	if s.Target.ReadOnly {
 		return []string{spec.OpCampaignList, spec.OpCampaignStats}
 	}
 	return spec.Names()
@@ -66,8 +65,8 @@ func (s *scenario) rateOps() []string {
 func (s *scenario) accountsStartFresh(ctx context.Context) error {
 	// The bursts ask for statistics: learn each account's campaigns first.
 	for _, role := range s.rateRoles() {
-		acct, _ := s.account(role)
-		if _, err := s.campaigns(ctx, acct); err != nil {
+		acct, _ := s.Account(role)
+		if _, err := s.Campaigns(ctx, acct); err != nil {
 			return err
 		}
 	}
@@ -82,11 +81,11 @@ func (s *scenario) accountsStartFresh(ctx context.Context) error {
 // allows), or, with the control API, moves each account's clock there.
 func (s *scenario) freshBudgets(ctx context.Context) error {
 	roles := s.rateRoles()
-	n := len(roles) * (s.env.Pacer.Limit() + len(s.rateOps()))
+	n := len(roles) * (s.Target.Pacer.Limit() + len(s.rateOps()))
 	waited := false
 	for _, role := range roles {
-		acct, _ := s.account(role)
-		reset, err := s.env.Pacer.ResetBudget(ctx, acct.AccountID)
+		acct, _ := s.Account(role)
+		reset, err := s.Target.Pacer.ResetBudget(ctx, acct.AccountID)
 		if err != nil {
 			return err
 		}
@@ -96,13 +95,13 @@ func (s *scenario) freshBudgets(ctx context.Context) error {
 			}
 			continue
 		}
-		if err := s.env.Pacer.WaitFresh(ctx, acct.AccountID, n); err != nil {
+		if err := s.Target.Pacer.WaitFresh(ctx, acct.AccountID, n); err != nil {
 			return err
 		}
 		waited = true
 	}
 	if waited {
-		return s.env.Pacer.WaitBoundary(ctx, burstLead(s.env.Pacer.Window(), s.env.Pacer.LateGuard()))
+		return s.Target.Pacer.WaitBoundary(ctx, burstLead(s.Target.Pacer.Window(), s.Target.Pacer.LateGuard()))
 	}
 	return nil
 }
@@ -110,24 +109,24 @@ func (s *scenario) freshBudgets(ctx context.Context) error {
 // rateProof is one try of the bursts: per account, the requests the limit
 // allows, then one more of each operation.
 type rateProof struct {
-	within map[string][]*exchange // by role: the limit's requests
-	beyond map[string][]*exchange // by role: one more of each operation
-	first  *exchange
-	last   *exchange
+	within map[string][]*session.Exchange // by role: the limit's requests
+	beyond map[string][]*session.Exchange // by role: one more of each operation
+	first  *session.Exchange
+	last   *session.Exchange
 	// together are, by role, the requests sent in flight at the same time
 	// at the end of the budget (rate-concurrent); room is how many of them
 	// the budget holds (the others are beyond it).
-	together map[string][]*exchange
+	together map[string][]*session.Exchange
 	room     map[string]int
 	// loose are, by role, requests the budget may or may not hold: the
 	// late probes of the window before count under a sliding window that
 	// counts refused requests, and under no other (rate_time.go).
-	loose map[string][]*exchange
+	loose map[string][]*session.Exchange
 	// late are the probes late in the window (rate-holds), sent before
 	// lateDeadline (zero with the control API); lateMissed says why they
 	// could not all be sent in time (the try decides nothing), lateSkipped
 	// why none can be placed on this target (the cells are unverified).
-	late                    []cellExchange
+	late                    []session.CellExchange
 	lateDeadline            time.Time
 	lateMissed, lateSkipped string
 }
@@ -175,20 +174,20 @@ func (s *scenario) tryBursts(ctx context.Context, plan burstPlan) error {
 			s.inconclusive = fmt.Sprintf("after %d tries: %s", attempt, why)
 			return nil
 		}
-		s.env.Pacer.Logf("rate-limit proof undecided (%s): trying again after a fresh window (%d of %d)", why, attempt+1, MaxBurstAttempts)
-		s.noteRetry()
+		s.Target.Pacer.Logf("rate-limit proof undecided (%s): trying again after a fresh window (%d of %d)", why, attempt+1, MaxBurstAttempts)
+		s.NoteRetry()
 		if err := s.freshBudgets(ctx); err != nil {
 			return err
 		}
 		// A fresh window: the whole budget, and nothing of the window
 		// before that it may or may not hold.
-		plan.fill, plan.loose = s.env.Pacer.Limit()-plan.together, 0
+		plan.fill, plan.loose = s.Target.Pacer.Limit()-plan.together, 0
 	}
 }
 
 func (s *scenario) burst(ctx context.Context, plan burstPlan) (*rateProof, error) {
-	p := &rateProof{within: map[string][]*exchange{}, beyond: map[string][]*exchange{},
-		together: map[string][]*exchange{}, room: map[string]int{}, loose: map[string][]*exchange{}}
+	p := &rateProof{within: map[string][]*session.Exchange{}, beyond: map[string][]*session.Exchange{},
+		together: map[string][]*session.Exchange{}, room: map[string]int{}, loose: map[string][]*session.Exchange{}}
 	fill, first := plan.fill, plan.first
 	stride := max(1, plan.stride)
 	crossRole := ""
@@ -196,16 +195,16 @@ func (s *scenario) burst(ctx context.Context, plan burstPlan) (*rateProof, error
 		crossRole = s.rateRoles()[1]
 	}
 	ops, roles := s.rateOps(), s.rateRoles()
-	send := func(role, op string) (*exchange, error) {
-		body, err := s.validBodyFor(withPrep(ctx), role, op)
+	send := func(role, op string) (*session.Exchange, error) {
+		body, err := s.ValidBodyFor(session.WithPrep(ctx), role, op)
 		if err != nil {
 			return nil, err
 		}
-		x, err := s.sendAs(ctx, role, op, body)
+		x, err := s.SendAs(ctx, role, op, body)
 		if err != nil {
 			return nil, err
 		}
-		s.last = x
+		s.Last = x
 		if p.first == nil {
 			p.first = x
 		}
@@ -254,7 +253,7 @@ func (s *scenario) burst(ctx context.Context, plan burstPlan) (*rateProof, error
 			p.beyond[role] = append(p.beyond[role], x)
 		}
 	}
-	s.exhaustedAt = p.last.sent
+	s.exhaustedAt = p.last.Sent
 	return p, nil
 }
 
@@ -266,13 +265,13 @@ func (s *scenario) undecided(p *rateProof) string {
 	admitted := false
 	for _, xs := range p.beyond {
 		for _, x := range xs {
-			admitted = admitted || x.status/100 == 2
+			admitted = admitted || x.Status/100 == 2
 		}
 	}
 	for role, xs := range p.together {
 		served := 0
 		for _, x := range xs {
-			if x.status/100 == 2 {
+			if x.Status/100 == 2 {
 				served++
 			}
 		}
@@ -281,12 +280,12 @@ func (s *scenario) undecided(p *rateProof) string {
 	if !admitted {
 		return ""
 	}
-	w := s.env.Pacer.Window()
-	if took := p.last.recv.Sub(p.first.sent); took >= w {
+	w := s.Target.Pacer.Window()
+	if took := p.last.Received.Sub(p.first.Sent); took >= w {
 		return fmt.Sprintf("the requests took %s, longer than the %s window", took.Round(time.Millisecond), w)
 	}
-	if same, known := s.env.Pacer.SameServerWindow(p.first.sent, p.last.recv, p.first.rheader.Get("Date"), p.last.rheader.Get("Date")); known && !same {
-		return fmt.Sprintf("by the server's clock (Date headers %s to %s) the requests may have crossed the boundary of a clock-aligned window", p.first.rheader.Get("Date"), p.last.rheader.Get("Date"))
+	if same, known := s.Target.Pacer.SameServerWindow(p.first.Sent, p.last.Received, p.first.ResponseHeader.Get("Date"), p.last.ResponseHeader.Get("Date")); known && !same {
+		return fmt.Sprintf("by the server's clock (Date headers %s to %s) the requests may have crossed the boundary of a clock-aligned window", p.first.ResponseHeader.Get("Date"), p.last.ResponseHeader.Get("Date"))
 	}
 	return ""
 }
@@ -321,25 +320,25 @@ func (s *scenario) burstsSucceeded() error {
 	if err := s.decided(); err != nil {
 		return err
 	}
-	c := s.cells("rate-shared")
+	c := s.Cells("rate-shared")
 	for _, role := range s.rateRoles() {
 		for i, x := range s.proof.within[role] {
-			if x.status == http.StatusOK {
+			if x.Status == http.StatusOK {
 				continue
 			}
-			op := opOf(x)
-			cell := cellOf("rate-shared", op, role, matrix.CondCountedOnce)
+			op := session.OpOf(x)
+			cell := session.CellOf("rate-shared", op, role, matrix.CondCountedOnce)
 			why := "an operation counted more than once fills the counter early"
 			if role == matrix.Second {
-				cell = cellOf("rate-per-account", op, role, "served while the other account is refused")
+				cell = session.CellOf("rate-per-account", op, role, "served while the other account is refused")
 				why = "a counter shared by the accounts fills at the limit of both together"
 			}
-			c.fail(cell, x, "request %d of %d of the window was answered %d, want 200: %d requests per %s per account are allowed (spec §8); %s",
-				i+1, len(s.proof.within[role]), x.status, s.env.Pacer.Limit(), s.env.Pacer.Window(), why)
+			c.Fail(cell, x, "request %d of %d of the window was answered %d, want 200: %d requests per %s per account are allowed (spec §8); %s",
+				i+1, len(s.proof.within[role]), x.Status, s.Target.Pacer.Limit(), s.Target.Pacer.Window(), why)
 			break
 		}
 	}
-	return c.err()
+	return c.Err()
 }
 
 func (s *scenario) nextRefused(doc *godog.DocString) error {
@@ -347,13 +346,13 @@ func (s *scenario) nextRefused(doc *godog.DocString) error {
 	if err != nil {
 		return err
 	}
-	c := s.cells("rate-shared")
+	c := s.Cells("rate-shared")
 	for _, role := range s.rateRoles() {
 		for _, x := range s.proof.beyond[role] {
-			op := opOf(x)
-			if x.status != http.StatusTooManyRequests {
+			op := session.OpOf(x)
+			if x.Status != http.StatusTooManyRequests {
 				cond := matrix.CondRefused
-				if x.status/100 == 2 {
+				if x.Status/100 == 2 {
 					// Room left in the counter: some operation's requests
 					// were not counted, or the limit is above 100.
 					cond = matrix.CondCounted
@@ -362,77 +361,77 @@ func (s *scenario) nextRefused(doc *godog.DocString) error {
 				if len(s.proof.together[role]) > 0 && cond == matrix.CondCounted {
 					also = fmt.Sprintf("; %d of the account's requests before it were in flight at the same time: a counter read and written in two steps counts overlapping requests as fewer (rule rate-concurrent)", len(s.proof.together[role]))
 				}
-				c.fail(cellOf("rate-shared", op, role, cond), x, "status %d, want 429: request %d of the window was not refused; the limit is %d per %s per account, all operations together (spec §8)%s",
-					x.status, s.env.Pacer.Limit()+1, s.env.Pacer.Limit(), s.env.Pacer.Window(), also)
+				c.Fail(session.CellOf("rate-shared", op, role, cond), x, "status %d, want 429: request %d of the window was not refused; the limit is %d per %s per account, all operations together (spec §8)%s",
+					x.Status, s.Target.Pacer.Limit()+1, s.Target.Pacer.Limit(), s.Target.Pacer.Window(), also)
 				continue
 			}
 			// The same check as the whole-run observer's (answer.Observer).
-			if p := exactBodyProblem(x, want); p != "" {
-				c.fail(cellOf("rate-shared", op, role, matrix.CondRefused), x, "%s", p)
+			if p := session.ExactBodyProblem(x, want); p != "" {
+				c.Fail(session.CellOf("rate-shared", op, role, matrix.CondRefused), x, "%s", p)
 			}
 		}
 	}
-	return c.err()
+	return c.Err()
 }
 
 func (s *scenario) servedAgain(ctx context.Context) error {
-	c := s.cells("rate-frees")
+	c := s.Cells("rate-frees")
 	for _, role := range s.rateRoles() {
 		for _, op := range s.rateOps() {
-			body, err := s.validBodyFor(withPrep(ctx), role, op)
+			body, err := s.ValidBodyFor(session.WithPrep(ctx), role, op)
 			if err != nil {
 				return err
 			}
-			x, err := s.sendAs(ctx, role, op, body)
+			x, err := s.SendAs(ctx, role, op, body)
 			if err != nil {
 				return err
 			}
-			s.last = x
-			if x.status != http.StatusOK {
-				c.fail(cellOf("rate-frees", op, role, "a full window after the refusal"), x, "status %d, want 200: a full %s passed since the account's last request (spec §8)", x.status, s.env.Pacer.Window())
+			s.Last = x
+			if x.Status != http.StatusOK {
+				c.Fail(session.CellOf("rate-frees", op, role, "a full window after the refusal"), x, "status %d, want 200: a full %s passed since the account's last request (spec §8)", x.Status, s.Target.Pacer.Window())
 			}
 		}
 	}
-	return c.err()
+	return c.Err()
 }
 
 func (s *scenario) usedUpBudget(ctx context.Context) error {
 	// Learn the campaign list before spending the budget: later steps may
 	// need a campaignId.
-	if _, err := s.campaigns(ctx, s.env.Primary); err != nil {
+	if _, err := s.Campaigns(ctx, s.Target.Primary); err != nil {
 		return err
 	}
-	if _, err := s.env.Pacer.ResetBudget(ctx, s.env.Primary.AccountID); err != nil {
+	if _, err := s.Target.Pacer.ResetBudget(ctx, s.Target.Primary.AccountID); err != nil {
 		return err
 	}
 	// Two windows' worth at most: a clock-aligned counter may reset once
 	// during the loop.
-	limit := 2*s.env.Pacer.Limit() + 2
+	limit := 2*s.Target.Pacer.Limit() + 2
 	for range limit {
-		if err := s.call(ctx, spec.OpCampaignList, []byte(`{"limit": 1, "page": 1}`)); err != nil {
+		if err := s.Call(ctx, spec.OpCampaignList, []byte(`{"limit": 1, "page": 1}`)); err != nil {
 			return err
 		}
-		switch s.last.status {
+		switch s.Last.Status {
 		case http.StatusTooManyRequests:
-			s.exhaustedAt = s.last.sent
+			s.exhaustedAt = s.Last.Sent
 			return nil
 		case http.StatusOK:
 		default:
-			return s.failf("status %d while spending the budget, want 200 or 429", s.last.status)
+			return s.Failf("status %d while spending the budget, want 200 or 429", s.Last.Status)
 		}
 	}
-	return s.failf("%d requests in a row were accepted; the limit is %d per %s per account (spec §8)", limit, s.env.Pacer.Limit(), s.env.Pacer.Window())
+	return s.Failf("%d requests in a row were accepted; the limit is %d per %s per account (spec §8)", limit, s.Target.Pacer.Limit(), s.Target.Pacer.Window())
 }
 
 // fullWindowPasses lets a full window pass for every account the scenario
 // spent: the simulator's clocks of those accounts are advanced, any other
 // target is waited for.
 func (s *scenario) fullWindowPasses(ctx context.Context) error {
-	w := s.env.Pacer.Window()
-	if s.env.Control != nil {
+	w := s.Target.Pacer.Window()
+	if s.Target.Control != nil {
 		for _, role := range s.rateRoles() {
-			acct, _ := s.account(role)
-			if _, err := s.env.Control.AdvanceAccountClock(ctx, acct.AccountID, w+time.Second); err != nil {
+			acct, _ := s.Account(role)
+			if _, err := s.Target.Control.AdvanceAccountClock(ctx, acct.AccountID, w+time.Second); err != nil {
 				return fmt.Errorf("advance the simulator's clock: %w", err)
 			}
 		}
@@ -440,18 +439,18 @@ func (s *scenario) fullWindowPasses(ctx context.Context) error {
 	}
 	// A full window after the last request: every counted request has left
 	// a sliding window, and a clock-aligned window has turned over.
-	wait := time.Until(s.exhaustedAt.Add(w + s.env.Pacer.Margin()))
+	wait := time.Until(s.exhaustedAt.Add(w + s.Target.Pacer.Margin()))
 	if wait > 0 {
-		s.env.Pacer.Logf("waiting %s for the rate-limit window to pass (spec §8)", wait.Round(100*time.Millisecond))
-		return s.env.Pacer.Sleep(ctx, wait)
+		s.Target.Pacer.Logf("waiting %s for the rate-limit window to pass (spec §8)", wait.Round(100*time.Millisecond))
+		return s.Target.Pacer.Sleep(ctx, wait)
 	}
 	return nil
 }
 
 func (s *scenario) retryAfterSeconds() error {
-	v := s.last.rheader.Get("Retry-After")
+	v := s.Last.ResponseHeader.Get("Retry-After")
 	if n, err := strconv.Atoi(v); err != nil || n < 0 {
-		return s.failf("Retry-After is %q, want a whole number of seconds", v)
+		return s.Failf("Retry-After is %q, want a whole number of seconds", v)
 	}
 	return nil
 }

@@ -29,12 +29,9 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
-	"slices"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/partner-v3/conformance-kit/steps/result"
 
 	"github.com/cucumber/godog"
 
@@ -42,6 +39,8 @@ import (
 	"github.com/partner-v3/conformance-kit/steps/internal/pace"
 	"github.com/partner-v3/conformance-kit/steps/internal/wire"
 	"github.com/partner-v3/conformance-kit/steps/matrix"
+	"github.com/partner-v3/conformance-kit/steps/result"
+	"github.com/partner-v3/conformance-kit/steps/session"
 )
 
 func (s *scenario) registerRateTime(sc *godog.ScenarioContext) {
@@ -73,7 +72,7 @@ func lateSpan(n int, latency, guard time.Duration) time.Duration {
 var togetherRoutes = []wire.Route{wire.Shared, wire.Fresh, wire.HTTP2, wire.HTTP1}
 
 // lateProbe is one request of rule rate-holds.
-type lateProbe = cellExchange
+type lateProbe = session.CellExchange
 
 // sendsBurstsAndLate sends, for every account at once (their requests in
 // turn, so that a counter the accounts share fills at the limit), as many
@@ -87,7 +86,7 @@ func (s *scenario) sendsBurstsAndLate(ctx context.Context, cross, extra int) err
 	if extra < 1 {
 		return fmt.Errorf("the scenario crosses the limit with %d requests beyond it, want at least 1", extra)
 	}
-	limit := s.env.Pacer.Limit()
+	limit := s.Target.Pacer.Limit()
 	return s.tryBursts(ctx, burstPlan{fill: limit, late: true, cross: min(cross, limit/2), crossExtra: extra})
 }
 
@@ -102,11 +101,11 @@ func (s *scenario) sendsBurstsAndLate(ctx context.Context, cross, extra int) err
 // in flight may each be served or refused (loose), and the requests beyond
 // come after them.
 func (s *scenario) refillsBurstsTogether(ctx context.Context) error {
-	limit, ops := s.env.Pacer.Limit(), len(s.rateOps())
+	limit, ops := s.Target.Pacer.Limit(), len(s.rateOps())
 	loose := 0
 	if s.proof != nil {
 		for _, pr := range s.proof.late {
-			if pr.cell.Account == matrix.Primary {
+			if pr.Cell.Account == matrix.Primary {
 				loose++
 			}
 		}
@@ -129,11 +128,11 @@ func (s *scenario) refillsBurstsTogether(ctx context.Context) error {
 // sent every operation in flight already).
 func (s *scenario) inFlightUnsent(fill, together int) {
 	ops := s.rateOps()
-	c := s.cells("rate-concurrent")
+	c := s.Cells("rate-concurrent")
 	for k, op := range ops {
 		if (k-fill%len(ops)+len(ops))%len(ops) >= together {
-			c.unreachable(cellOf(c.rule.ID, op, matrix.Primary, matrix.CondInFlight),
-				fmt.Sprintf("the run's limit of %d per %s leaves no room for requests of it in flight at the same time", s.env.Pacer.Limit(), s.env.Pacer.Window()))
+			c.Unreachable(session.CellOf(c.Rule.ID, op, matrix.Primary, matrix.CondInFlight),
+				fmt.Sprintf("the run's limit of %d per %s leaves no room for requests of it in flight at the same time", s.Target.Pacer.Limit(), s.Target.Pacer.Window()))
 		}
 	}
 }
@@ -142,16 +141,16 @@ func (s *scenario) inFlightUnsent(fill, together int) {
 // boundary of a window aligned to it, so that a burst fills a clock-aligned
 // window from its start, as freshBudgets waits for on any other target.
 func (s *scenario) alignAccountClock(ctx context.Context, accountID string) error {
-	if s.env.Control == nil {
+	if s.Target.Control == nil {
 		return nil
 	}
-	w := s.env.Pacer.Window()
-	c, err := s.env.Control.AccountClock(ctx, accountID)
+	w := s.Target.Pacer.Window()
+	c, err := s.Target.Control.AccountClock(ctx, accountID)
 	if err != nil {
 		return fmt.Errorf("read the simulator's clock: %w", err)
 	}
 	next := pace.WindowStart(c.Now, w).Add(w + 100*time.Millisecond)
-	if _, err := s.env.Control.AdvanceAccountClock(ctx, accountID, next.Sub(c.Now)); err != nil {
+	if _, err := s.Target.Control.AdvanceAccountClock(ctx, accountID, next.Sub(c.Now)); err != nil {
 		return fmt.Errorf("advance the simulator's clock: %w", err)
 	}
 	return nil
@@ -166,51 +165,51 @@ func (s *scenario) alignAccountClock(ctx context.Context, accountID string) erro
 // time the probes take.
 func (s *scenario) sendLate(ctx context.Context, p *rateProof) error {
 	roles, ops := s.rateRoles(), s.rateOps()
-	w, guard := s.env.Pacer.Window(), s.env.Pacer.LateGuard()
+	w, guard := s.Target.Pacer.Window(), s.Target.Pacer.LateGuard()
 	// ends are, with the control API, the end of each account's window
 	// that held the burst, on the account's clock.
 	ends := map[string]time.Time{}
-	if s.env.Control != nil {
+	if s.Target.Control != nil {
 		// The probes of an account take real time while its clock runs:
 		// a quarter of the window leaves room for them on a loaded
 		// machine and is still later than any window of half the length.
 		guard = max(guard, w/4)
 		for _, role := range roles {
-			acct, _ := s.account(role)
-			c, err := s.env.Control.AccountClock(ctx, acct.AccountID)
+			acct, _ := s.Account(role)
+			c, err := s.Target.Control.AccountClock(ctx, acct.AccountID)
 			if err != nil {
 				return fmt.Errorf("read the simulator's clock: %w", err)
 			}
 			// The account's clock when the burst began, and the end of
 			// the clock-aligned window that held it.
-			ends[role] = pace.WindowStart(c.Now.Add(-time.Since(p.first.sent)), w).Add(w)
+			ends[role] = pace.WindowStart(c.Now.Add(-time.Since(p.first.Sent)), w).Add(w)
 		}
 	} else {
-		d, ok := s.env.Pacer.WindowDeadline(p.first.sent, p.first.rheader.Get("Date"), guard)
+		d, ok := s.Target.Pacer.WindowDeadline(p.first.Sent, p.first.ResponseHeader.Get("Date"), guard)
 		if !ok {
 			p.lateSkipped = "the target sends no Date header, so the end of a window aligned to its clock is unknown and no request can be placed late in it"
 			return nil
 		}
 		p.lateDeadline = d
 		n := len(roles) * len(ops) * len(matrix.LateConditions)
-		start := d.Add(-lateSpan(n, s.env.Pacer.Latency(), guard))
+		start := d.Add(-lateSpan(n, s.Target.Pacer.Latency(), guard))
 		if wait := time.Until(start); wait > 0 {
-			s.env.Pacer.Logf("waiting %s to send a request of each operation late in the rate-limit window (spec §8)", wait.Round(100*time.Millisecond))
-			if err := s.env.Pacer.Sleep(ctx, wait); err != nil {
+			s.Target.Pacer.Logf("waiting %s to send a request of each operation late in the rate-limit window (spec §8)", wait.Round(100*time.Millisecond))
+			if err := s.Target.Pacer.Sleep(ctx, wait); err != nil {
 				return err
 			}
 		}
 	}
 	for _, role := range roles {
-		acct, _ := s.account(role)
+		acct, _ := s.Account(role)
 		if end, ok := ends[role]; ok {
 			// Moved just before the account's own probes.
-			c, err := s.env.Control.AccountClock(ctx, acct.AccountID)
+			c, err := s.Target.Control.AccountClock(ctx, acct.AccountID)
 			if err != nil {
 				return fmt.Errorf("read the simulator's clock: %w", err)
 			}
 			if d := end.Add(-guard).Sub(c.Now); d > 0 {
-				if _, err := s.env.Control.AdvanceAccountClock(ctx, acct.AccountID, d); err != nil {
+				if _, err := s.Target.Control.AdvanceAccountClock(ctx, acct.AccountID, d); err != nil {
 					return fmt.Errorf("advance the simulator's clock: %w", err)
 				}
 			}
@@ -218,10 +217,10 @@ func (s *scenario) sendLate(ctx context.Context, p *rateProof) error {
 		for _, op := range ops {
 			for _, cond := range matrix.LateConditions {
 				if !p.lateDeadline.IsZero() && time.Now().After(p.lateDeadline) {
-					p.lateMissed = fmt.Sprintf("the burst and the late requests took %s: none could be sent late in the window and still before its end by the server's clock", time.Since(p.first.sent).Round(time.Millisecond))
+					p.lateMissed = fmt.Sprintf("the burst and the late requests took %s: none could be sent late in the window and still before its end by the server's clock", time.Since(p.first.Sent).Round(time.Millisecond))
 					return nil
 				}
-				body, err := s.validBodyFor(withPrep(ctx), role, op)
+				body, err := s.ValidBodyFor(session.WithPrep(ctx), role, op)
 				if err != nil {
 					return err
 				}
@@ -229,16 +228,16 @@ func (s *scenario) sendLate(ctx context.Context, p *rateProof) error {
 				if cond == matrix.CondLateFresh {
 					route = wire.Fresh
 				}
-				x, err := s.sendAs(wire.WithRoute(ctx, route), role, op, body)
+				x, err := s.SendAs(wire.WithRoute(ctx, route), role, op, body)
 				if err != nil {
 					return err
 				}
-				s.last = x
-				p.late = append(p.late, lateProbe{cell: cellOf("rate-holds", op, role, cond), x: x})
-				if end, ok := ends[role]; ok && x.status/100 == 2 {
+				s.Last = x
+				p.late = append(p.late, lateProbe{Cell: session.CellOf("rate-holds", op, role, cond), X: x})
+				if end, ok := ends[role]; ok && x.Status/100 == 2 {
 					// Served: judged only if the account's clock had not
 					// reached the window's end by the answer.
-					c, err := s.env.Control.AccountClock(ctx, acct.AccountID)
+					c, err := s.Target.Control.AccountClock(ctx, acct.AccountID)
 					if err != nil {
 						return fmt.Errorf("read the simulator's clock: %w", err)
 					}
@@ -260,15 +259,15 @@ func (s *scenario) lateUndecided(p *rateProof) string {
 	if p.lateMissed != "" {
 		return p.lateMissed
 	}
-	if s.env.Control != nil {
+	if s.Target.Control != nil {
 		return "" // the clocks were moved, and read again after a 200 (sendLate)
 	}
 	for _, pr := range p.late {
-		if pr.x.status/100 != 2 {
+		if pr.X.Status/100 != 2 {
 			continue
 		}
-		if same, known := s.env.Pacer.SameServerWindow(p.first.sent, pr.x.recv, p.first.rheader.Get("Date"), pr.x.rheader.Get("Date")); known && !same {
-			return fmt.Sprintf("by the server's clock (Date headers %s to %s) a request late in the window may have been handled after its end", p.first.rheader.Get("Date"), pr.x.rheader.Get("Date"))
+		if same, known := s.Target.Pacer.SameServerWindow(p.first.Sent, pr.X.Received, p.first.ResponseHeader.Get("Date"), pr.X.ResponseHeader.Get("Date")); known && !same {
+			return fmt.Sprintf("by the server's clock (Date headers %s to %s) a request late in the window may have been handled after its end", p.first.ResponseHeader.Get("Date"), pr.X.ResponseHeader.Get("Date"))
 		}
 	}
 	return ""
@@ -281,61 +280,56 @@ func (s *scenario) lateRefused(doc *godog.DocString) error {
 	if err != nil {
 		return err
 	}
-	c := s.cells("rate-holds")
+	c := s.Cells("rate-holds")
 	s.unsentCells(c)
 	if why := s.proof.lateSkipped; why != "" {
-		for _, cell := range c.rule.Cells() {
-			c.unreachable(cell, why)
+		for _, cell := range c.Rule.Cells() {
+			c.Unreachable(cell, why)
 		}
 		return nil
 	}
-	w := s.env.Pacer.Window()
+	w := s.Target.Pacer.Window()
 	for _, pr := range s.proof.late {
-		x := pr.x
-		after := x.sent.Sub(s.proof.first.sent).Round(100 * time.Millisecond)
+		x := pr.X
+		after := x.Sent.Sub(s.proof.first.Sent).Round(100 * time.Millisecond)
 		switch {
-		case x.err != nil:
-			c.fail(pr.cell, x, "no answer: %v", x.err)
-		case x.status != http.StatusTooManyRequests:
+		case x.Err != nil:
+			c.Fail(pr.Cell, x, "no answer: %v", x.Err)
+		case x.Status != http.StatusTooManyRequests:
 			why := "a limiter that frees the budget early (a window shorter than the run's) lets it through"
-			if pr.cell.Condition == matrix.CondLateFresh {
+			if pr.Cell.Condition == matrix.CondLateFresh {
 				why = "a budget spent on one connection holds on a connection opened after it was spent; a limiter that counts per connection, or frees the budget early, lets it through"
 			}
-			c.fail(pr.cell, x, "status %d, want 429: the account's budget of %d per %s was spent by the burst that began %s before, just after a boundary of the target's clock, and this request came before the end of that window under every window §8 allows (sliding, fixed and aligned to the clock, opened by the first request); %s",
-				x.status, s.env.Pacer.Limit(), w, after, why)
+			c.Fail(pr.Cell, x, "status %d, want 429: the account's budget of %d per %s was spent by the burst that began %s before, just after a boundary of the target's clock, and this request came before the end of that window under every window §8 allows (sliding, fixed and aligned to the clock, opened by the first request); %s",
+				x.Status, s.Target.Pacer.Limit(), w, after, why)
 		default:
-			got, err := x.json()
+			got, err := x.JSON()
 			switch {
 			case err != nil:
-				c.fail(pr.cell, x, "the 429 body is not JSON: spec §7 shows it as a JSON object with one string field \"error\"")
+				c.Fail(pr.Cell, x, "the 429 body is not JSON: spec §7 shows it as a JSON object with one string field \"error\"")
 			case !reflect.DeepEqual(got, want):
-				c.fail(pr.cell, x, "the 429 body is %s, want %s (spec §7: one string field \"error\" holding %q)", result.Cut(s.env.Secrets, x.rbody), strings.TrimSpace(doc.Content), spec.MsgRateLimit)
+				c.Fail(pr.Cell, x, "the 429 body is %s, want %s (spec §7: one string field \"error\" holding %q)", result.Cut(s.Target.Secrets, x.ResponseBody), strings.TrimSpace(doc.Content), spec.MsgRateLimit)
 			}
 		}
 	}
-	return c.err()
+	return c.Err()
 }
 
 // unsentCells records, once, the cells of c's rule that this run cannot
 // send: the second account's without one, Add Contact's in a read-only
 // run.
-func (s *scenario) unsentCells(c *cellCheck) {
-	for _, cell := range c.rule.Cells() {
+func (s *scenario) unsentCells(c *session.CellCheck) {
+	for _, cell := range c.Rule.Cells() {
 		why := ""
 		switch {
-		case cell.Account == matrix.Second && !s.env.Second.Complete():
+		case cell.Account == matrix.Second && !s.Target.Second.Complete():
 			why = "no second account is configured"
-		case s.env.skipsWrite(cell.Operation):
+		case s.SkipsWrite(cell.Operation):
 			why = "a read-only run creates no contact"
 		default:
 			continue
 		}
-		s.lib.mu.Lock()
-		seen := slices.Contains(s.result.Unverified, cell.String()+": "+why)
-		s.lib.mu.Unlock()
-		if !seen {
-			c.unreachable(cell, why)
-		}
+		c.UnreachableOnce(cell, why)
 	}
 }
 
@@ -348,11 +342,11 @@ func (s *scenario) togetherServed(doc *godog.DocString) error {
 	if err != nil {
 		return err
 	}
-	c := s.cells("rate-concurrent")
+	c := s.Cells("rate-concurrent")
 	s.unsentCells(c)
-	refused := func(x *exchange) string {
-		if got, err := x.json(); err != nil || !reflect.DeepEqual(got, want) {
-			return fmt.Sprintf("the 429 body is %s, want %s (spec §7: one string field \"error\" holding %q)", result.Cut(s.env.Secrets, x.rbody), strings.TrimSpace(doc.Content), spec.MsgRateLimit)
+	refused := func(x *session.Exchange) string {
+		if got, err := x.JSON(); err != nil || !reflect.DeepEqual(got, want) {
+			return fmt.Sprintf("the 429 body is %s, want %s (spec §7: one string field \"error\" holding %q)", result.Cut(s.Target.Secrets, x.ResponseBody), strings.TrimSpace(doc.Content), spec.MsgRateLimit)
 		}
 		return ""
 	}
@@ -360,64 +354,64 @@ func (s *scenario) togetherServed(doc *godog.DocString) error {
 		xs, room := s.proof.together[role], s.proof.room[role]
 		served := 0
 		for _, x := range xs {
-			if x.err == nil && x.status == http.StatusOK {
+			if x.Err == nil && x.Status == http.StatusOK {
 				served++
 			}
 		}
 		named := map[matrix.Cell]bool{} // a count off is said once per cell
 		for _, x := range xs {
-			cell := cellOf("rate-concurrent", opOf(x), role, matrix.CondInFlight)
-			if named[cell] && x.err == nil && (x.status == http.StatusOK && served > room || x.status == http.StatusTooManyRequests && served < room) {
+			cell := session.CellOf("rate-concurrent", session.OpOf(x), role, matrix.CondInFlight)
+			if named[cell] && x.Err == nil && (x.Status == http.StatusOK && served > room || x.Status == http.StatusTooManyRequests && served < room) {
 				continue
 			}
 			switch {
-			case x.err != nil:
-				c.fail(cell, x, "no answer: %v", x.err)
-			case x.status == http.StatusOK && served > room:
-				c.fail(cell, x, "%d of %d requests of the account in flight at the same time were served, but its budget of %d per %s held %d of them (spec §8: the limit is the account's, whatever the connection or the order): a counter that decides on a count read before the others were counted lets more through",
-					served, len(xs), s.env.Pacer.Limit(), s.env.Pacer.Window(), room)
+			case x.Err != nil:
+				c.Fail(cell, x, "no answer: %v", x.Err)
+			case x.Status == http.StatusOK && served > room:
+				c.Fail(cell, x, "%d of %d requests of the account in flight at the same time were served, but its budget of %d per %s held %d of them (spec §8: the limit is the account's, whatever the connection or the order): a counter that decides on a count read before the others were counted lets more through",
+					served, len(xs), s.Target.Pacer.Limit(), s.Target.Pacer.Window(), room)
 				named[cell] = true
-			case x.status == http.StatusOK:
-				if p := labelProblem(x); p != "" {
-					c.fail(cell, x, "%s", p)
+			case x.Status == http.StatusOK:
+				if p := session.LabelProblem(x); p != "" {
+					c.Fail(cell, x, "%s", p)
 				}
-			case x.status == http.StatusTooManyRequests && served < room:
-				c.fail(cell, x, "status 429, want 200: %d of %d requests of the account in flight at the same time were served, but its budget of %d per %s held %d of them (spec §8)",
-					served, len(xs), s.env.Pacer.Limit(), s.env.Pacer.Window(), room)
+			case x.Status == http.StatusTooManyRequests && served < room:
+				c.Fail(cell, x, "status 429, want 200: %d of %d requests of the account in flight at the same time were served, but its budget of %d per %s held %d of them (spec §8)",
+					served, len(xs), s.Target.Pacer.Limit(), s.Target.Pacer.Window(), room)
 				named[cell] = true
-			case x.status == http.StatusTooManyRequests:
+			case x.Status == http.StatusTooManyRequests:
 				if p := refused(x); p != "" {
-					c.fail(cell, x, "%s", p)
+					c.Fail(cell, x, "%s", p)
 				}
 			default:
-				c.fail(cell, x, "status %d, want 200 within the budget or 429 beyond it (spec §8, §7)", x.status)
+				c.Fail(cell, x, "status %d, want 200 within the budget or 429 beyond it (spec §8, §7)", x.Status)
 			}
 		}
 		for _, x := range s.proof.loose[role] {
-			switch x.status {
+			switch x.Status {
 			case http.StatusOK:
 			case http.StatusTooManyRequests:
 				if p := refused(x); p != "" {
-					c.fail(cellOf("rate-shared", opOf(x), role, matrix.CondRefused), x, "%s", p)
+					c.Fail(session.CellOf("rate-shared", session.OpOf(x), role, matrix.CondRefused), x, "%s", p)
 				}
 			default:
-				c.fail(cellOf("rate-shared", opOf(x), role, matrix.CondCounted), x, "status %d, want 200 or 429: the request is the account's %d requests of the window or one past them (spec §8)", x.status, s.env.Pacer.Limit())
+				c.Fail(session.CellOf("rate-shared", session.OpOf(x), role, matrix.CondCounted), x, "status %d, want 200 or 429: the request is the account's %d requests of the window or one past them (spec §8)", x.Status, s.Target.Pacer.Limit())
 			}
 		}
 	}
-	return c.err()
+	return c.Err()
 }
 
 // sendTogether sends n requests of each of roles at the same time, room of
 // them within the budget: the operations in turn from the from-th, the
-// routes of togetherRoutes in turn, each through sendVia (safe in a
+// routes of togetherRoutes in turn, each through SendVia (safe in a
 // goroutine); the proof records the answers once all are back.
 func (s *scenario) sendTogether(ctx context.Context, p *rateProof, roles []string, from, n, room int) error {
 	type flight struct {
 		role, op string
 		route    wire.Route
 		body     []byte
-		x        *exchange
+		x        *session.Exchange
 	}
 	ops := s.rateOps()
 	var all []*flight
@@ -427,7 +421,7 @@ func (s *scenario) sendTogether(ctx context.Context, p *rateProof, roles []strin
 	for i := range n {
 		for r, role := range roles {
 			op := ops[(from+i+r)%len(ops)]
-			body, err := s.validBodyFor(withPrep(ctx), role, op)
+			body, err := s.ValidBodyFor(session.WithPrep(ctx), role, op)
 			if err != nil {
 				return err
 			}
@@ -437,12 +431,12 @@ func (s *scenario) sendTogether(ctx context.Context, p *rateProof, roles []strin
 	start := make(chan struct{})
 	var wg sync.WaitGroup
 	for _, f := range all {
-		acct, _ := s.account(f.role)
+		acct, _ := s.Account(f.role)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			<-start
-			f.x, _ = s.sendVia(ctx, f.route, false, credentialHeaders(acct), f.op, f.body)
+			f.x, _ = s.SendVia(ctx, f.route, false, session.CredentialHeaders(acct), f.op, f.body)
 		}()
 	}
 	close(start)
@@ -450,13 +444,13 @@ func (s *scenario) sendTogether(ctx context.Context, p *rateProof, roles []strin
 	for _, f := range all {
 		x := f.x
 		p.together[f.role] = append(p.together[f.role], x)
-		if p.first == nil || x.sent.Before(p.first.sent) {
+		if p.first == nil || x.Sent.Before(p.first.Sent) {
 			p.first = x
 		}
-		if p.last == nil || x.recv.After(p.last.recv) {
+		if p.last == nil || x.Received.After(p.last.Received) {
 			p.last = x
 		}
-		s.last = x
+		s.Last = x
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/cucumber/godog"
 
 	"github.com/partner-v3/conformance-kit/steps/matrix"
+	"github.com/partner-v3/conformance-kit/steps/session"
 )
 
 func (s *scenario) registerRealData(sc *godog.ScenarioContext) {
@@ -27,14 +28,14 @@ func (s *scenario) registerRealData(sc *godog.ScenarioContext) {
 func (s *scenario) addsRealData(ctx context.Context) error {
 	now := time.Now()
 	n, _ := rand.Int(rand.Reader, big.NewInt(100))
-	return s.sendCells(ctx, "contact-realdata", func(cell matrix.Cell) ([]byte, error) {
+	return s.SendCells(ctx, "contact-realdata", func(cell matrix.Cell) ([]byte, error) {
 		d, ok := matrix.RealDatumOf(cell.Condition)
 		if !ok {
 			return nil, errUnknownCondition(cell)
 		}
-		email := s.newEmail()
+		email := s.NewEmail()
 		if d.Email != nil {
-			email = d.Email("conformance-"+s.env.RunID+"-"+randomHex(5), s.env.EmailDomain)
+			email = d.Email("conformance-"+s.Target.RunID+"-"+session.RandomHex(5), s.Target.EmailDomain)
 		}
 		phone := ""
 		if d.Phone != nil {
@@ -58,21 +59,21 @@ func (e errUnknownCondition) Error() string {
 // or length it leaves open.
 func (s *scenario) realDataCreated() error {
 	ids := contactIDs{}
-	return s.eachCell(func(c *cellCheck, ce cellExchange) {
-		x := ce.x
-		d, _ := matrix.RealDatumOf(ce.cell.Condition)
+	return s.EachCell(func(c *session.CellCheck, ce session.CellExchange) {
+		x := ce.X
+		d, _ := matrix.RealDatumOf(ce.Cell.Condition)
 		switch {
-		case x.status >= 500:
-			c.fail(ce.cell, x, "status %d for a valid contact: §4.1's answer to a contact with email or phoneNo is 200, and §7's 500 is for an unexpected server-side problem, which a valid value is not", x.status)
+		case x.Status >= 500:
+			c.Fail(ce.Cell, x, "status %d for a valid contact: §4.1's answer to a contact with email or phoneNo is 200, and §7's 500 is for an unexpected server-side problem, which a valid value is not", x.Status)
 			return
-		case x.status/100 == 4 && x.status != http.StatusTooManyRequests && d.Open:
-			s.warn(c.sections, x, "Add Contact refused a contact with %s (status %d): §2.1 does not fix that shape or length (§8: maximum field lengths and number of tags not shown), but partners send such data; a strict deployment passes, and its partners should know", d.Condition, x.status)
+		case x.Status/100 == 4 && x.Status != http.StatusTooManyRequests && d.Open:
+			s.Warn(c.Sections, x, "Add Contact refused a contact with %s (status %d): §2.1 does not fix that shape or length (§8: maximum field lengths and number of tags not shown), but partners send such data; a strict deployment passes, and its partners should know", d.Condition, x.Status)
 			return
-		case x.status/100 == 4 && x.status != http.StatusTooManyRequests:
-			c.fail(ce.cell, x, "status %d: §2.1 allows this contact without doubt (every field a string whatever its letters, an existing date as YYYY-MM-DD, lists of strings), and §4.1 answers a contact with email or phoneNo with 200", x.status)
+		case x.Status/100 == 4 && x.Status != http.StatusTooManyRequests:
+			c.Fail(ce.Cell, x, "status %d: §2.1 allows this contact without doubt (every field a string whatever its letters, an existing date as YYYY-MM-DD, lists of strings), and §4.1 answers a contact with email or phoneNo with 200", x.Status)
 			return
-		case x.status != http.StatusOK:
-			c.fail(ce.cell, x, "status %d, want 200 (spec §4.1)", x.status)
+		case x.Status != http.StatusOK:
+			c.Fail(ce.Cell, x, "status %d, want 200 (spec §4.1)", x.Status)
 			return
 		}
 		ids.check(c, ce)

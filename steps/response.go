@@ -5,15 +5,15 @@ package steps
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"reflect"
 	"strings"
 
-	"github.com/partner-v3/conformance-kit/steps/answer"
-
 	"github.com/cucumber/godog"
+
+	"github.com/partner-v3/conformance-kit/steps/answer"
+	"github.com/partner-v3/conformance-kit/steps/session"
 )
 
 func (s *scenario) registerBodies(sc *godog.ScenarioContext) {
@@ -29,16 +29,16 @@ func (s *scenario) registerBodies(sc *godog.ScenarioContext) {
 }
 
 func (s *scenario) statusShouldBe(want int) error {
-	if s.last == nil {
-		return s.failf("no request was sent")
+	if s.Last == nil {
+		return s.Failf("no request was sent")
 	}
-	if s.last.status == want {
+	if s.Last.Status == want {
 		return nil
 	}
-	if want == http.StatusOK && s.invented {
-		return skipf("the account has no campaigns, so no real campaignId could be asked for")
+	if want == http.StatusOK && s.Invented {
+		return session.Skipf("the account has no campaigns, so no real campaignId could be asked for")
 	}
-	return s.failf("status %d, want %d", s.last.status, want)
+	return s.Failf("status %d, want %d", s.Last.Status, want)
 }
 
 // statusWithMessage checks the status and that the body, JSON, carries the
@@ -48,11 +48,11 @@ func (s *scenario) statusWithMessage(want int, msg string) error {
 	if err := s.statusShouldBe(want); err != nil {
 		return err
 	}
-	if !isJSON(s.last) {
-		return s.failf("the body is not JSON: every response body is JSON (spec §1 rule 3)")
+	if !session.IsJSON(s.Last) {
+		return s.Failf("the body is not JSON: every response body is JSON (spec §1 rule 3)")
 	}
-	if !answer.Mentions(s.last.rbody, msg) {
-		return s.failf("the body does not carry the message %q as the spec writes it", msg)
+	if !answer.Mentions(s.Last.ResponseBody, msg) {
+		return s.Failf("the body does not carry the message %q as the spec writes it", msg)
 	}
 	return nil
 }
@@ -61,23 +61,23 @@ func (s *scenario) statusWithErrorField(want int, text string) error {
 	if err := s.statusShouldBe(want); err != nil {
 		return err
 	}
-	m, err := s.last.object()
+	m, err := s.Last.Object()
 	if err != nil {
-		return s.failf("%v", err)
+		return s.Failf("%v", err)
 	}
 	msg, ok := m["error"].(string)
 	if !ok {
-		return s.failf(`the body has no string field "error"`)
+		return s.Failf(`the body has no string field "error"`)
 	}
 	if !strings.Contains(strings.ToLower(msg), strings.ToLower(text)) {
-		return s.failf("the error %q does not mention %q", msg, text)
+		return s.Failf("the error %q does not mention %q", msg, text)
 	}
 	return nil
 }
 
 func (s *scenario) notServerError() error {
-	if s.last.status >= 500 {
-		return s.failf("status %d: a client's mistake is answered as a server failure", s.last.status)
+	if s.Last.Status >= 500 {
+		return s.Failf("status %d: a client's mistake is answered as a server failure", s.Last.Status)
 	}
 	return nil
 }
@@ -86,17 +86,17 @@ func (s *scenario) notServerError() error {
 // fails on a spec field missing or of the wrong type. Fields the table does
 // not list fail when exact (the simulator's own choices), and are a warning
 // otherwise: the spec lists fields but never forbids others.
-func (s *scenario) checkFields(x *exchange, what string, obj map[string]any, rows []answer.FieldRow, exact bool) error {
+func (s *scenario) checkFields(x *session.Exchange, what string, obj map[string]any, rows []answer.FieldRow, exact bool) error {
 	problems, extra := answer.CheckObject(obj, rows)
 	if exact {
 		for _, k := range extra {
 			problems = append(problems, fmt.Sprintf("field %q is not in the spec", k))
 		}
 	} else if len(extra) > 0 {
-		s.warn(nil, x, "%s carries fields the spec does not list: %s", what, answer.Quoted(extra))
+		s.Warn(nil, x, "%s carries fields the spec does not list: %s", what, answer.Quoted(extra))
 	}
 	if len(problems) > 0 {
-		return s.failOn(x, "%s does not have the spec's fields:\n  %s", what, strings.Join(problems, "\n  "))
+		return s.FailOn(x, "%s does not have the spec's fields:\n  %s", what, strings.Join(problems, "\n  "))
 	}
 	return nil
 }
@@ -108,9 +108,9 @@ func (s *scenario) fieldsOfBody(t *godog.Table) ([]answer.FieldRow, map[string]a
 	if err != nil {
 		return nil, nil, err
 	}
-	m, err := s.last.object()
+	m, err := s.Last.Object()
 	if err != nil {
-		return nil, nil, s.failf("%v", err)
+		return nil, nil, s.Failf("%v", err)
 	}
 	return rows, m, nil
 }
@@ -120,7 +120,7 @@ func (s *scenario) bodyFields(t *godog.Table, exact bool) error {
 	if err != nil {
 		return err
 	}
-	return s.checkFields(s.last, "the body", m, rows, exact)
+	return s.checkFields(s.Last, "the body", m, rows, exact)
 }
 
 func (s *scenario) bodyHasFields(t *godog.Table) error  { return s.bodyFields(t, false) }
@@ -133,20 +133,20 @@ func (s *scenario) objectHasFields(name string, t *godog.Table) error {
 	}
 	o, ok := m[name].(map[string]any)
 	if !ok {
-		return s.failf("%q is %s, want an object", name, answer.KindOf(m[name]))
+		return s.Failf("%q is %s, want an object", name, answer.KindOf(m[name]))
 	}
-	return s.checkFields(s.last, fmt.Sprintf("%q", name), o, rows, false)
+	return s.checkFields(s.Last, fmt.Sprintf("%q", name), o, rows, false)
 }
 
 // field returns a top-level field of the last JSON object answer.
 func (s *scenario) field(name string) (any, error) {
-	m, err := s.last.object()
+	m, err := s.Last.Object()
 	if err != nil {
-		return nil, s.failf("%v", err)
+		return nil, s.Failf("%v", err)
 	}
 	v, ok := m[name]
 	if !ok {
-		return nil, s.failf("the body has no field %q", name)
+		return nil, s.Failf("the body has no field %q", name)
 	}
 	return v, nil
 }
@@ -161,7 +161,7 @@ func (s *scenario) fieldEqualsField(a, b string) error {
 		return err
 	}
 	if !reflect.DeepEqual(va, vb) {
-		return s.failf("%q is %v but %q is %v", a, answer.JSONText(va), b, answer.JSONText(vb))
+		return s.Failf("%q is %v but %q is %v", a, answer.JSONText(va), b, answer.JSONText(vb))
 	}
 	return nil
 }
@@ -174,35 +174,13 @@ func (s *scenario) registerRequests(sc *godog.ScenarioContext) {
 }
 
 func (s *scenario) clientCallsWith(ctx context.Context, op string, doc *godog.DocString) error {
-	return s.call(ctx, op, []byte(s.expand(doc.Content)))
-}
-
-// validBody is a request body each operation accepts (validBodyOf): a new
-// contact with the scenario's address, the first page, the statistics of
-// the primary account's first campaign.
-func (s *scenario) validBody(ctx context.Context, op string) ([]byte, error) {
-	return validBodyOf(op, bodyParts{
-		email: func() string { return s.email },
-		campaignID: func() (int64, error) {
-			id, err := s.firstCampaignID(ctx, s.env.Primary)
-			if err != nil {
-				if !errors.Is(err, godog.ErrSkip) {
-					return 0, err
-				}
-				// No campaign: an auth check still holds for any Id; a check
-				// that needs a 200 skips (see statusShouldBe).
-				s.invented = true
-				id = 1
-			}
-			return id, nil
-		},
-	})
+	return s.Call(ctx, op, []byte(s.Expand(doc.Content)))
 }
 
 func (s *scenario) clientCallsValid(ctx context.Context, op string) error {
-	body, err := s.validBody(ctx, op)
+	body, err := s.ValidBody(ctx, op)
 	if err != nil {
 		return err
 	}
-	return s.call(ctx, op, body)
+	return s.Call(ctx, op, body)
 }

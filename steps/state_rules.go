@@ -16,13 +16,13 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/partner-v3/conformance-kit/steps/answer"
-
 	"github.com/cucumber/godog"
 
 	"github.com/partner-v3/conformance-kit/simulator/spec"
+	"github.com/partner-v3/conformance-kit/steps/answer"
 	"github.com/partner-v3/conformance-kit/steps/internal/wire"
 	"github.com/partner-v3/conformance-kit/steps/matrix"
+	"github.com/partner-v3/conformance-kit/steps/session"
 )
 
 // maxConcurrentPages bounds the pages each walk of rule list-concurrent
@@ -42,8 +42,8 @@ type concurrentRun struct {
 	cell  matrix.Cell
 	limit int64
 	whole bool
-	alone []*exchange
-	both  [2][]*exchange
+	alone []*session.Exchange
+	both  [2][]*session.Exchange
 	// why is set when the account's data holds no such walk.
 	why string
 }
@@ -53,79 +53,79 @@ type concurrentRun struct {
 // requests are sent together from goroutines of their own, and the next
 // page only after both answered, so the walks interleave page by page.
 func (s *scenario) walksConcurrently(ctx context.Context) error {
-	c := s.cells("list-concurrent")
+	c := s.Cells("list-concurrent")
 	s.concurrent = s.concurrent[:0]
-	for _, cell := range c.rule.Cells() {
-		acct, ok := c.accountOf(cell)
+	for _, cell := range c.Rule.Cells() {
+		acct, ok := c.AccountOf(cell)
 		if !ok {
 			continue
 		}
-		info, err := s.campaigns(ctx, acct)
+		info, err := s.Campaigns(ctx, acct)
 		if err != nil {
 			return err
 		}
 		run := &concurrentRun{cell: cell}
 		s.concurrent = append(s.concurrent, run)
-		if info.total < 2 {
-			run.why = fmt.Sprintf("the account lists %d campaigns: no second page to walk to", info.total)
+		if info.Total < 2 {
+			run.why = fmt.Sprintf("the account lists %d campaigns: no second page to walk to", info.Total)
 			continue
 		}
-		run.limit = min(ceilDiv(info.total, 2), spec.MaxPageSize)
-		pages := ceilDiv(info.total, run.limit)
+		run.limit = min(ceilDiv(info.Total, 2), spec.MaxPageSize)
+		pages := ceilDiv(info.Total, run.limit)
 		run.whole = pages <= maxConcurrentPages
 		body := func(p int64) []byte { return fmt.Appendf(nil, `{"limit": %d, "page": %d}`, run.limit, p) }
 		for p := int64(1); p <= min(pages, maxConcurrentPages); p++ {
-			x, err := s.sendAs(ctx, cell.Account, spec.OpCampaignList, body(p))
+			x, err := s.SendAs(ctx, cell.Account, spec.OpCampaignList, body(p))
 			if err != nil {
 				return err
 			}
-			s.last = x
+			s.Last = x
 			run.alone = append(run.alone, x)
 		}
 		for p := int64(1); p <= min(pages, maxConcurrentPages); p++ {
 			var wg sync.WaitGroup
-			var got [2]*exchange
+			var got [2]*session.Exchange
 			for i := range got {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
 					// Each client its own: send is safe in a goroutine by
-					// way of sendVia (connections.go).
-					got[i], _ = s.sendVia(ctx, wire.Shared, false, credentialHeaders(acct), spec.OpCampaignList, body(p))
+					// way of SendVia (session).
+					got[i], _ = s.SendVia(ctx, wire.Shared, false, session.CredentialHeaders(acct), spec.OpCampaignList, body(p))
 				}()
 			}
 			wg.Wait()
 			for i, x := range got {
-				if x.budget != "" {
-					return s.failIn([]string{"8"}, x, "%s", x.budget)
+				if x.Budget != "" {
+					return s.FailIn([]string{"8"}, x, "%s", x.Budget)
 				}
 				run.both[i] = append(run.both[i], x)
 			}
 		}
 	}
-	s.pending = c
+	s.Pending = c
 	return nil
 }
 
 // walkIDs reads a walk's pages: the Ids in order, the filteredRecords of
 // its first page, and the first problem ("" for none).
-func walkIDs(xs []*exchange, limit int64) (ids []int64, filtered int64, problem string, at *exchange) {
+func walkIDs(xs []*session.Exchange, limit int64) (ids []int64, filtered int64, problem string, at *session.Exchange) {
 	for i, x := range xs {
-		if x.err != nil {
+		if x.Err != nil {
 			return nil, 0, fmt.Sprintf("page %d got no answer", i+1), x
 		}
-		if x.status != http.StatusOK {
-			return nil, 0, fmt.Sprintf("page %d at limit %d: status %d, want 200 (spec §4.2)", i+1, limit, x.status), x
+		if x.Status != http.StatusOK {
+			return nil, 0, fmt.Sprintf("page %d at limit %d: status %d, want 200 (spec §4.2)", i+1, limit, x.Status), x
 		}
-		p, why := readPage(x)
+		p, why := session.ReadPage(x)
 		if p == nil {
 			return nil, 0, fmt.Sprintf("page %d at limit %d: %s (spec §4.2)", i+1, limit, why), x
 		}
 		if i == 0 {
-			filtered = p.filteredRecords
+			filtered = p.FilteredRecords
 		}
-		for _, cm := range p.campaigns {
-			id, ok := answer.IntOf(idOf(cm))
+		for _, cm := range p.Campaigns {
+			id, ok := answer.IntOf(session.IDOf(cm))
 			if !ok {
 				return nil, 0, fmt.Sprintf("a campaign on page %d has no integer Id", i+1), x
 			}
@@ -136,20 +136,20 @@ func walkIDs(xs []*exchange, limit int64) (ids []int64, filtered int64, problem 
 }
 
 func (s *scenario) concurrentWalksConsistent() error {
-	c := s.pending
-	if c == nil || c.rule.ID != "list-concurrent" {
+	c := s.Pending
+	if c == nil || c.Rule.ID != "list-concurrent" {
 		return fmt.Errorf("no concurrent walks were made before this step")
 	}
 	for _, run := range s.concurrent {
 		if run.why != "" {
-			c.missing(run.cell, run.why)
+			c.Missing(run.cell, run.why)
 			continue
 		}
 		alone, filtered, problem, at := walkIDs(run.alone, run.limit)
 		if problem != "" {
 			// The walk alone is rule list-walk's to judge: without it
 			// there is nothing to compare with.
-			c.missing(run.cell, "the walk alone did not succeed: "+problem)
+			c.Missing(run.cell, "the walk alone did not succeed: "+problem)
 			_ = at
 			continue
 		}
@@ -157,7 +157,7 @@ func (s *scenario) concurrentWalksConsistent() error {
 		for i, xs := range run.both {
 			ids, _, problem, at := walkIDs(xs, run.limit)
 			if problem != "" {
-				c.fail(run.cell, at, "client %d of 2: %s", i+1, problem)
+				c.Fail(run.cell, at, "client %d of 2: %s", i+1, problem)
 				continue
 			}
 			seen := map[int64]bool{}
@@ -171,15 +171,15 @@ func (s *scenario) concurrentWalksConsistent() error {
 			last := xs[len(xs)-1]
 			switch got := slices.Sorted(maps.Keys(seen)); {
 			case len(dups) > 0:
-				c.fail(run.cell, last, "client %d of 2, walking at limit %d while the other walked too, met campaigns %v twice: the pages overlapped (the request names its page, spec §4.2)", i+1, run.limit, dups)
+				c.Fail(run.cell, last, "client %d of 2, walking at limit %d while the other walked too, met campaigns %v twice: the pages overlapped (the request names its page, spec §4.2)", i+1, run.limit, dups)
 			case run.whole && int64(len(ids)) != filtered:
-				c.fail(run.cell, last, "client %d of 2 walked %d campaigns at limit %d while the other walked too; filteredRecords is %d (spec §4.2)", i+1, len(ids), run.limit, filtered)
+				c.Fail(run.cell, last, "client %d of 2 walked %d campaigns at limit %d while the other walked too; filteredRecords is %d (spec §4.2)", i+1, len(ids), run.limit, filtered)
 			case !slices.Equal(got, want):
-				c.fail(run.cell, last, "client %d of 2, walking at limit %d while the other walked too, got campaigns %s; the same pages read alone hold %s (spec §4.2: the page asked for)", i+1, run.limit, idList(got), idList(want))
+				c.Fail(run.cell, last, "client %d of 2, walking at limit %d while the other walked too, got campaigns %s; the same pages read alone hold %s (spec §4.2: the page asked for)", i+1, run.limit, idList(got), idList(want))
 			}
 		}
 	}
-	return c.err()
+	return c.Err()
 }
 
 // idList shows a few Ids.
@@ -193,14 +193,14 @@ func idList(ids []int64) string {
 // listRead is page 1 of an account's list as rule independence reads it:
 // the Ids in order and each campaign as canonical JSON.
 type listRead struct {
-	x     *exchange
+	x     *session.Exchange
 	order []int64
 	camps map[int64]string
 }
 
 // statsRead is a campaign's statistics, every count by "emailStat.Sent".
 type statsRead struct {
-	x      *exchange
+	x      *session.Exchange
 	counts map[string]int64
 }
 
@@ -212,26 +212,26 @@ type independenceRun struct {
 	// stats: after the first call, twice more, after the contact.
 	s1, s2, s3, s4 *statsRead
 	campaignID     int64
-	contact        *exchange
+	contact        *session.Exchange
 	why            string // the account's data or answers hold no check
 }
 
 func (s *scenario) readList(ctx context.Context, role string) (*listRead, error) {
-	x, err := s.sendAs(ctx, role, spec.OpCampaignList, fmt.Appendf(nil, `{"limit": %d, "page": 1}`, spec.MaxPageSize))
+	x, err := s.SendAs(ctx, role, spec.OpCampaignList, fmt.Appendf(nil, `{"limit": %d, "page": 1}`, spec.MaxPageSize))
 	if err != nil {
 		return nil, err
 	}
-	s.last = x
+	s.Last = x
 	r := &listRead{x: x, camps: map[int64]string{}}
-	if x.status != http.StatusOK {
+	if x.Status != http.StatusOK {
 		return r, nil
 	}
-	p, _ := readPage(x)
+	p, _ := session.ReadPage(x)
 	if p == nil {
 		return r, nil
 	}
-	for _, cm := range p.campaigns {
-		id, ok := answer.IntOf(idOf(cm))
+	for _, cm := range p.Campaigns {
+		id, ok := answer.IntOf(session.IDOf(cm))
 		if !ok {
 			continue
 		}
@@ -242,14 +242,14 @@ func (s *scenario) readList(ctx context.Context, role string) (*listRead, error)
 }
 
 func (s *scenario) readStats(ctx context.Context, role string, id int64) (*statsRead, error) {
-	x, err := s.sendAs(ctx, role, spec.OpCampaignStats, fmt.Appendf(nil, `{"campaignId": %d}`, id))
+	x, err := s.SendAs(ctx, role, spec.OpCampaignStats, fmt.Appendf(nil, `{"campaignId": %d}`, id))
 	if err != nil {
 		return nil, err
 	}
-	s.last = x
+	s.Last = x
 	r := &statsRead{x: x}
-	m, err := x.object()
-	if x.status != http.StatusOK || err != nil {
+	m, err := x.Object()
+	if x.Status != http.StatusOK || err != nil {
 		return r, nil
 	}
 	r.counts = map[string]int64{}
@@ -269,13 +269,13 @@ func (s *scenario) readStats(ctx context.Context, role string, id int64) (*stats
 // the page's last campaign, page 1, two more Stats calls, page 1, an Add
 // Contact, page 1 and the statistics again. Ten requests per account.
 func (s *scenario) readsAroundOperations(ctx context.Context) error {
-	c := s.cells("independence")
+	c := s.Cells("independence")
 	s.independence = s.independence[:0]
 	for _, role := range matrix.BothAccounts {
-		if _, ok := s.account(role); !ok {
-			for _, cell := range c.rule.Cells() {
+		if _, ok := s.Account(role); !ok {
+			for _, cell := range c.Rule.Cells() {
 				if cell.Account == role {
-					c.unreachable(cell, "no second account is configured")
+					c.Unreachable(cell, "no second account is configured")
 				}
 			}
 			continue
@@ -301,11 +301,11 @@ func (s *scenario) readsAroundOperations(ctx context.Context) error {
 			func() (err error) { run.s3, err = s.readStats(ctx, role, run.campaignID); return },
 			func() (err error) { run.l3, err = s.readList(ctx, role); return },
 		}
-		if !s.env.ReadOnly {
+		if !s.Target.ReadOnly {
 			steps = append(steps,
 				func() (err error) {
-					b, _ := s.validBodyFor(ctx, role, spec.OpAddContact)
-					run.contact, err = s.sendAs(ctx, role, spec.OpAddContact, b)
+					b, _ := s.ValidBodyFor(ctx, role, spec.OpAddContact)
+					run.contact, err = s.SendAs(ctx, role, spec.OpAddContact, b)
 					return
 				},
 				func() (err error) { run.l4, err = s.readList(ctx, role); return },
@@ -318,7 +318,7 @@ func (s *scenario) readsAroundOperations(ctx context.Context) error {
 			}
 		}
 	}
-	s.pending = c
+	s.Pending = c
 	return nil
 }
 
@@ -369,18 +369,18 @@ func deltaText(d map[string]int64) string {
 }
 
 func (s *scenario) operationsIndependent() error {
-	c := s.pending
-	if c == nil || c.rule.ID != "independence" {
+	c := s.Pending
+	if c == nil || c.Rule.ID != "independence" {
 		return fmt.Errorf("no reads of rule independence were made before this step")
 	}
 	for _, run := range s.independence {
 		cell := func(op, cond string) matrix.Cell {
-			return cellOf("independence", op, run.role, cond)
+			return session.CellOf("independence", op, run.role, cond)
 		}
 		if run.why != "" {
-			for _, cl := range c.rule.Cells() {
+			for _, cl := range c.Rule.Cells() {
 				if cl.Account == run.role {
-					c.missing(cl, run.why)
+					c.Missing(cl, run.why)
 				}
 			}
 			continue
@@ -395,17 +395,17 @@ func (s *scenario) operationsIndependent() error {
 		d2, ok2 := statsDelta(run.s2, run.s3)
 		switch {
 		case !ok1 || !ok2:
-			c.missing(statsCell, "a Campaign Stats call was not answered 200 with its counts (rule stats-keys judges that)")
+			c.Missing(statsCell, "a Campaign Stats call was not answered 200 with its counts (rule stats-keys judges that)")
 		case len(d1) == 0 && len(d2) == 0:
 		case maps.Equal(d1, d2):
-			c.fail(statsCell, run.s3.x, "each Campaign Stats call of campaign %d moved its statistics by the same amount (%s): reading the statistics changes them (§4.3: Campaign Stats retrieves them)", run.campaignID, deltaText(d1))
+			c.Fail(statsCell, run.s3.x, "each Campaign Stats call of campaign %d moved its statistics by the same amount (%s): reading the statistics changes them (§4.3: Campaign Stats retrieves them)", run.campaignID, deltaText(d1))
 		default:
-			s.warn(c.sections, run.s3.x, "the statistics of campaign %d moved between reads by different amounts (%s, then %s): the data moved on its own, so whether Campaign Stats changes them was not judged", run.campaignID, deltaText(d1), deltaText(d2))
-			c.missing(statsCell, "the statistics moved on their own")
+			s.Warn(c.Sections, run.s3.x, "the statistics of campaign %d moved between reads by different amounts (%s, then %s): the data moved on its own, so whether Campaign Stats changes them was not judged", run.campaignID, deltaText(d1), deltaText(d2))
+			c.Missing(statsCell, "the statistics moved on their own")
 		}
 		if run.contact == nil {
 			for _, cond := range matrix.IndependenceConditions {
-				c.unreachable(cell(spec.OpAddContact, cond), "read-only run: no contact is created")
+				c.Unreachable(cell(spec.OpAddContact, cond), "read-only run: no contact is created")
 			}
 			continue
 		}
@@ -415,38 +415,38 @@ func (s *scenario) operationsIndependent() error {
 		after, oka := statsDelta(run.s3, run.s4)
 		switch {
 		case !okb || !oka:
-			c.missing(contactStats, "a Campaign Stats call was not answered 200 with its counts")
+			c.Missing(contactStats, "a Campaign Stats call was not answered 200 with its counts")
 		case len(before) > 0:
-			c.missing(contactStats, "the statistics moved before the contact was added")
+			c.Missing(contactStats, "the statistics moved before the contact was added")
 		case len(after) > 0:
-			c.fail(contactStats, run.s4.x, "the statistics of campaign %d held still across two reads, then moved right after an Add Contact (%s): adding a contact changed a campaign (§4.1 creates a contact record)", run.campaignID, deltaText(after))
+			c.Fail(contactStats, run.s4.x, "the statistics of campaign %d held still across two reads, then moved right after an Add Contact (%s): adding a contact changed a campaign (§4.1 creates a contact record)", run.campaignID, deltaText(after))
 		}
 	}
-	return c.err()
+	return c.Err()
 }
 
 // judgeList judges page 1 around one operation: before0 and before1 read
 // with nothing between, after right after the operation.
-func (s *scenario) judgeList(c *cellCheck, before0, before1, after *listRead, fieldsCell, orderCell matrix.Cell, what string) {
-	if before0 == nil || before1 == nil || after == nil || before0.x.status != http.StatusOK || before1.x.status != http.StatusOK || after.x.status != http.StatusOK {
-		c.missing(fieldsCell, "a read of the list was not answered 200 (rule list-envelope judges that)")
-		c.missing(orderCell, "a read of the list was not answered 200")
+func (s *scenario) judgeList(c *session.CellCheck, before0, before1, after *listRead, fieldsCell, orderCell matrix.Cell, what string) {
+	if before0 == nil || before1 == nil || after == nil || before0.x.Status != http.StatusOK || before1.x.Status != http.StatusOK || after.x.Status != http.StatusOK {
+		c.Missing(fieldsCell, "a read of the list was not answered 200 (rule list-envelope judges that)")
+		c.Missing(orderCell, "a read of the list was not answered 200")
 		return
 	}
 	if f, o := listChange(before0, before1); f != "" || o != "" {
-		s.warn(c.sections, before1.x, "page 1 of the campaign list changed between two reads with nothing sent between (%s): the data moved on its own, so whether %s changes the list was not judged", f+o, what)
-		c.missing(fieldsCell, "the list moved on its own")
-		c.missing(orderCell, "the list moved on its own")
+		s.Warn(c.Sections, before1.x, "page 1 of the campaign list changed between two reads with nothing sent between (%s): the data moved on its own, so whether %s changes the list was not judged", f+o, what)
+		c.Missing(fieldsCell, "the list moved on its own")
+		c.Missing(orderCell, "the list moved on its own")
 		return
 	}
 	f, o := listChange(before1, after)
 	if f != "" {
-		c.fail(fieldsCell, after.x, "page 1 of the campaign list held still across two reads, then right after %s %s (§4.2, §4.3: retrieving changes nothing; §4.1: a contact is not a campaign)", what, f)
+		c.Fail(fieldsCell, after.x, "page 1 of the campaign list held still across two reads, then right after %s %s (§4.2, §4.3: retrieving changes nothing; §4.1: a contact is not a campaign)", what, f)
 	}
 	if o != "" && len(before1.order) > 1 {
-		c.fail(orderCell, after.x, "page 1 of the campaign list held still across two reads, then right after %s %s (§4.2, §4.3: retrieving changes nothing; §4.1: a contact is not a campaign)", what, o)
+		c.Fail(orderCell, after.x, "page 1 of the campaign list held still across two reads, then right after %s %s (§4.2, §4.3: retrieving changes nothing; §4.1: a contact is not a campaign)", what, o)
 	}
 	if len(before1.order) < 2 {
-		c.missing(orderCell, "page 1 holds one campaign: no order to change")
+		c.Missing(orderCell, "page 1 holds one campaign: no order to change")
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/cucumber/godog"
 
 	"github.com/partner-v3/conformance-kit/simulator/spec"
+	"github.com/partner-v3/conformance-kit/steps/session"
 )
 
 func (s *scenario) registerTransport(sc *godog.ScenarioContext) {
@@ -30,26 +31,26 @@ func (s *scenario) registerTransport(sc *godog.ScenarioContext) {
 }
 
 func (s *scenario) baseUsesHTTPS() error {
-	if u := s.env.BaseURL; u.Scheme != "https" {
-		return s.failf("the base address %s uses %q: spec §1 rule 1, all traffic uses HTTPS", u, u.Scheme)
+	if u := s.Target.BaseURL; u.Scheme != "https" {
+		return s.Failf("the base address %s uses %q: spec §1 rule 1, all traffic uses HTTPS", u, u.Scheme)
 	}
 	return nil
 }
 
 func (s *scenario) exchangeUsedHTTPS() error {
-	if s.env.InProcess {
-		return skipf("in-process run: the requests cross no network, so the transport cannot be checked")
+	if s.Target.InProcess {
+		return session.Skipf("in-process run: the requests cross no network, so the transport cannot be checked")
 	}
-	if s.last == nil || !s.last.tls || !strings.HasPrefix(s.last.url, "https://") {
-		return s.failf("the request did not travel over HTTPS (spec §1 rule 1)")
+	if s.Last == nil || !s.Last.TLS || !strings.HasPrefix(s.Last.URL, "https://") {
+		return s.Failf("the request did not travel over HTTPS (spec §1 rule 1)")
 	}
 	return nil
 }
 
 func (s *scenario) baseEndsIn(suffix string) error {
-	u := s.env.BaseURL
+	u := s.Target.BaseURL
 	if p := strings.TrimSuffix(u.Path, "/"); !strings.HasSuffix(p, suffix) {
-		return s.failf("the base address %s has the path %q, which does not end in %s (spec §1 base addresses, §9: the version is the path segment /v3)", u, p, suffix)
+		return s.Failf("the base address %s has the path %q, which does not end in %s (spec §1 base addresses, §9: the version is the path segment /v3)", u, p, suffix)
 	}
 	return nil
 }
@@ -59,53 +60,54 @@ func (s *scenario) clientSendsMethod(ctx context.Context, method, op string) err
 	if method != http.MethodGet && method != http.MethodHead {
 		body = []byte(`{"limit": 1, "page": 1}`)
 	}
-	return s.took(s.send(ctx, s.e, method, operations[op], spec.ContentType, body), method+" "+op)
+	return s.Took(s.Send(ctx, s.Client, method, session.Operations[op], spec.ContentType, body), method+" "+op)
 }
 
 func (s *scenario) clientCallsWithContentType(ctx context.Context, op, ct string, doc *godog.DocString) error {
-	return s.took(s.send(ctx, s.e, http.MethodPost, operations[op], ct, []byte(s.expand(doc.Content))), op)
+	return s.Took(s.Send(ctx, s.Client, http.MethodPost, session.Operations[op], ct, []byte(s.Expand(doc.Content))), op)
 }
 
 func (s *scenario) clientCallsRaw(ctx context.Context, op string, doc *godog.DocString) error {
-	return s.call(ctx, op, []byte(doc.Content))
+	return s.Call(ctx, op, []byte(doc.Content))
 }
 
 func (s *scenario) clientCallsBigBody(ctx context.Context, op string, kib int) error {
 	pad := strings.Repeat("x", kib*1024)
-	return s.call(ctx, op, fmt.Appendf(nil, `{"email": %q, "firstName": %q}`, s.email, pad))
+	return s.Call(ctx, op, fmt.Appendf(nil, `{"email": %q, "firstName": %q}`, s.Email, pad))
 }
 
 func (s *scenario) clientCallsUnknown(ctx context.Context, path string) error {
-	return s.took(s.send(ctx, s.e, http.MethodPost, path, spec.ContentType, []byte(`{}`)), "POST "+path)
+	return s.Took(s.Send(ctx, s.Client, http.MethodPost, path, spec.ContentType, []byte(`{}`)), "POST "+path)
 }
 
 func (s *scenario) notSuccess() error {
-	if s.last.status/100 == 2 {
-		return s.failf("status %d: the operation is defined for POST only (spec §1 rule 4, §4), yet %s succeeded", s.last.status, s.last.method)
+	if s.Last.Status/100 == 2 {
+		return s.Failf("status %d: the operation is defined for POST only (spec §1 rule 4, §4), yet %s succeeded", s.Last.Status, s.Last.Method)
 	}
 	return nil
 }
 
 func (s *scenario) bodyIsJSON() error {
-	if _, err := s.last.json(); err != nil {
-		return s.failf("%v: spec §1 rule 3, every response body is JSON", err)
+	if _, err := s.Last.JSON(); err != nil {
+		return s.Failf("%v: spec §1 rule 3, every response body is JSON", err)
 	}
 	return nil
 }
 
 // labelledJSON checks the response's media type: application/json or a
 // +json type, parameters allowed (spec §1 rule 3, read as: the body is JSON
-// and says so). inspect warns about unusual types and parameters.
+// and says so). Every answer is inspected for unusual types and
+// parameters, which are warnings (session.Scenario.Send).
 func (s *scenario) labelledJSON() error {
-	if p := labelProblem(s.last); p != "" {
-		return s.failf("%s", p)
+	if p := session.LabelProblem(s.Last); p != "" {
+		return s.Failf("%s", p)
 	}
 	return nil
 }
 
 func (s *scenario) headerContains(name, text string) error {
-	if v := s.last.rheader.Get(name); !strings.Contains(v, text) {
-		return s.failf("header %s is %q, want it to contain %q", name, v, text)
+	if v := s.Last.ResponseHeader.Get(name); !strings.Contains(v, text) {
+		return s.Failf("header %s is %q, want it to contain %q", name, v, text)
 	}
 	return nil
 }

@@ -18,12 +18,12 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/partner-v3/conformance-kit/steps/answer"
-
 	"github.com/cucumber/godog"
 
 	"github.com/partner-v3/conformance-kit/simulator/spec"
+	"github.com/partner-v3/conformance-kit/steps/answer"
 	"github.com/partner-v3/conformance-kit/steps/matrix"
+	"github.com/partner-v3/conformance-kit/steps/session"
 )
 
 // maxWalkPages bounds the pages one walk reads before it jumps to the last
@@ -33,8 +33,8 @@ const maxWalkPages = 20
 // walkPage is one page a walk read.
 type walkPage struct {
 	page int64
-	x    *exchange
-	view *pageView // nil when the answer is not a valid page
+	x    *session.Exchange
+	view *session.PageView // nil when the answer is not a valid page
 }
 
 // walk is an account's campaign list read at one limit.
@@ -59,8 +59,8 @@ func (s *scenario) registerWalk(sc *godog.ScenarioContext) {
 }
 
 func (s *scenario) walksList(ctx context.Context, role string) error {
-	if _, ok := s.account(role); !ok {
-		return skipf("no second account is configured")
+	if _, ok := s.Account(role); !ok {
+		return session.Skipf("no second account is configured")
 	}
 	s.walkRole = role
 	s.walks = s.walks[:0]
@@ -79,14 +79,14 @@ func (s *scenario) walksList(ctx context.Context, role string) error {
 func (s *scenario) walkAt(ctx context.Context, role string, limit int64) (*walk, error) {
 	w := &walk{limit: limit}
 	read := func(p int64) error {
-		x, err := s.sendAs(ctx, role, spec.OpCampaignList, fmt.Appendf(nil, `{"limit": %d, "page": %d}`, limit, p))
+		x, err := s.SendAs(ctx, role, spec.OpCampaignList, fmt.Appendf(nil, `{"limit": %d, "page": %d}`, limit, p))
 		if err != nil {
 			return err
 		}
-		s.last = x
+		s.Last = x
 		wp := walkPage{page: p, x: x}
-		if x.status == http.StatusOK {
-			wp.view, _ = readPage(x)
+		if x.Status == http.StatusOK {
+			wp.view, _ = session.ReadPage(x)
 		}
 		w.pages = append(w.pages, wp)
 		return nil
@@ -98,7 +98,7 @@ func (s *scenario) walkAt(ctx context.Context, role string, limit int64) (*walk,
 	if first == nil {
 		return w, nil // the envelope check reports it
 	}
-	pages := ceilDiv(max(first.filteredRecords, 0), limit)
+	pages := ceilDiv(max(first.FilteredRecords, 0), limit)
 	for p := int64(2); p <= min(pages, maxWalkPages); p++ {
 		if err := read(p); err != nil {
 			return nil, err
@@ -118,8 +118,8 @@ func (s *scenario) walkAt(ctx context.Context, role string, limit int64) (*walk,
 	var totals, filtereds []int64
 	for _, p := range w.pages {
 		if p.view != nil {
-			totals = append(totals, p.view.totalRecords)
-			filtereds = append(filtereds, p.view.filteredRecords)
+			totals = append(totals, p.view.TotalRecords)
+			filtereds = append(filtereds, p.view.FilteredRecords)
 		}
 	}
 	w.total, w.filtered = mode(totals), mode(filtereds)
@@ -141,58 +141,27 @@ func mode(vs []int64) int64 {
 	return best
 }
 
-// readPage reads a 200 answer's envelope: nil and the problem when a field
-// of §4.2 is missing or not of its type.
-func readPage(x *exchange) (*pageView, string) {
-	m, err := x.object()
-	if err != nil {
-		return nil, err.Error()
-	}
-	var p pageView
-	for _, f := range []struct {
-		name string
-		dst  *int64
-	}{{"pageNo", &p.pageNo}, {"pageSize", &p.pageSize}, {"totalPages", &p.totalPages}, {"totalRecords", &p.totalRecords}, {"filteredRecords", &p.filteredRecords}} {
-		v, ok := answer.IntOf(m[f.name])
-		if !ok {
-			return nil, fmt.Sprintf("%q is %s, want an integer", f.name, answer.KindOf(m[f.name]))
-		}
-		*f.dst = v
-	}
-	cs, ok := m["campaigns"].([]any)
-	if !ok {
-		return nil, fmt.Sprintf(`"campaigns" is %s, want an array`, answer.KindOf(m["campaigns"]))
-	}
-	p.campaigns = cs
-	return &p, ""
-}
-
 // servedAs reports, for a page past the last that was answered as another
 // page (ok), whether it is that page exactly (as): pageNo names a page
 // that exists and the walk read, with the same campaigns in the same
 // order.
 func servedAs(w *walk, wp walkPage, last int64) (as, ok bool) {
-	if wp.page <= last || wp.view == nil || wp.view.pageNo == wp.page {
+	if wp.page <= last || wp.view == nil || wp.view.PageNo == wp.page {
 		return false, false
 	}
-	if wp.view.pageNo < 1 || wp.view.pageNo > last {
+	if wp.view.PageNo < 1 || wp.view.PageNo > last {
 		return false, true
 	}
 	for _, other := range w.pages {
-		if other.page == wp.view.pageNo && other.view != nil {
-			return slices.EqualFunc(other.view.campaigns, wp.view.campaigns, func(a, b any) bool {
-				ia, _ := answer.IntOf(idOf(a))
-				ib, _ := answer.IntOf(idOf(b))
+		if other.page == wp.view.PageNo && other.view != nil {
+			return slices.EqualFunc(other.view.Campaigns, wp.view.Campaigns, func(a, b any) bool {
+				ia, _ := answer.IntOf(session.IDOf(a))
+				ib, _ := answer.IntOf(session.IDOf(b))
 				return ia == ib
 			}), true
 		}
 	}
 	return false, true
-}
-
-func idOf(c any) any {
-	o, _ := c.(map[string]any)
-	return o["Id"]
 }
 
 // kindsOf names the kinds of page p of a walk whose last page is last.
@@ -211,7 +180,7 @@ func kindsOf(p, last int64) []string {
 }
 
 func (s *scenario) walkEnvelopes() error {
-	c := s.cells("list-envelope")
+	c := s.Cells("list-envelope")
 	role := s.walkRole
 	var ref *walk
 	for _, w := range s.walks {
@@ -221,26 +190,26 @@ func (s *scenario) walkEnvelopes() error {
 			kinds := kindsOf(wp.page, last)
 			failAll := func(field, format string, args ...any) {
 				for _, k := range kinds {
-					c.fail(cellOf("list-envelope", spec.OpCampaignList, role, matrix.WalkCondition(int(w.limit), k, field)), wp.x, format, args...)
+					c.Fail(session.CellOf("list-envelope", spec.OpCampaignList, role, matrix.WalkCondition(int(w.limit), k, field)), wp.x, format, args...)
 				}
 			}
 			for _, k := range kinds {
 				seen[k] = true
 			}
 			x := wp.x
-			if x.err != nil {
+			if x.Err != nil {
 				failAll("campaigns", "page %d at limit %d got no answer", wp.page, w.limit)
 				continue
 			}
-			if wp.page > last && x.status/100 == 4 && x.status != http.StatusTooManyRequests {
-				s.warn(c.sections, x, "a page past the last one was refused with %d; spec §4.2 lists no error for a valid limit and page, so a client may expect an empty page", x.status)
+			if wp.page > last && x.Status/100 == 4 && x.Status != http.StatusTooManyRequests {
+				s.Warn(c.Sections, x, "a page past the last one was refused with %d; spec §4.2 lists no error for a valid limit and page, so a client may expect an empty page", x.Status)
 				continue
 			}
-			if x.status != http.StatusOK {
-				failAll("campaigns", "page %d at limit %d: status %d, want 200 (spec §4.2)", wp.page, w.limit, x.status)
+			if x.Status != http.StatusOK {
+				failAll("campaigns", "page %d at limit %d: status %d, want 200 (spec §4.2)", wp.page, w.limit, x.Status)
 				continue
 			}
-			p, problem := readPage(x)
+			p, problem := session.ReadPage(x)
 			if p == nil {
 				failAll("campaigns", "page %d at limit %d: %s (spec §4.2)", wp.page, w.limit, problem)
 				continue
@@ -257,26 +226,26 @@ func (s *scenario) walkEnvelopes() error {
 			// then checked for that page.
 			if as, ok := servedAs(w, wp, last); ok {
 				if !as {
-					failAll("pageNo", "page %d at limit %d: pageNo is %d, neither the page asked for nor a page of the walk served with that page's campaigns (spec §4.2: pageNo is the page number returned)", wp.page, w.limit, p.pageNo)
+					failAll("pageNo", "page %d at limit %d: pageNo is %d, neither the page asked for nor a page of the walk served with that page's campaigns (spec §4.2: pageNo is the page number returned)", wp.page, w.limit, p.PageNo)
 					continue
 				}
-				s.warn(c.sections, x, "page %d at limit %d, past the last, was answered with page %d (pageNo %d); spec §4.2 does not say what a page past the last returns, so a client may expect an empty page", wp.page, w.limit, p.pageNo, p.pageNo)
-				wp.page = p.pageNo
+				s.Warn(c.Sections, x, "page %d at limit %d, past the last, was answered with page %d (pageNo %d); spec §4.2 does not say what a page past the last returns, so a client may expect an empty page", wp.page, w.limit, p.PageNo, p.PageNo)
+				wp.page = p.PageNo
 			}
-			check("pageNo", p.pageNo == wp.page, "pageNo is %d, want the page asked for", p.pageNo)
-			check("pageSize", p.pageSize == w.limit, "pageSize is %d, want the limit asked for (the page size used)", p.pageSize)
-			check("totalPages", p.totalPages == last, "totalPages is %d; %d records after filtering at %d per page make %d pages", p.totalPages, w.filtered, w.limit, last)
-			check("filteredRecords", p.filteredRecords == w.filtered && p.filteredRecords >= 0,
-				"filteredRecords is %d, but the walk's other pages say %d", p.filteredRecords, w.filtered)
-			check("totalRecords", p.totalRecords == w.total && p.totalRecords >= p.filteredRecords,
-				"totalRecords is %d (the walk's other pages say %d, filteredRecords %d): the total of the account's campaigns is at least the count after filtering, and the same on every page", p.totalRecords, w.total, p.filteredRecords)
+			check("pageNo", p.PageNo == wp.page, "pageNo is %d, want the page asked for", p.PageNo)
+			check("pageSize", p.PageSize == w.limit, "pageSize is %d, want the limit asked for (the page size used)", p.PageSize)
+			check("totalPages", p.TotalPages == last, "totalPages is %d; %d records after filtering at %d per page make %d pages", p.TotalPages, w.filtered, w.limit, last)
+			check("filteredRecords", p.FilteredRecords == w.filtered && p.FilteredRecords >= 0,
+				"filteredRecords is %d, but the walk's other pages say %d", p.FilteredRecords, w.filtered)
+			check("totalRecords", p.TotalRecords == w.total && p.TotalRecords >= p.FilteredRecords,
+				"totalRecords is %d (the walk's other pages say %d, filteredRecords %d): the total of the account's campaigns is at least the count after filtering, and the same on every page", p.TotalRecords, w.total, p.FilteredRecords)
 			want := min(max(w.filtered-(wp.page-1)*w.limit, 0), w.limit)
-			check("campaigns", int64(len(p.campaigns)) == want, "the page holds %d campaigns; with %d records after filtering it should hold %d", len(p.campaigns), w.filtered, want)
+			check("campaigns", int64(len(p.Campaigns)) == want, "the page holds %d campaigns; with %d records after filtering it should hold %d", len(p.Campaigns), w.filtered, want)
 		}
 		for _, k := range matrix.PageKinds {
 			if !seen[k] {
 				for _, f := range spec.ListFields() {
-					c.missing(cellOf("list-envelope", spec.OpCampaignList, role, matrix.WalkCondition(int(w.limit), k, f)), "the account's campaigns make no such page")
+					c.Missing(session.CellOf("list-envelope", spec.OpCampaignList, role, matrix.WalkCondition(int(w.limit), k, f)), "the account's campaigns make no such page")
 				}
 			}
 		}
@@ -285,21 +254,21 @@ func (s *scenario) walkEnvelopes() error {
 			ref = w
 		} else if w.total != ref.total || w.filtered != ref.filtered {
 			for _, f := range []string{"totalRecords", "filteredRecords"} {
-				c.fail(cellOf("list-envelope", spec.OpCampaignList, role, matrix.WalkCondition(int(w.limit), matrix.PageKinds[0], f)), w.pages[0].x,
+				c.Fail(session.CellOf("list-envelope", spec.OpCampaignList, role, matrix.WalkCondition(int(w.limit), matrix.PageKinds[0], f)), w.pages[0].x,
 					"at limit %d the pages say %d records, %d after filtering; at limit %d %d and %d", w.limit, w.total, w.filtered, ref.limit, ref.total, ref.filtered)
 			}
 		}
 	}
-	return c.err()
+	return c.Err()
 }
 
 func (s *scenario) walkHoldsEachOnce() error {
-	c := s.cells("list-walk")
+	c := s.Cells("list-walk")
 	role := s.walkRole
 	var refIDs map[int64]bool
 	var refLimit int64
 	for _, w := range s.walks {
-		cell := cellOf("list-walk", spec.OpCampaignList, role, matrix.LimitCondition(int(w.limit)))
+		cell := session.CellOf("list-walk", spec.OpCampaignList, role, matrix.LimitCondition(int(w.limit)))
 		seen := map[int64]int64{}
 		var n int64
 		last := ceilDiv(max(w.filtered, 0), w.limit)
@@ -310,15 +279,15 @@ func (s *scenario) walkHoldsEachOnce() error {
 			if as, ok := servedAs(w, wp, last); ok && as {
 				continue // a page read twice: walkEnvelopes warns of it
 			}
-			for _, cm := range wp.view.campaigns {
+			for _, cm := range wp.view.Campaigns {
 				o, _ := cm.(map[string]any)
 				id, ok := answer.IntOf(o["Id"])
 				if !ok {
-					c.fail(cell, wp.x, "a campaign on page %d has no integer Id", wp.page)
+					c.Fail(cell, wp.x, "a campaign on page %d has no integer Id", wp.page)
 					continue
 				}
 				if prev, dup := seen[id]; dup {
-					c.fail(cell, wp.x, "campaign %d appears on page %d and again on page %d: an Id identifies one campaign, and pages do not overlap", id, prev, wp.page)
+					c.Fail(cell, wp.x, "campaign %d appears on page %d and again on page %d: an Id identifies one campaign, and pages do not overlap", id, prev, wp.page)
 				}
 				seen[id] = wp.page
 				n++
@@ -328,7 +297,7 @@ func (s *scenario) walkHoldsEachOnce() error {
 			continue
 		}
 		if n != w.filtered {
-			c.fail(cell, w.pages[len(w.pages)-1].x, "the walk at limit %d yields %d campaigns; filteredRecords is %d", w.limit, n, w.filtered)
+			c.Fail(cell, w.pages[len(w.pages)-1].x, "the walk at limit %d yields %d campaigns; filteredRecords is %d", w.limit, n, w.filtered)
 		}
 		ids := map[int64]bool{}
 		for id := range seen {
@@ -337,10 +306,10 @@ func (s *scenario) walkHoldsEachOnce() error {
 		if refIDs == nil {
 			refIDs, refLimit = ids, w.limit
 		} else if !maps.Equal(ids, refIDs) {
-			c.fail(cell, w.pages[0].x, "the walk at limit %d yields other campaigns than the walk at limit %d", w.limit, refLimit)
+			c.Fail(cell, w.pages[0].x, "the walk at limit %d yields other campaigns than the walk at limit %d", w.limit, refLimit)
 		}
 	}
-	return c.err()
+	return c.Err()
 }
 
 // campaignKinds names the kinds of §2.2 a campaign is of, by its own
@@ -377,20 +346,20 @@ func (s *scenario) walkFields(t *godog.Table) error {
 	if err != nil {
 		return err
 	}
-	c := s.cells("list-fields")
+	c := s.Cells("list-fields")
 	role := s.walkRole
 	seenKinds := map[string]bool{}
 	var extra []string
-	var extraX *exchange
+	var extraX *session.Exchange
 	for _, w := range s.walks {
 		for _, wp := range w.pages {
 			if wp.view == nil {
 				continue
 			}
-			for i, cm := range wp.view.campaigns {
+			for i, cm := range wp.view.Campaigns {
 				o, ok := cm.(map[string]any)
 				if !ok {
-					c.fail(cellOf("list-fields", spec.OpCampaignList, role, matrix.FieldCondition("Id", matrix.KindActive)), wp.x, "campaign %d of page %d at limit %d is %s, not an object", i+1, wp.page, w.limit, answer.KindOf(cm))
+					c.Fail(session.CellOf("list-fields", spec.OpCampaignList, role, matrix.FieldCondition("Id", matrix.KindActive)), wp.x, "campaign %d of page %d at limit %d is %s, not an object", i+1, wp.page, w.limit, answer.KindOf(cm))
 					continue
 				}
 				kinds := campaignKinds(o)
@@ -409,7 +378,7 @@ func (s *scenario) walkFields(t *godog.Table) error {
 						continue
 					}
 					for _, k := range kinds {
-						c.fail(cellOf("list-fields", spec.OpCampaignList, role, matrix.FieldCondition(row.Field, k)), wp.x,
+						c.Fail(session.CellOf("list-fields", spec.OpCampaignList, role, matrix.FieldCondition(row.Field, k)), wp.x,
 							"campaign %s on page %d at limit %d: %s", answer.JSONText(o["Id"]), wp.page, w.limit, p)
 					}
 				}
@@ -418,63 +387,63 @@ func (s *scenario) walkFields(t *godog.Table) error {
 	}
 	if len(extra) > 0 {
 		slices.Sort(extra)
-		s.warn([]string{"2.2"}, extraX, "campaigns carry fields the spec does not list (§2.2): %s", answer.Quoted(extra))
+		s.Warn([]string{"2.2"}, extraX, "campaigns carry fields the spec does not list (§2.2): %s", answer.Quoted(extra))
 	}
 	for _, k := range matrix.CampaignKinds {
 		if !seenKinds[k] {
 			for _, f := range spec.CampaignFields() {
-				c.missing(cellOf("list-fields", spec.OpCampaignList, role, matrix.FieldCondition(f, k)), "the account lists no "+k)
+				c.Missing(session.CellOf("list-fields", spec.OpCampaignList, role, matrix.FieldCondition(f, k)), "the account lists no "+k)
 			}
 		}
 	}
-	return c.err()
+	return c.Err()
 }
 
 func (s *scenario) listsAboveMax(ctx context.Context) error {
-	return s.sendCells(ctx, "list-limit-max", func(cell matrix.Cell) ([]byte, error) {
+	return s.SendCells(ctx, "list-limit-max", func(cell matrix.Cell) ([]byte, error) {
 		return fmt.Appendf(nil, `{"limit": %s, "page": 1}`, strings.TrimPrefix(cell.Condition, "limit ")), nil
 	})
 }
 
 func (s *scenario) listsBelowOne(ctx context.Context) error {
-	return s.sendCells(ctx, "list-page-min", func(cell matrix.Cell) ([]byte, error) {
+	return s.SendCells(ctx, "list-page-min", func(cell matrix.Cell) ([]byte, error) {
 		return fmt.Appendf(nil, `{"limit": 10, "page": %s}`, strings.TrimPrefix(cell.Condition, "page ")), nil
 	})
 }
 
 // checkEdges checks every cell's answer: a client error (not 429), or a
 // page that ok accepts.
-func (s *scenario) checkEdges(ok func(p *pageView) string) error {
-	return s.eachCell(func(c *cellCheck, ce cellExchange) {
-		x := ce.x
+func (s *scenario) checkEdges(ok func(p *session.PageView) string) error {
+	return s.EachCell(func(c *session.CellCheck, ce session.CellExchange) {
+		x := ce.X
 		switch {
-		case x.status/100 == 4 && x.status != http.StatusTooManyRequests:
-		case x.status != http.StatusOK:
-			c.fail(ce.cell, x, "status %d, want a client error or 200", x.status)
+		case x.Status/100 == 4 && x.Status != http.StatusTooManyRequests:
+		case x.Status != http.StatusOK:
+			c.Fail(ce.Cell, x, "status %d, want a client error or 200", x.Status)
 		default:
-			p, problem := readPage(x)
+			p, problem := session.ReadPage(x)
 			if p == nil {
-				c.fail(ce.cell, x, "%s (spec §4.2)", problem)
+				c.Fail(ce.Cell, x, "%s (spec §4.2)", problem)
 			} else if why := ok(p); why != "" {
-				c.fail(ce.cell, x, "%s", why)
+				c.Fail(ce.Cell, x, "%s", why)
 			}
 		}
 	})
 }
 
 func (s *scenario) everyCapped() error {
-	return s.checkEdges(func(p *pageView) string {
-		if p.pageSize > spec.MaxPageSize || len(p.campaigns) > spec.MaxPageSize {
-			return fmt.Sprintf("the page reports pageSize %d and holds %d campaigns; the maximum page size is %d (spec §4.2, §8)", p.pageSize, len(p.campaigns), spec.MaxPageSize)
+	return s.checkEdges(func(p *session.PageView) string {
+		if p.PageSize > spec.MaxPageSize || len(p.Campaigns) > spec.MaxPageSize {
+			return fmt.Sprintf("the page reports pageSize %d and holds %d campaigns; the maximum page size is %d (spec §4.2, §8)", p.PageSize, len(p.Campaigns), spec.MaxPageSize)
 		}
 		return ""
 	})
 }
 
 func (s *scenario) everyPageAtLeastOne() error {
-	return s.checkEdges(func(p *pageView) string {
-		if p.pageNo < spec.MinPage {
-			return fmt.Sprintf("the answer reports pageNo %d; page numbers start at %d (spec §4.2, §8)", p.pageNo, spec.MinPage)
+	return s.checkEdges(func(p *session.PageView) string {
+		if p.PageNo < spec.MinPage {
+			return fmt.Sprintf("the answer reports pageNo %d; page numbers start at %d (spec §4.2, §8)", p.PageNo, spec.MinPage)
 		}
 		return ""
 	})

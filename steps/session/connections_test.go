@@ -1,4 +1,4 @@
-package steps
+package session
 
 import (
 	"context"
@@ -29,7 +29,7 @@ func TestTraceConn(t *testing.T) {
 	pool := x509.NewCertPool()
 	pool.AddCert(srv.Certificate())
 	c := &http.Client{Transport: wire.New(&tls.Config{RootCAs: pool})}
-	send := func(route wire.Route, chunked bool) connSeen {
+	send := func(route wire.Route, chunked bool) ConnSeen {
 		t.Helper()
 		ctx := wire.WithRoute(context.Background(), route)
 		if chunked {
@@ -63,14 +63,14 @@ func TestTraceConn(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			a, b := send(tt.route, tt.chunked), send(tt.route, tt.chunked)
-			if !a.got || !b.got || a.local == "" || b.local == "" {
+			if !a.Got || !b.Got || a.Local == "" || b.Local == "" {
 				t.Fatalf("no connection reported: %+v, %+v", a, b)
 			}
-			if a.h2 != tt.h2 || b.h2 != tt.h2 {
-				t.Errorf("HTTP/2 %v then %v, want %v", a.h2, b.h2, tt.h2)
+			if a.H2 != tt.h2 || b.H2 != tt.h2 {
+				t.Errorf("HTTP/2 %v then %v, want %v", a.H2, b.H2, tt.h2)
 			}
-			if got := b.reused && a.local == b.local; got != tt.same {
-				t.Errorf("second request reused %v on %s (first on %s), want reused on the same connection: %v", b.reused, b.local, a.local, tt.same)
+			if got := b.Reused && a.Local == b.Local; got != tt.same {
+				t.Errorf("second request reused %v on %s (first on %s), want reused on the same connection: %v", b.Reused, b.Local, a.Local, tt.same)
 			}
 		})
 	}
@@ -83,17 +83,17 @@ func TestNoConnection(t *testing.T) {
 	refused := errors.New("remote error: tls: no application protocol")
 	tests := []struct {
 		name      string
-		x         *exchange
-		cs        connSeen
+		x         *Exchange
+		cs        ConnSeen
 		unchecked bool
 	}{
-		{"answered", &exchange{status: http.StatusOK}, connSeen{got: true, local: "127.0.0.1:1"}, false},
-		{"a connection, no answer", &exchange{err: errors.New("EOF")}, connSeen{got: true, local: "127.0.0.1:1"}, false},
-		{"no connection", &exchange{err: refused}, connSeen{}, true},
+		{"answered", &Exchange{Status: http.StatusOK}, ConnSeen{Got: true, Local: "127.0.0.1:1"}, false},
+		{"a connection, no answer", &Exchange{Err: errors.New("EOF")}, ConnSeen{Got: true, Local: "127.0.0.1:1"}, false},
+		{"no connection", &Exchange{Err: refused}, ConnSeen{}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			why := noConnection(wire.HTTP1, tt.x, tt.cs)
+			why := NoConnection(wire.HTTP1, tt.x, tt.cs)
 			if got := why != ""; got != tt.unchecked {
 				t.Fatalf("noConnection = %q, want unchecked %v", why, tt.unchecked)
 			}

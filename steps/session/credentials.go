@@ -1,4 +1,4 @@
-package steps
+package session
 
 // The values of rules auth-key, auth-secret and auth-account: for every
 // condition of matrix.CredentialConditions, a value of a header that is not the
@@ -13,11 +13,11 @@ import (
 	"github.com/partner-v3/conformance-kit/steps/matrix"
 )
 
-// credentialVariant returns the value to send for cond, given the right
+// CredentialVariant returns the value to send for cond, given the right
 // value and the other account's (empty without one). omit asks for no
 // header at all; ok is false when cond cannot be made from right (no
 // letter to change the case of, no other account).
-func credentialVariant(cond, right, other string) (value string, omit, ok bool) {
+func CredentialVariant(cond, right, other string) (value string, omit, ok bool) {
 	n := len(right)
 	switch cond {
 	case matrix.CondMissing:
@@ -33,7 +33,7 @@ func credentialVariant(cond, right, other string) (value string, omit, ok bool) 
 	var v string
 	switch cond {
 	case matrix.CondOtherValue:
-		v = "wrong-" + randomHex(max(4, n/2))
+		v = "wrong-" + RandomHex(max(4, n/2))
 	case matrix.CondFirstChar:
 		v = changeByte(right, 0)
 	case matrix.CondMiddleChar:
