@@ -104,9 +104,8 @@ type Scenario struct {
 	Last    *Exchange
 	OwnLast *Exchange // last exchange with the scenario's own credentials
 	// ContactIDs are the contactIds of the scenario's successful Add
-	// Contact calls (Call); contactCalls counts its Add Contact requests.
-	ContactIDs   []string
-	contactCalls int
+	// Contact calls (Call).
+	ContactIDs []string
 	// CellXs are the exchanges of the cells a step sent, for the Then
 	// step that checks them; Pending is that rule's check.
 	CellXs  []CellExchange
@@ -468,7 +467,6 @@ func (s *Scenario) noteContact(op string) {
 	if op != spec.OpAddContact {
 		return
 	}
-	s.contactCalls++
 	if s.Last.Status != http.StatusOK {
 		return
 	}
