@@ -15,7 +15,6 @@ import (
 
 	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
-	"github.com/partner-v3/conformance-kit/steps/result"
 )
 
 // tinyService is a third implementation of the spec, written for the
@@ -363,25 +362,21 @@ func (s *tinyService) stats(acct, id int) any {
 
 // TestTinyImplementationPasses: tinyService is a correct implementation
 // that chooses differently at every silent point; the normative profile
-// must pass it, nothing failed or skipped.
+// must pass it, nothing failed or skipped. A run whose proof of §8 could
+// not decide (exit 3: the burst took longer than the short test window on
+// a loaded machine) is no verdict: it runs again against a new service,
+// as the alternative implementations' runs do (startAltRuns).
 func TestTinyImplementationPasses(t *testing.T) {
 	waitsForWindows(t)
 	accounts := altAccounts(t)
-	srv := serveTLS(t, newTinyService(accounts, altLimit, altWindow), false)
-	r := runAltOnce(srv.URL+spec.BasePath, writeCert(t, srv), t.TempDir(), accounts, altLimit, altWindow)
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
-	if r.code != exitPass {
-		var why []string
-		for _, sc := range r.res.FailedScenarios() {
-			why = append(why, fmt.Sprintf("%s (%s): %s", sc.Title(), result.SectionList(sc.FailureSections()), firstLine(sc.Message)))
-		}
-		t.Fatalf("exit status %d, want 0: the suite failed a correct implementation in:\n  %s\n%s", r.code, strings.Join(why, "\n  "), r.out)
-	}
-	for _, sc := range r.res.Scenarios {
-		if sc.Status == result.StatusSkipped {
-			t.Errorf("scenario %q skipped: %s", sc.Title(), sc.Message)
+	var r altRun
+	for attempt := 1; attempt <= altAttempts; attempt++ {
+		srv := serveTLS(t, newTinyService(accounts, altLimit, altWindow), false)
+		r = runAltOnce(srv.URL+spec.BasePath, writeCert(t, srv), t.TempDir(), accounts, altLimit, altWindow)
+		r.attempts = attempt
+		if r.err != nil || r.code != exitIncomplete {
+			break
 		}
 	}
+	wantPass(t, r)
 }
