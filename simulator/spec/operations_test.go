@@ -336,6 +336,17 @@ var specConsts = func() func() map[string]string {
 // stringConsts returns a file's constants whose value is a string literal.
 func stringConsts(f *ast.File) map[string]string {
 	out := map[string]string{}
+	eachConst(f, func(name string, v ast.Expr) {
+		if lit, ok := v.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+			out[name], _ = strconv.Unquote(lit.Value)
+		}
+	})
+	return out
+}
+
+// eachConst calls fn with the name and value of each constant of f that
+// is given a value.
+func eachConst(f *ast.File, fn func(name string, v ast.Expr)) {
 	for _, d := range f.Decls {
 		g, ok := d.(*ast.GenDecl)
 		if !ok || g.Tok != token.CONST {
@@ -345,14 +356,11 @@ func stringConsts(f *ast.File) map[string]string {
 			vs := s.(*ast.ValueSpec)
 			for i, n := range vs.Names {
 				if i < len(vs.Values) {
-					if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
-						out[n.Name], _ = strconv.Unquote(lit.Value)
-					}
+					fn(n.Name, vs.Values[i])
 				}
 			}
 		}
 	}
-	return out
 }
 
 // walkGoSources calls fn with the path of each non-test Go file below
@@ -388,38 +396,26 @@ func packageAliases(root string, ops map[string]string) (map[string]map[string]s
 		rel, _ := filepath.Rel(root, filepath.Dir(path))
 		rel = filepath.ToSlash(rel)
 		specName := specImportName(f)
-		for _, d := range f.Decls {
-			g, ok := d.(*ast.GenDecl)
-			if !ok || g.Tok != token.CONST {
-				continue
-			}
-			for _, s := range g.Specs {
-				vs := s.(*ast.ValueSpec)
-				for i, n := range vs.Names {
-					if i >= len(vs.Values) {
-						continue
-					}
-					var p string
-					var op bool
-					switch v := vs.Values[i].(type) {
-					case *ast.SelectorExpr:
-						if x, ok := v.X.(*ast.Ident); ok && specName != "" && x.Name == specName {
-							p, op = specConst(v.Sel.Name, ops)
-						}
-					case *ast.BasicLit:
-						if s, err := strconv.Unquote(v.Value); err == nil && v.Kind == token.STRING {
-							p, op = ops[s]
-						}
-					}
-					if op {
-						if out[rel] == nil {
-							out[rel] = map[string]string{}
-						}
-						out[rel][n.Name] = p
-					}
+		eachConst(f, func(name string, v ast.Expr) {
+			var p string
+			var op bool
+			switch v := v.(type) {
+			case *ast.SelectorExpr:
+				if x, ok := v.X.(*ast.Ident); ok && specName != "" && x.Name == specName {
+					p, op = specConst(v.Sel.Name, ops)
+				}
+			case *ast.BasicLit:
+				if s, err := strconv.Unquote(v.Value); err == nil && v.Kind == token.STRING {
+					p, op = ops[s]
 				}
 			}
-		}
+			if op {
+				if out[rel] == nil {
+					out[rel] = map[string]string{}
+				}
+				out[rel][name] = p
+			}
+		})
 		return nil
 	})
 	return out, err
