@@ -27,6 +27,11 @@ import (
 // fidelityTargets are the deployments the round trip starts from: three
 // implementations that are not the simulator, choosing differently from
 // it and from each other wherever the spec is silent (issue 20).
+//
+// Their window is fidelityWindow, not altWindow: the learner's §8 probe
+// must spend a whole budget between margins inside one window, and under
+// the race detector on a loaded machine (CI runs packages side by side)
+// 100 requests did not fit in 4 s.
 func fidelityTargets(accounts []control.Credentials) []struct {
 	name  string
 	h     http.Handler
@@ -38,14 +43,14 @@ func fidelityTargets(accounts []control.Credentials) []struct {
 		http2 bool
 	}{
 		{"altService: {message, code} errors, 422 for a bad limit, clock-aligned windows counting refusals, 401 for a missing account id",
-			newAltService(accounts, altLimit, altWindow, altOptions{}, altDefect{}), false},
+			newAltService(accounts, altLimit, fidelityWindow, altOptions{}, altDefect{}), false},
 		{"altService: clamped and defaulted, sliding, X-RateLimit, UUIDs, same contact, 200 zeros, requestId, deleted hidden, newest first, HTTP/2",
-			newAltService(accounts, altLimit, altWindow, altOptions{Clamp: true, Sliding: true, RateHeaders: "x-ratelimit", UUIDs: true,
+			newAltService(accounts, altLimit, fidelityWindow, altOptions{Clamp: true, Sliding: true, RateHeaders: "x-ratelimit", UUIDs: true,
 				SameContact: true, UnknownZero: true, ErrorID: true, MissingAccount403: true, HideDeleted: true, NewestFirst: true, HTTP2: true}, altDefect{}), true},
 		{"altService: errors nested in an object, windows from the first request, RateLimit-Policy, refusals free, extras and gzip",
-			newAltService(accounts, altLimit, altWindow, altOptions{NestedErrors: true, ErrorID: true, FirstWindow: true, FreeRefused: true, RateHeaders: "policy", Extras: true}, altDefect{}), false},
+			newAltService(accounts, altLimit, fidelityWindow, altOptions{NestedErrors: true, ErrorID: true, FirstWindow: true, FreeRefused: true, RateHeaders: "policy", Extras: true}, altDefect{}), false},
 		{"tinyService: {detail, status, timestamp} errors, body first, fixed windows from the first request, HTTP-date Retry-After, numeric ids, 409 duplicates, lenient contacts, last page past the end",
-			newTinyService(accounts, altLimit, altWindow), false},
+			newTinyService(accounts, altLimit, fidelityWindow), false},
 	}
 }
 
@@ -67,17 +72,27 @@ func TestProfileRoundTrip(t *testing.T) {
 			targetURL := srv.URL + spec.BasePath
 			// The rate-limit probe reads time: on a loaded machine a late
 			// request can leave a choice unknown, or learned otherwise, on
-			// one side. A second attempt learns both sides again and sends
-			// the silent points again a window later; disagreeing twice
-			// fails.
+			// one side. Another attempt learns both sides again and sends
+			// the silent points again a window later; disagreeing on the
+			// last attempt fails.
 			var s *sim.Simulator
 			for attempt := 1; ; attempt++ {
 				target := learnTargetProfile(t, suite.Config{BaseURL: targetURL, TLSConfig: trust(srv.Certificate()),
-					Primary: accounts[0], RateLimit: altLimit, RateWindow: altWindow})
+					Primary: accounts[0], RateLimit: altLimit, RateWindow: fidelityWindow})
 				s = openProfiled(t, target)
-				played := learnTargetProfile(t, suite.Config{BaseURL: s.URL(), TLSConfig: simTLS(t, s),
-					Primary: accounts[0], AdminURL: s.AdminURL(), AdminToken: "test-admin-token"})
-				wrong := disagreements(profile.Compare(target, played), "the target", "the simulator")
+				var wrong []string
+				if why := undecidedRate(target); why != "" {
+					// Every target here keeps a window the probe can name:
+					// an Unknown one means the load kept the probe from
+					// deciding, and the simulator would play its own §8
+					// choices (headers on a 422 the target answers bare).
+					// That measures the load, not the round trip.
+					wrong = append(wrong, "the target's rate limit was not learned: "+why)
+				} else {
+					played := learnTargetProfile(t, suite.Config{BaseURL: s.URL(), TLSConfig: simTLS(t, s),
+						Primary: accounts[0], AdminURL: s.AdminURL(), AdminToken: "test-admin-token"})
+					wrong = disagreements(profile.Compare(target, played), "the target", "the simulator")
+				}
 				if len(wrong) == 0 {
 					// The silent points, request by request, on the second
 					// account (learning spent the first one's budget).
@@ -94,11 +109,11 @@ func TestProfileRoundTrip(t *testing.T) {
 					break
 				}
 				msg := fmt.Sprintf("the simulator playing the target's profile is learned or answers differently in %d points (attempt %d):\n  %s", len(wrong), attempt, strings.Join(wrong, "\n  "))
-				if attempt == 2 {
+				if attempt == fidelityAttempts {
 					t.Fatal(msg)
 				}
 				t.Log(msg)
-				time.Sleep(altWindow + time.Second) // the second account's budget back
+				time.Sleep(fidelityWindow + time.Second) // the second account's budget back
 			}
 
 			code, out := runNormativeOn(t, s)
@@ -107,6 +122,20 @@ func TestProfileRoundTrip(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fidelityWindow is the fidelity targets' rate-limit window (see
+// fidelityTargets), fidelityAttempts how many times the round trip may
+// learn both sides before a disagreement fails.
+const (
+	fidelityWindow   = 3 * altWindow
+	fidelityAttempts = 3
+)
+
+// undecidedRate says why p's §8 choices are Unknown when the probe could
+// not decide them (empty when it did).
+func undecidedRate(p *profile.Profile) string {
+	return p.Rate.Window.Unknown
 }
 
 // serveTLS serves h over HTTPS on 127.0.0.1 until the test ends, HTTP/2
@@ -153,7 +182,7 @@ func openProfiled(t *testing.T, p *profile.Profile) *sim.Simulator {
 	t.Helper()
 	s, err := sim.New(context.Background(), sim.Config{
 		Addr: "127.0.0.1:0", AdminAddr: "127.0.0.1:0", DataDir: t.TempDir(), AdminToken: "test-admin-token",
-		RateLimit: altLimit, RateWindow: altWindow, Profile: p,
+		RateLimit: altLimit, RateWindow: fidelityWindow, Profile: p,
 	})
 	if err != nil {
 		t.Fatalf("a simulator playing the learned profile: %v", err)
@@ -380,13 +409,13 @@ func readAnswer(t *testing.T, resp *http.Response) answer {
 func TestDiffAFileAgainstTheSimulatorPlayingIt(t *testing.T) {
 	waitsForWindows(t)
 	accounts := altAccounts(t)
-	srv := serveTLS(t, newTinyService(accounts, altLimit, altWindow), false)
+	srv := serveTLS(t, newTinyService(accounts, altLimit, fidelityWindow), false)
 	a := accounts[0]
 	file := filepath.Join(t.TempDir(), "deployment-profile.json")
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), []string{"profile", "--base-url", srv.URL + spec.BasePath, "--ca-cert", writeCert(t, srv),
 		"--api-key", a.APIKey, "--api-secret", a.APISecret, "--account-id", a.AccountID,
-		"--rate-limit", fmt.Sprint(altLimit), "--rate-window", altWindow.String(), "--out", file}, &stdout, &stderr)
+		"--rate-limit", fmt.Sprint(altLimit), "--rate-window", fidelityWindow.String(), "--out", file}, &stdout, &stderr)
 	if code != exitPass {
 		t.Fatalf("conformance profile: exit %d\n%s%s", code, stdout.String(), stderr.String())
 	}
