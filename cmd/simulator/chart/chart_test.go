@@ -11,6 +11,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"io"
@@ -26,6 +27,8 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/partner-v3/conformance-kit/fixtures"
 )
 
 // helmPkg is the Helm the tests build, the Makefile's HELM. v3.20.2 is the
@@ -232,6 +235,13 @@ type volume struct {
 	Secret *struct {
 		SecretName string `yaml:"secretName"`
 	} `yaml:"secret"`
+	ConfigMap *struct {
+		Name string `yaml:"name"`
+	} `yaml:"configMap"`
+}
+
+type configMap struct {
+	Data map[string]string `yaml:"data"`
 }
 
 type service struct {
@@ -629,6 +639,39 @@ var valueSets = []struct {
 		},
 	},
 	{
+		name:   "a learned profile, inline",
+		values: map[string]any{"profile": map[string]any{"json": string(learnedProfile())}},
+		check: func(t *testing.T, r manifests) {
+			c := checkSimulator(t, r, 2)
+			if got := mountedProfile(t, r, c); got != string(learnedProfile()) {
+				t.Errorf("SIM_PROFILE's file holds %d bytes, not the profile given (%d)", len(got), len(learnedProfile()))
+			}
+			// A new profile restarts the replicas: they read it at start.
+			other := render(t, map[string]any{"profile": map[string]any{"json": strings.Replace(string(learnedProfile()), "410", "404", 1)}})
+			var d deployment
+			other.mustGet(t, "Deployment", fullname, &d)
+			if a, b := c.pod.Spec.Template.Metadata.Annotations["checksum/config"], d.Spec.Template.Metadata.Annotations["checksum/config"]; a == b {
+				t.Errorf("checksum/config %s is the same for two profiles", a)
+			}
+		},
+	},
+	{
+		name:   "a profile from a ConfigMap of the user's",
+		values: map[string]any{"profile": map[string]any{"existingConfigMap": "team-profile", "existingConfigMapKey": "deployment-profile.json"}},
+		check: func(t *testing.T, r manifests) {
+			c := checkSimulator(t, r, 2)
+			if e := env(c.sim, "SIM_PROFILE"); e == nil || e.Value != "/etc/simulator/profile/deployment-profile.json" {
+				t.Fatalf("SIM_PROFILE=%+v, want the user's key under the profile mount", e)
+			}
+			if cm := profileVolume(t, c); cm != "team-profile" {
+				t.Errorf("the profile is mounted from ConfigMap %q, want team-profile", cm)
+			}
+			if r.get(t, "ConfigMap", "team-profile", &configMap{}) || r.get(t, "ConfigMap", fullname+"-profile", &configMap{}) {
+				t.Errorf("rendered a ConfigMap for the user's profile: %v", r.kinds())
+			}
+		},
+	},
+	{
 		name: "five replicas, with flags",
 		values: map[string]any{"replicaCount": 5, "config": map[string]any{
 			"seed": 7, "rate-limit": 1000, "rate-window": "10s", "log-level": "warn",
@@ -778,6 +821,10 @@ func TestChartRefuses(t *testing.T) {
 		{"a flag the chart sets", map[string]any{"config": map[string]any{"redis-url": "redis://elsewhere:6379"}}, "config.redis-url is set by the chart"},
 		{"plain HTTP", map[string]any{"config": map[string]any{"insecure": true}}, "HTTPS only"},
 		{"two sources of the Redis URL", map[string]any{"externalRedis": map[string]any{"url": "redis://r:6379", "existingSecret": "r"}}, "not both"},
+		{"a profile that is no JSON", map[string]any{"profile": map[string]any{"json": "{not json"}}, "profile.json is not a deployment profile"},
+		{"JSON that is no profile", map[string]any{"profile": map[string]any{"json": `{"rateLimit": 5}`}}, "profile.json is not a deployment profile"},
+		{"two sources of the profile", map[string]any{"profile": map[string]any{"json": string(learnedProfile()), "existingConfigMap": "p"}}, "profile: give json or existingConfigMap, not both"},
+		{"the profile as a flag", map[string]any{"config": map[string]any{"profile": "/p.json"}}, "config.profile is set by the chart"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -802,4 +849,58 @@ func TestHelmPinIsTheMakefiles(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^HELM\s*:=\s*` + regexp.QuoteMeta(helmPkg) + `\s*$`).Match(mk) {
 		t.Errorf("the Makefile's HELM is not %s", helmPkg)
 	}
+}
+
+// learnedProfile is the simulator's default profile played as if a
+// deployment had been learned with other choices: an unknown path is
+// answered 410 with a message of its own (docs/fidelity.md, http.unknownPath).
+func learnedProfile() []byte {
+	var p map[string]any
+	if err := json.Unmarshal(fixtures.DefaultProfile, &p); err != nil {
+		panic(err)
+	}
+	p["source"] = map[string]any{"name": "a learned deployment"}
+	p["http"].(map[string]any)["unknownPath"].(map[string]any)["value"] = map[string]any{
+		"status": 410, "message": "Gone: {path} is not an operation of this deployment",
+	}
+	b, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// profileVolume is the ConfigMap SIM_PROFILE's directory is mounted from.
+func profileVolume(t *testing.T, c checked) string {
+	t.Helper()
+	e := env(c.sim, "SIM_PROFILE")
+	if e == nil {
+		t.Fatal("no SIM_PROFILE")
+	}
+	for _, m := range c.sim.VolumeMounts {
+		if m.MountPath != filepath.Dir(e.Value) {
+			continue
+		}
+		for _, v := range c.pod.Spec.Template.Spec.Volumes {
+			if v.Name == m.Name && v.ConfigMap != nil {
+				return v.ConfigMap.Name
+			}
+		}
+	}
+	t.Fatalf("SIM_PROFILE=%s is in no mounted ConfigMap", e.Value)
+	return ""
+}
+
+// mountedProfile is the content of the file SIM_PROFILE names, read from
+// the rendered ConfigMap it is mounted from.
+func mountedProfile(t *testing.T, r manifests, c checked) string {
+	t.Helper()
+	var cm configMap
+	r.mustGet(t, "ConfigMap", profileVolume(t, c), &cm)
+	key := filepath.Base(env(c.sim, "SIM_PROFILE").Value)
+	v, ok := cm.Data[key]
+	if !ok {
+		t.Fatalf("ConfigMap has no key %q (keys %v)", key, slices.Sorted(maps.Keys(cm.Data)))
+	}
+	return v
 }

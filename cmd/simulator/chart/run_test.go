@@ -35,6 +35,8 @@ func TestRenderedPodServes(t *testing.T) {
 	}{
 		{"one replica in memory", map[string]any{"replicaCount": 1, "redis": map[string]any{"enabled": false}}, 1, "memory"},
 		{"external Redis", nil, 2, "redis"},
+		{"one replica playing a learned profile", map[string]any{"replicaCount": 1, "redis": map[string]any{"enabled": false},
+			"profile": map[string]any{"json": string(learnedProfile())}}, 1, "memory"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -75,6 +77,7 @@ func runPod(t *testing.T, r manifests, c checked, backend string) {
 			}
 		}
 	}
+	profileFile := "" // SIM_PROFILE's file, written from its ConfigMap
 	var env []string
 	for _, e := range c.sim.Env {
 		value := e.Value
@@ -87,6 +90,13 @@ func runPod(t *testing.T, r manifests, c checked, backend string) {
 			}
 		case e.Name == "SIM_DATA_DIR":
 			value = filepath.Join(dir, "data")
+		case e.Name == "SIM_PROFILE":
+			// The ConfigMap's file, written where the test can.
+			profileFile = filepath.Join(dir, filepath.Base(value))
+			if err := os.WriteFile(profileFile, []byte(mountedProfile(t, r, c)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			value = profileFile
 		case mounts[filepath.Dir(value)] != "":
 			// A file of a mounted Secret: write it where the test can.
 			file := filepath.Join(dir, filepath.Base(value))
@@ -142,6 +152,20 @@ func runPod(t *testing.T, r manifests, c checked, backend string) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("GET /healthz=%d, want 200", resp.StatusCode)
+	}
+
+	if profileFile != "" {
+		// The pod plays the profile: an unknown path is answered as the
+		// learned deployment answers it, not as the simulator would.
+		resp, err := partner.Post(base.Scheme+"://"+base.Host+"/v3/partner/webhook/nothing/here", "application/json", strings.NewReader("{}"))
+		if err != nil {
+			t.Fatalf("POST an unknown path: %v", err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusGone || !strings.Contains(string(body), "Gone: /v3/partner/webhook/nothing/here is not an operation") {
+			t.Errorf("an unknown path: %d %s, want the profile's 410 naming the path", resp.StatusCode, body)
+		}
 	}
 
 	control := client(fullname + "-admin." + namespace + ".svc")

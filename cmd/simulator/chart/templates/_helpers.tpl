@@ -48,6 +48,11 @@ app.kubernetes.io/component: redis
 {{- .Values.admin.existingSecret | default (printf "%s-admin" (include "sim.fullname" .)) -}}
 {{- end -}}
 
+{{/* The ConfigMap holding the profile, and its key; empty without one. */}}
+{{- define "sim.profileConfigMap" -}}
+{{- if .Values.profile.existingConfigMap -}}{{ .Values.profile.existingConfigMap }}{{- else if .Values.profile.json -}}{{ include "sim.fullname" . }}-profile{{- end -}}
+{{- end -}}
+
 {{- define "sim.redisURLSecret" -}}
 {{- .Values.externalRedis.existingSecret | default (printf "%s-redis-url" (include "sim.fullname" .)) -}}
 {{- end -}}
@@ -73,7 +78,16 @@ app.kubernetes.io/component: redis
 {{- if hasKey .Values.config "insecure" -}}
 {{- fail "config.insecure: the chart serves HTTPS only (spec §1), and its probes and ServiceMonitor speak HTTPS" -}}
 {{- end -}}
-{{- range $flag := list "addr" "admin-addr" "admin-token" "tls-cert" "tls-key" "redis-url" "data-dir" "accounts" -}}
+{{- if and .Values.profile.json .Values.profile.existingConfigMap -}}
+{{- fail "profile: give json or existingConfigMap, not both" -}}
+{{- end -}}
+{{- if .Values.profile.json -}}
+{{- $p := fromJson .Values.profile.json -}}
+{{- if or (hasKey $p "Error") (not (hasKey $p "profileVersion")) -}}
+{{- fail "profile.json is not a deployment profile (a JSON object with a profileVersion, as conformance profile writes it)" -}}
+{{- end -}}
+{{- end -}}
+{{- range $flag := list "addr" "admin-addr" "admin-token" "tls-cert" "tls-key" "redis-url" "data-dir" "accounts" "profile" -}}
 {{- if hasKey $.Values.config $flag -}}
 {{- fail (printf "config.%s is set by the chart; see values.yaml for the value that controls it" $flag) -}}
 {{- end -}}
