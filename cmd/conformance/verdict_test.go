@@ -117,14 +117,27 @@ func TestBackToBackRunsPass(t *testing.T) {
 	const limit, window = 100, 6 * time.Second // see TestRunOnASpentBudgetPasses
 	s := openLimitedSimulator(t, limit, window)
 	for i, tags := range []string{"@normative && @rate-limit && @spec-1", "@normative", "@normative"} {
-		dir := t.TempDir()
+		// A run whose proof of §8 could not decide (exit 3: a burst
+		// crossed a window on a loaded machine) is no verdict: it runs
+		// again at once, still on the budget the run before spent.
+		var dir string
 		var stdout, stderr bytes.Buffer
-		if code := run(context.Background(), append(blackBoxArgs(t, s, limit, window, dir), "--tags", tags), &stdout, &stderr); code != exitPass {
+		code, attempt := exitIncomplete, 0
+		for attempt < altAttempts && code == exitIncomplete {
+			attempt++
+			dir = t.TempDir()
+			stdout.Reset()
+			stderr.Reset()
+			code = run(context.Background(), append(blackBoxArgs(t, s, limit, window, dir), "--tags", tags), &stdout, &stderr)
+		}
+		if code != exitPass {
 			t.Fatalf("run %d (%s): exit status %d, want 0\n%s\nstderr:\n%s", i+1, tags, code, stdout.String(), stderr.String())
 		}
 		r := readSummary(t, dir)
-		t.Logf("run %d (%s): %d passed, %d requests, %d budget waits, %s", i+1, tags, r.Passed, r.Requests, len(r.BudgetWaits), r.Duration.Round(time.Millisecond))
-		if i == 1 && len(r.BudgetWaits) == 0 {
+		t.Logf("run %d (%s, attempt %d): %d passed, %d requests, %d budget waits, %s", i+1, tags, attempt, r.Passed, r.Requests, len(r.BudgetWaits), r.Duration.Round(time.Millisecond))
+		// A second attempt starts on whatever budget the inconclusive one
+		// left: only a first attempt must meet run 1's spent budget.
+		if i == 1 && attempt == 1 && len(r.BudgetWaits) == 0 {
 			t.Errorf("run 2 started on the budget run 1 spent, yet met no 429: the test proves nothing")
 		}
 	}
