@@ -112,7 +112,7 @@ func observe(resp *http.Response, body []byte, subst map[string]string, redact f
 		}
 	}
 	for _, l := range leaves {
-		if f := idFormat(l); f != "" {
+		if f := idFormat(l, subst); f != "" {
 			if o.IDs == nil {
 				o.IDs = map[string]string{}
 			}
@@ -289,10 +289,18 @@ func isIDKey(k string) bool {
 
 // idFormat is an identifier's format (Observation.IDs), "" for a leaf that
 // is none. A numeric id inside a list (a campaign's Id) is the side's data,
-// not a format.
-func idFormat(l leaf) string {
+// not a format; one the request took from the side's data (subst) is
+// written as the placeholder it echoes.
+func idFormat(l leaf, subst map[string]string) string {
 	if !isIDKey(l.key) {
 		return ""
+	}
+	var str string
+	if json.Unmarshal(l.raw, &str) != nil {
+		str = string(bytes.TrimSpace(l.raw))
+	}
+	if ph, ok := subst[str]; ok && (l.typ == "string" || l.typ == "integer") {
+		return "echoes " + ph + " as " + l.typ
 	}
 	switch l.typ {
 	case "integer":

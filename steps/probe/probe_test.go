@@ -35,6 +35,8 @@ type fake struct {
 	noContentTypeOK   bool   // a body without Content-Type is read as JSON
 	bodyFirst         bool   // the body is checked before the credentials
 	deleteAllowsAll   bool   // Allow lists every method
+	idOffset          int    // added to every campaign Id (other data)
+	reasons           bool   // every other campaign has a reason (other data)
 
 	mu    sync.Mutex
 	times []time.Time
@@ -121,14 +123,18 @@ func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fail(http.StatusBadRequest, "limit must be 1 to 50 and page at least 1")
 			return
 		}
-		ids := []int{11, 12, 13, 14, 15, 16, 17}
+		ids := f.ids()
 		if f.newestFirst {
 			slices.Reverse(ids)
 		}
 		from, to := min(int((page-1)*limit), len(ids)), min(int(page*limit), len(ids))
 		var cs []map[string]any
 		for _, id := range ids[from:to] {
-			cs = append(cs, map[string]any{"Id": id, "campaignName": fmt.Sprint("c", id), "reason": nil})
+			c := map[string]any{"Id": id, "campaignName": fmt.Sprint("c", id), "reason": nil}
+			if f.reasons && id%2 == 0 {
+				c["reason"] = "paused by the partner"
+			}
+			cs = append(cs, c)
 		}
 		send(http.StatusOK, map[string]any{"pageNo": page, "pageSize": limit, "totalPages": (len(ids) + int(limit) - 1) / int(limit),
 			"totalRecords": len(ids), "filteredRecords": len(ids), "campaigns": cs})
@@ -139,12 +145,21 @@ func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fail(http.StatusBadRequest, spec.MsgCampaignIDRequired)
 		case !ok:
 			fail(http.StatusBadRequest, "campaignId must be an integer")
-		case id < 11 || id > 17:
+		case !slices.Contains(f.ids(), int(id)):
 			fail(http.StatusNotFound, fmt.Sprintf("Campaign %v not found", id))
 		default:
-			send(http.StatusOK, map[string]any{"emailStat": map[string]int{"Sent": 1}, "smsStat": map[string]int{"Sent": 2}})
+			send(http.StatusOK, map[string]any{"campaignId": id, "emailStat": map[string]int{"Sent": 1}, "smsStat": map[string]int{"Sent": 2}})
 		}
 	}
+}
+
+// ids are the account's campaign Ids.
+func (f *fake) ids() []int {
+	ids := []int{11, 12, 13, 14, 15, 16, 17}
+	for i := range ids {
+		ids[i] += f.idOffset
+	}
+	return ids
 }
 
 // maxInWindow is the most requests the fake received within any window.
@@ -210,9 +225,8 @@ func TestRunFindsWhatAClientSeesDifferently(t *testing.T) {
 		}},
 		{name: "newest first shows in the order of pages", b: &fake{newestFirst: true}, differ: map[string]string{
 			"campaignList.order": "order of pages", "pages 1 to 3 of 2 campaigns": "order of pages",
-			"campaignList.extraField": "order", "Campaign List with another extra field": "order",
-			"limit as an integral float": "order", "limit as a fraction": "order",
 		}},
+		{name: "other campaigns, their Ids echoed and a reason null or not, are data: every class agrees", b: &fake{idOffset: 1000, reasons: true}},
 		{name: "a framework's 422 with a list of problems differs in status, body and message", b: &fake{limit422: true}, differ: map[string]string{
 			"campaignList.limitAboveMax": "status", "limit 51": "status",
 		}},

@@ -113,7 +113,11 @@ func Run(ctx context.Context, env Env) (*Report, error) {
 			unknown := learn.UnknownCampaignID(append(append([]int{0}, sides[0].listed...), sides[1].listed...))
 			sides[0].vars.UnknownCampaignID, sides[1].vars.UnknownCampaignID = unknown, unknown
 		}
-		res.Order = [2]string{order(ids[0]), order(ids[1])}
+		if len(p.Pages) > 0 {
+			// Only a walk shows the order of pages: which Ids a single page
+			// of some other request holds is each side's data.
+			res.Order = [2]string{order(ids[0]), order(ids[1])}
+		}
 		res.Differences = differences(res)
 		if len(res.Differences) == 0 {
 			rep.Agree++
