@@ -3,6 +3,9 @@ package probe
 import (
 	"fmt"
 	"net/http"
+	"strings"
+
+	"github.com/partner-v3/conformance-kit/simulator/profile"
 
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 	"github.com/partner-v3/conformance-kit/steps/learn"
@@ -50,6 +53,15 @@ func Probes() []Probe {
 	}
 	list, stats, add := spec.PathCampaignList, spec.PathCampaignStats, spec.PathContactAdd
 	const listBody = `{"limit": 1, "page": 1}`
+	// A Campaign List body padded with spaces to n bytes, as the learner's
+	// body-limit probe sends it.
+	padded := func(n int) string {
+		return listBody[:len(listBody)-1] + strings.Repeat(" ", max(n-len(listBody), 0)) + "}"
+	}
+	// The body limit's smallest size: the learner sends it first and
+	// further sizes only while they are served.
+	ps = append(ps, Probe{Name: "http.bodyLimit", Learned: true,
+		Request: learn.Request{Choice: "http.bodyLimit", Path: list, Body: padded(profile.BodySizes[0])}})
 	other := []Probe{
 		// Valid requests: the success answers' shape.
 		{Name: "a new contact", Request: learn.Request{Path: add, Body: `{"email": "new-{email}", "firstName": "Ada", "country": "UK", "tag": ["probe"]}`}},
@@ -88,6 +100,7 @@ func Probes() []Probe {
 		{Name: "a contact with email a number", Request: learn.Request{Path: add, Body: `{"email": 5}`}},
 		{Name: "a contact with two unknown fields", Request: learn.Request{Path: add, Body: `{"email": "u-{email}", "alias": "x", "nickname": "y"}`}},
 		// The body itself.
+		{Name: "a body of 2 MiB", Request: learn.Request{Path: list, Body: padded(2 << 20)}},
 		{Name: "Campaign List without a Content-Type", Request: learn.Request{Path: list, Body: listBody}, NoContentType: true},
 		{Name: "Add Contact without a Content-Type", Request: learn.Request{Path: add, Body: `{"email": "c-{email}"}`}, NoContentType: true},
 		{Name: "a form Content-Type", Request: learn.Request{Path: list, Body: listBody, ContentType: "application/x-www-form-urlencoded"}},

@@ -214,7 +214,10 @@ func (s *side) send(ctx context.Context, p Probe, i int) (Observation, error) {
 func (p Probe) describe() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s", cmpOr(p.Method, http.MethodPost), p.Path)
-	if p.Body != "" {
+	switch body := strings.TrimRight(p.Body, " }"); {
+	case len(p.Body) > 256:
+		fmt.Fprintf(&b, " %s… (%d bytes)", body[:min(len(body), 64)], len(p.Body))
+	case p.Body != "":
 		b.WriteString(" " + p.Body)
 	}
 	var notes []string
