@@ -27,6 +27,9 @@ import (
 // which tests replace with a fake target.
 var learnTarget = suite.Learn
 
+// probeSides is --probe's comparison of two live sides: suite.Probe.
+var probeSides = suite.Probe
+
 // Exit statuses of conformance diff: like the run's, 1 is only ever the
 // deployments' answer, never a problem of the user's (that is 2).
 const (
@@ -44,6 +47,10 @@ var diffHelp = flagenv.Help{
 		"profile with the target flags below (when both sides are URLs, side B takes the --b-* flags).\n" +
 		"Prints the differing choices (--all: every one) with each side's value and evidence; --json the\n" +
 		"comparison as JSON; --html and --report-dir a page like report.html.\n\n" +
+		"--probe compares what a client observes instead: two base URLs (A a deployment, B typically a\n" +
+		"simulator playing A's profile) get the same requests in lockstep, within each account's budget\n" +
+		"(spec §8): every request class the profile is learned from and others it is not. Prints agreement\n" +
+		"N/M and each disagreement side by side; --json the report as JSON; --report-dir probe.json and probe.txt.\n\n" +
 		"Partner CI recipe:\n" +
 		"  conformance profile --base-url \"$TARGET\" …   learn your deployment once; commit its profile.json\n" +
 		"  simulator --profile profile.json              run your client's tests against your deployment's choices\n" +
@@ -51,8 +58,8 @@ var diffHelp = flagenv.Help{
 	Prefix:  envPrefix,
 	EnvNote: "An empty variable counts as unset. Flags may come before, between or after A and B.",
 	ExitCodes: []flagenv.ExitCode{
-		{Code: diffAgree, Meaning: "the two sides agree on every choice both know (also --help)"},
-		{Code: diffDiffer, Meaning: "they differ in at least one choice"},
+		{Code: diffAgree, Meaning: "the two sides agree on every choice both know (--probe: answer every request alike; also --help)"},
+		{Code: diffDiffer, Meaning: "they differ in at least one choice (--probe: answer at least one request differently)"},
 		{Code: diffNotRun, Meaning: "not compared: a usage error, an unreadable or invalid profile (Check's reason), or a URL that could not be probed (the message says what to fix)"},
 	},
 }
@@ -62,6 +69,7 @@ var diffHelp = flagenv.Help{
 type diffOptions struct {
 	a, b      options
 	all, json bool
+	probe     bool
 	html      string
 	reportDir string
 	sides     []string
@@ -85,6 +93,7 @@ func parseDiffFlags(args []string, getenv func(string) string) (*diffOptions, er
 	fs.DurationVar(&o.a.cfg.Timeout, "timeout", 30*time.Second, "timeout of each request to a URL side")
 	fs.BoolVar(&o.a.cfg.ReadOnly, "read-only", false, "learn a URL side without creating contacts (for production; those choices are then not compared)")
 	fs.StringVar(&o.a.cfg.EmailDomain, "email-domain", "example.com", "domain of the contacts learning a URL side creates")
+	fs.BoolVar(&o.probe, "probe", false, "compare what a client observes of two base URLs, request by request, instead of their profiles")
 	fs.BoolVar(&o.all, "all", false, "print every choice, not only the differing ones")
 	fs.BoolVar(&o.json, "json", false, "print the comparison as JSON instead of text")
 	fs.StringVar(&o.html, "html", "", "write the comparison as an HTML page to this file")
@@ -139,6 +148,9 @@ func diff(ctx context.Context, args []string, stdout, stderr io.Writer, getenv f
 		return diffNotRun
 	}
 	both := isURL(o.sides[0]) && isURL(o.sides[1])
+	if o.probe {
+		return o.runProbe(ctx, stdout, stderr)
+	}
 	var ps [2]*profile.Profile
 	for i, side := range o.sides {
 		p, err := o.loadSide(ctx, side, i == 1 && both, stderr)
@@ -192,20 +204,11 @@ func (o *diffOptions) loadSide(ctx context.Context, side string, sideB bool, std
 	case !isURL(side):
 		return profile.Load(side)
 	}
-	prefix, env, flags := "--", envPrefix, &o.a
-	if sideB {
-		prefix, env, flags = "--b-", envPrefix+"B_", &o.b
-	}
-	cfg, err := flags.target(side)
-	// Side B makes its requests as side A does (the flags are bound once).
-	cfg.Timeout, cfg.ReadOnly, cfg.EmailDomain = o.a.cfg.Timeout, o.a.cfg.ReadOnly, o.a.cfg.EmailDomain
-	cfg.Output, cfg.Log = stderr, stderr
-	if err == nil {
-		err = cfg.Validate()
-	}
+	cfg, err := o.sideConfig(side, sideB, stderr)
 	if err != nil {
-		return nil, fmt.Errorf("%w\n(give this side's %sapi-key, %sapi-secret, %saccount-id and, for a private CA, %sca-cert, or their %s* variables)", err, prefix, prefix, prefix, prefix, env)
+		return nil, err
 	}
+	prefix := sidePrefix(sideB)
 	p, err := learnTarget(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("learn its profile: %w\n(check that the address ends in %s and answers, and the credentials %sapi-key, %sapi-secret, %saccount-id and %sca-cert)", err, spec.BasePath, prefix, prefix, prefix, prefix)
@@ -214,6 +217,92 @@ func (o *diffOptions) loadSide(ctx context.Context, side string, sideB bool, std
 		return nil, errors.New("learn its profile: no profile came back")
 	}
 	return p, nil
+}
+
+// sidePrefix is the prefix of a side's target flags.
+func sidePrefix(sideB bool) string {
+	if sideB {
+		return "--b-"
+	}
+	return "--"
+}
+
+// sideConfig is the run configuration of a URL side from its target
+// flags; sideB says it is the second of two URLs, which takes the --b-*
+// flags. Its error says which flags to give.
+func (o *diffOptions) sideConfig(side string, sideB bool, stderr io.Writer) (suite.Config, error) {
+	env, flags := envPrefix, &o.a
+	if sideB {
+		env, flags = envPrefix+"B_", &o.b
+	}
+	prefix := sidePrefix(sideB)
+	cfg, err := flags.target(side)
+	// Side B makes its requests as side A does (the flags are bound once).
+	cfg.Timeout, cfg.ReadOnly, cfg.EmailDomain = o.a.cfg.Timeout, o.a.cfg.ReadOnly, o.a.cfg.EmailDomain
+	cfg.Output, cfg.Log = stderr, stderr
+	if err == nil {
+		err = cfg.Validate()
+	}
+	if err != nil {
+		return cfg, fmt.Errorf("%w\n(give this side's %sapi-key, %sapi-secret, %saccount-id and, for a private CA, %sca-cert, or their %s* variables)", err, prefix, prefix, prefix, prefix, env)
+	}
+	return cfg, nil
+}
+
+// runProbe is conformance diff --probe: both sides are base URLs, sent
+// the same requests (package steps/probe).
+func (o *diffOptions) runProbe(ctx context.Context, stdout, stderr io.Writer) int {
+	usage := func(msg string) int {
+		fmt.Fprintf(stderr, "conformance diff: usage error: %s\n(conformance diff --help)\n", msg)
+		return diffNotRun
+	}
+	switch {
+	case !isURL(o.sides[0]) || !isURL(o.sides[1]):
+		return usage("--probe sends requests to two live sides: give two base URLs (https://…" + spec.BasePath + "), not a profile file or default")
+	case o.html != "":
+		return usage("--probe writes no HTML page: use --json or --report-dir (probe.json, probe.txt)")
+	}
+	var cfgs [2]suite.Config
+	for i, side := range o.sides {
+		cfg, err := o.sideConfig(side, i == 1, stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "conformance diff: side %c (%s): %v\n", 'A'+i, side, err)
+			return diffNotRun
+		}
+		cfgs[i] = cfg
+	}
+	rep, err := probeSides(ctx, cfgs[0], cfgs[1])
+	if err != nil {
+		fmt.Fprintf(stderr, "conformance diff: %v\n(check that each address ends in %s and answers, and each side's credentials: --api-key, --api-secret, --account-id, --ca-cert for side A, --b-api-key, --b-api-secret, --b-account-id, --b-ca-cert for side B)\n", err, spec.BasePath)
+		return diffNotRun
+	}
+	if o.reportDir != "" {
+		if err := os.MkdirAll(o.reportDir, 0o755); err != nil {
+			fmt.Fprintf(stderr, "conformance diff: create --report-dir: %v\n", err)
+			return diffNotRun
+		}
+		for name, write := range map[string]func(io.Writer) error{
+			"probe.json": rep.WriteJSON,
+			"probe.txt":  func(w io.Writer) error { rep.WriteText(w, true); return nil },
+		} {
+			if err := writeFile(filepath.Join(o.reportDir, name), write); err != nil {
+				fmt.Fprintf(stderr, "conformance diff: %v\n", err)
+				return diffNotRun
+			}
+		}
+	}
+	if o.json {
+		if err := rep.WriteJSON(stdout); err != nil {
+			fmt.Fprintf(stderr, "conformance diff: %v\n", err)
+			return diffNotRun
+		}
+	} else {
+		rep.WriteText(stdout, o.all)
+	}
+	if !rep.Agreed() {
+		return diffDiffer
+	}
+	return diffAgree
 }
 
 // diffView is the comparison as the outputs show it.

@@ -23,7 +23,7 @@ const listBody = `{"limit": 1, "page": 1}`
 
 // auth learns what §5 leaves open.
 func (l *learner) auth(ctx context.Context) error {
-	x, err := l.send(ctx, req{path: spec.PathCampaignList, body: listBody, noAccount: true})
+	x, err := l.send(ctx, l.req(requestFor("auth.missingAccount"), Vars{}))
 	if err != nil {
 		return err
 	}
@@ -33,9 +33,7 @@ func (l *learner) auth(ctx context.Context) error {
 	default:
 		l.p.Auth.MissingAccount = unknown[profile.Outcome](fmt.Sprintf("a request without x-account-id was answered %d, neither 401 nor 403 (§5)", x.status), l.evidence(x))
 	}
-	wrong := l.env.Primary
-	wrong.APISecret += "-wrong"
-	x, err = l.send(ctx, req{path: spec.PathCampaignStats, body: `{}`, acct: wrong})
+	x, err = l.send(ctx, l.req(requestFor("auth.credentialsFirst"), Vars{}))
 	if err != nil {
 		return err
 	}
@@ -77,19 +75,19 @@ const maxWalkPages = 10
 // the campaigns (§2.2, §3).
 func (l *learner) list(ctx context.Context) error {
 	cases := []struct {
-		dst  *profile.Choice[profile.Outcome]
-		body string
+		dst    *profile.Choice[profile.Outcome]
+		choice string
 	}{
-		{&l.p.List.LimitAboveMax, `{"limit": 80, "page": 1}`},
-		{&l.p.List.LimitBelowOne, `{"limit": 0, "page": 1}`},
-		{&l.p.List.PageBelowOne, `{"limit": 5, "page": 0}`},
-		{&l.p.List.LimitMissing, `{"page": 1}`},
-		{&l.p.List.PageMissing, `{"limit": 5}`},
-		{&l.p.List.WrongType, `{"limit": "5", "page": 1}`},
-		{&l.p.List.ExtraField, `{"limit": 5, "page": 1, "` + profile.ProbeExtraField + `": "x"}`},
+		{&l.p.List.LimitAboveMax, "campaignList.limitAboveMax"},
+		{&l.p.List.LimitBelowOne, "campaignList.limitBelowOne"},
+		{&l.p.List.PageBelowOne, "campaignList.pageBelowOne"},
+		{&l.p.List.LimitMissing, "campaignList.limitMissing"},
+		{&l.p.List.PageMissing, "campaignList.pageMissing"},
+		{&l.p.List.WrongType, "campaignList.wrongType"},
+		{&l.p.List.ExtraField, "campaignList.extraField"},
 	}
 	for _, c := range cases {
-		x, err := l.send(ctx, req{path: spec.PathCampaignList, body: c.body})
+		x, err := l.send(ctx, l.req(requestFor(c.choice), Vars{}))
 		if err != nil {
 			return err
 		}
@@ -101,7 +99,7 @@ func (l *learner) list(ctx context.Context) error {
 	var all []campaign
 	complete := false
 	for page := 1; page <= maxWalkPages; page++ {
-		x, err := l.send(ctx, req{path: spec.PathCampaignList, body: fmt.Sprintf(`{"limit": %d, "page": %d}`, spec.MaxPageSize, page)})
+		x, err := l.send(ctx, l.req(requestFor("campaignList.order"), Vars{Page: page}))
 		if err != nil {
 			return err
 		}
@@ -123,7 +121,7 @@ func (l *learner) list(ctx context.Context) error {
 	ev := l.evidences(walk[0])
 	// The page after the last.
 	past := max(first.TotalPages, 1) + 1
-	x, err := l.send(ctx, req{path: spec.PathCampaignList, body: fmt.Sprintf(`{"limit": %d, "page": %d}`, spec.MaxPageSize, past)})
+	x, err := l.send(ctx, l.req(requestFor("campaignList.pastLast"), Vars{Page: past}))
 	if err != nil {
 		return err
 	}
@@ -233,20 +231,20 @@ func (l *learner) stats(ctx context.Context) error {
 		l.p.Stats = profile.Stats{Unknown: unknown[profile.Outcome](why), NumericString: unknown[profile.Outcome](why), ExtraField: unknown[profile.Outcome](why)}
 		return nil
 	}
-	id := l.campaignIDs[0]
-	if _, err := l.send(ctx, req{path: spec.PathCampaignStats, body: fmt.Sprintf(`{"campaignId": %d}`, id)}); err != nil {
+	v := Vars{CampaignID: l.campaignIDs[0], UnknownCampaignID: UnknownCampaignID(l.campaignIDs)}
+	if _, err := l.send(ctx, l.req(requestFor("campaignStats.known"), v)); err != nil {
 		return err
 	}
 	cases := []struct {
-		dst  *profile.Choice[profile.Outcome]
-		body string
+		dst    *profile.Choice[profile.Outcome]
+		choice string
 	}{
-		{&l.p.Stats.Unknown, fmt.Sprintf(`{"campaignId": %d}`, slices.Max(l.campaignIDs)+1000003)},
-		{&l.p.Stats.NumericString, fmt.Sprintf(`{"campaignId": "%d"}`, id)},
-		{&l.p.Stats.ExtraField, fmt.Sprintf(`{"campaignId": %d, "%s": 1}`, id, profile.ProbeExtraField)},
+		{&l.p.Stats.Unknown, "campaignStats.unknown"},
+		{&l.p.Stats.NumericString, "campaignStats.numericString"},
+		{&l.p.Stats.ExtraField, "campaignStats.extraField"},
 	}
 	for _, c := range cases {
-		x, err := l.send(ctx, req{path: spec.PathCampaignStats, body: c.body})
+		x, err := l.send(ctx, l.req(requestFor(c.choice), v))
 		if err != nil {
 			return err
 		}
@@ -297,9 +295,9 @@ func (l *learner) contact(ctx context.Context) error {
 	}
 	var ids []string
 	var idEv []*exch
-	dup := func(field, value string) (profile.Choice[profile.Duplicate], error) {
-		body := fmt.Sprintf(`{%q: %q}`, field, value)
-		x1, err := l.send(ctx, req{path: spec.PathContactAdd, body: body})
+	dup := func(choice, field string, v Vars) (profile.Choice[profile.Duplicate], error) {
+		r := l.req(requestFor(choice), v)
+		x1, err := l.send(ctx, r)
 		if err != nil {
 			return profile.Choice[profile.Duplicate]{}, err
 		}
@@ -308,7 +306,7 @@ func (l *learner) contact(ctx context.Context) error {
 			return unknown[profile.Duplicate](fmt.Sprintf("a new contact (%s) was answered %d without a contactId", field, x1.status), l.evidence(x1)), nil
 		}
 		ids, idEv = append(ids, id1), append(idEv, x1)
-		x2, err := l.send(ctx, req{path: spec.PathContactAdd, body: body})
+		x2, err := l.send(ctx, r)
 		if err != nil {
 			return profile.Choice[profile.Duplicate]{}, err
 		}
@@ -327,10 +325,10 @@ func (l *learner) contact(ctx context.Context) error {
 		return unknown[profile.Duplicate]("the same contact again was answered 200 without a contactId", ev...), nil
 	}
 	var err error
-	if l.p.Contact.DuplicateEmail, err = dup("email", l.email()); err != nil {
+	if l.p.Contact.DuplicateEmail, err = dup("contact.duplicateEmail", "email", Vars{Email: l.email()}); err != nil {
 		return err
 	}
-	if l.p.Contact.DuplicatePhone, err = dup("phoneNo", phone()); err != nil {
+	if l.p.Contact.DuplicatePhone, err = dup("contact.duplicatePhone", "phoneNo", Vars{Phone: phone()}); err != nil {
 		return err
 	}
 	if len(ids) == 0 {
@@ -342,9 +340,7 @@ func (l *learner) contact(ctx context.Context) error {
 	var ev []profile.Exchange
 	var odd []string
 	for _, vc := range profile.ValidationCases() {
-		body := map[string]json.RawMessage{"email": json.RawMessage(strconv.Quote(l.email())), vc.Field: json.RawMessage(vc.Value)}
-		b, _ := json.Marshal(body)
-		x, err := l.send(ctx, req{path: spec.PathContactAdd, body: string(b)})
+		x, err := l.send(ctx, l.req(requestFor("contact.validation."+vc.Class), Vars{Email: l.email()}))
 		if err != nil {
 			return err
 		}
@@ -430,17 +426,17 @@ func idFormatOf(ids []string) profile.IDFormat {
 
 // httpProbe learns the transport-level choices.
 func (l *learner) http(ctx context.Context) error {
-	x, err := l.send(ctx, req{path: profile.ProbeUnknownPath, body: listBody})
+	x, err := l.send(ctx, l.req(requestFor("http.unknownPath"), Vars{}))
 	if err != nil {
 		return err
 	}
 	l.p.HTTP.UnknownPath = l.outcomeChoice(x, outcome(x))
-	x, err = l.send(ctx, req{method: profile.ProbeOtherMethod, path: profile.ProbeOtherMethodPath})
+	x, err = l.send(ctx, l.req(requestFor("http.otherMethod"), Vars{}))
 	if err != nil {
 		return err
 	}
 	l.p.HTTP.OtherMethod = profile.Choice[profile.MethodOutcome]{Value: profile.MethodOutcome{Outcome: outcome(x), Allow: x.header.Get("Allow")}, Evidence: l.evidences(x)}
-	x, err = l.send(ctx, req{path: spec.PathCampaignList, body: listBody, contentType: "text/plain"})
+	x, err = l.send(ctx, l.req(requestFor("http.requestContentType"), Vars{}))
 	if err != nil {
 		return err
 	}
@@ -475,7 +471,7 @@ func (l *learner) http(ctx context.Context) error {
 		l.p.HTTP.BodyLimit.Unknown = fmt.Sprintf("the smallest body probed (%d bytes) was refused", profile.BodySizes[0])
 		l.p.HTTP.BodyLimit.Value = profile.BodyLimit{}
 	}
-	x, err = l.send(ctx, req{path: spec.PathCampaignList, body: listBody, header: map[string]string{"Accept-Encoding": "gzip"}})
+	x, err = l.send(ctx, l.req(requestFor("http.gzip"), Vars{}))
 	if err != nil {
 		return err
 	}
