@@ -77,19 +77,19 @@ const maxWalkPages = 10
 // the campaigns (§2.2, §3).
 func (l *learner) list(ctx context.Context) error {
 	cases := []struct {
-		dst  *profile.Choice[profile.Outcome]
-		body string
+		dst         *profile.Choice[profile.Outcome]
+		body, field string
 	}{
-		{&l.p.List.LimitAboveMax, `{"limit": 80, "page": 1}`},
-		{&l.p.List.LimitBelowOne, `{"limit": 0, "page": 1}`},
-		{&l.p.List.PageBelowOne, `{"limit": 5, "page": 0}`},
-		{&l.p.List.LimitMissing, `{"page": 1}`},
-		{&l.p.List.PageMissing, `{"limit": 5}`},
-		{&l.p.List.WrongType, `{"limit": "5", "page": 1}`},
-		{&l.p.List.ExtraField, `{"limit": 5, "page": 1, "` + profile.ProbeExtraField + `": "x"}`},
+		{&l.p.List.LimitAboveMax, `{"limit": 80, "page": 1}`, "limit"},
+		{&l.p.List.LimitBelowOne, `{"limit": 0, "page": 1}`, "limit"},
+		{&l.p.List.PageBelowOne, `{"limit": 5, "page": 0}`, "page"},
+		{&l.p.List.LimitMissing, `{"page": 1}`, "limit"},
+		{&l.p.List.PageMissing, `{"limit": 5}`, "page"},
+		{&l.p.List.WrongType, `{"limit": "5", "page": 1}`, "limit"},
+		{&l.p.List.ExtraField, `{"limit": 5, "page": 1, "` + profile.ProbeExtraField + `": "x"}`, profile.ProbeExtraField},
 	}
 	for _, c := range cases {
-		x, err := l.send(ctx, req{path: spec.PathCampaignList, body: c.body})
+		x, err := l.send(ctx, req{path: spec.PathCampaignList, body: c.body, field: c.field})
 		if err != nil {
 			return err
 		}
@@ -238,15 +238,15 @@ func (l *learner) stats(ctx context.Context) error {
 		return err
 	}
 	cases := []struct {
-		dst  *profile.Choice[profile.Outcome]
-		body string
+		dst         *profile.Choice[profile.Outcome]
+		body, field string
 	}{
-		{&l.p.Stats.Unknown, fmt.Sprintf(`{"campaignId": %d}`, slices.Max(l.campaignIDs)+1000003)},
-		{&l.p.Stats.NumericString, fmt.Sprintf(`{"campaignId": "%d"}`, id)},
-		{&l.p.Stats.ExtraField, fmt.Sprintf(`{"campaignId": %d, "%s": 1}`, id, profile.ProbeExtraField)},
+		{&l.p.Stats.Unknown, fmt.Sprintf(`{"campaignId": %d}`, slices.Max(l.campaignIDs)+1000003), "campaignId"},
+		{&l.p.Stats.NumericString, fmt.Sprintf(`{"campaignId": "%d"}`, id), "campaignId"},
+		{&l.p.Stats.ExtraField, fmt.Sprintf(`{"campaignId": %d, "%s": 1}`, id, profile.ProbeExtraField), profile.ProbeExtraField},
 	}
 	for _, c := range cases {
-		x, err := l.send(ctx, req{path: spec.PathCampaignStats, body: c.body})
+		x, err := l.send(ctx, req{path: spec.PathCampaignStats, body: c.body, field: c.field})
 		if err != nil {
 			return err
 		}
@@ -344,7 +344,7 @@ func (l *learner) contact(ctx context.Context) error {
 	for _, vc := range profile.ValidationCases() {
 		body := map[string]json.RawMessage{"email": json.RawMessage(strconv.Quote(l.email())), vc.Field: json.RawMessage(vc.Value)}
 		b, _ := json.Marshal(body)
-		x, err := l.send(ctx, req{path: spec.PathContactAdd, body: string(b)})
+		x, err := l.send(ctx, req{path: spec.PathContactAdd, body: string(b), field: vc.Field})
 		if err != nil {
 			return err
 		}
@@ -382,7 +382,13 @@ func classifyID(id string) profile.IDFormat {
 		f.Kind = profile.IDUUID
 		return f
 	case digitsRE.MatchString(id):
-		f.Kind = profile.IDNumeric
+		f.Kind, f.Digits = profile.IDNumeric, len(id)
+		return f
+	case hexTail.FindString(id) == id && len(id) >= 4 && len(id) <= 64 && !strings.ContainsAny(id, "ABCDEF"):
+		// Lowercase hex digits alone (a MongoDB ObjectId's 24): prefixed
+		// with nothing, to the length (issue 28: 24 hex digits are not
+		// ct_ and 24 hex digits).
+		f.Kind, f.Digits, f.Alphabet = profile.IDPrefixed, len(id), profile.AlphabetHex
 		return f
 	}
 	tail := hexTail.FindString(id)
@@ -589,7 +595,7 @@ func messageField(keys []string, vals map[string]json.RawMessage) string {
 	}
 	for _, k := range strs {
 		lk := strings.ToLower(k)
-		for _, w := range []string{"error", "message", "detail", "title"} {
+		for _, w := range []string{"error", "message", "detail", "title", "msg"} {
 			if strings.Contains(lk, w) {
 				return k
 			}
@@ -607,20 +613,19 @@ func (l *learner) errorBodies() {
 	bodies := map[string]profile.ErrorBody{}
 	var ev []profile.Exchange
 	var odd []string
-	for _, x := range l.exchanges() {
-		if x.status < 400 || x.status == http.StatusTooManyRequests {
-			continue
-		}
+	for _, x := range l.exemplars() {
 		st := strconv.Itoa(x.status)
 		if _, seen := bodies[st]; seen || slices.Contains(odd, st) {
 			continue
 		}
 		keys, vals, ok := flatObject(x.body)
 		mf := ""
+		var pr *profile.Problems
 		if ok {
+			pr, keys = problemsOf(keys, vals, x)
 			mf = messageField(keys, vals)
 		}
-		if mf == "" {
+		if mf == "" && pr == nil {
 			odd = append(odd, st)
 			ev = append(ev, l.evidence(x))
 			continue
@@ -631,7 +636,7 @@ func (l *learner) errorBodies() {
 				own = append(own, k)
 			}
 		}
-		b := profile.ErrorBody{MessageField: mf, ContentType: x.header.Get("Content-Type")}
+		b := profile.ErrorBody{MessageField: mf, ContentType: x.header.Get("Content-Type"), Problems: pr}
 		for _, k := range own {
 			b.Fields = append(b.Fields, fieldOf(k, vals[k], x))
 		}
