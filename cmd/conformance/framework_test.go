@@ -477,6 +477,8 @@ func frameworkProbes() []silentProbe {
 		{name: "limit above 50 and a wrong secret", path: spec.PathCampaignList, body: `{"limit": 80, "page": 1}`, header: wrongSecret},
 		{name: "an unknown account and a wrong key", path: spec.PathCampaignStats, body: `{"campaignId": 1}`,
 			header: map[string]string{spec.HeaderAPIKey: "not-a-key", spec.HeaderAccountID: "no-such-account"}},
+		{name: "an unknown account and no campaignId", path: spec.PathCampaignStats, body: `{}`, header: map[string]string{spec.HeaderAccountID: "no-such-account"}},
+		{name: "an unknown account and a body that is no JSON", path: spec.PathCampaignList, body: `{"limit": ]}`, header: map[string]string{spec.HeaderAccountID: "no-such-account"}},
 		{name: "a body that is no JSON without campaignId", path: spec.PathCampaignStats, body: `{"channel": ]}`},
 		{name: "a contact whose id is read", path: spec.PathContactAdd, body: fmt.Sprintf(`{"phoneNo": "+1202555%04d"}`, time.Now().UnixNano()%10000)},
 	}

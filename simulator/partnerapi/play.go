@@ -182,11 +182,6 @@ func newPlay(p *profile.Profile) *play {
 	pl.retryAfter = p.Rate.RetryAfter.Or(d.Rate.RetryAfter)
 	pl.rateHeaders = p.Rate.Headers.Or(d.Rate.Headers)
 	pl.rateSend = [2]rateSend{rateSendOf(pl.rateHeaders.OnSuccess), rateSendOf(pl.rateHeaders.OnRefusal)}
-	if len(pl.rateHeaders.OnRefusal) == 0 && len(pl.rateHeaders.OnSuccess) > 0 {
-		// A 429 learned without the headers a 200 carries sends none of
-		// them (a framework's limiter that sets them on what it admits).
-		pl.rateSend[1] = rateSend{}
-	}
 	if ops := p.Latency.Operations; ops.Known() {
 		pl.latency = ops.Value
 	}

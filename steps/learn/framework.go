@@ -18,7 +18,7 @@ import (
 // order of its checks, refusals that list their problems.
 
 // framework learns requestBody and auth.checkOrder: a body that is no
-// JSON, an integral float, and four requests wrong in two ways each, whose
+// JSON, an integral float, and five requests wrong in two ways each, whose
 // answer says which check came first.
 func (l *learner) framework(ctx context.Context) error {
 	bad, err := l.send(ctx, req{path: spec.PathCampaignList, body: profile.ProbeMalformedJSON})
@@ -42,6 +42,8 @@ func (l *learner) framework(ctx context.Context) error {
 	wrongKey := l.env.Primary
 	wrongKey.APIKey += "-wrong"
 	wrongKey.AccountID = "learn-no-such-account-" + l.env.RunID
+	unknownAccount := l.env.Primary
+	unknownAccount.AccountID = wrongKey.AccountID
 	probes := []struct {
 		r           req
 		first, then string
@@ -58,6 +60,9 @@ func (l *learner) framework(ctx context.Context) error {
 		{req{path: spec.PathCampaignList, body: listBody, acct: wrongKey}, profile.CheckAccount, profile.CheckCredentials,
 			func(x *exch) bool { return x.status == http.StatusForbidden },
 			func(x *exch) bool { return x.status == http.StatusUnauthorized }},
+		{req{path: spec.PathCampaignStats, body: `{}`, acct: unknownAccount}, profile.CheckFields, profile.CheckAccount,
+			func(x *exch) bool { return x.status == http.StatusBadRequest },
+			func(x *exch) bool { return x.status == http.StatusForbidden }},
 		// A body that is no JSON and lacks campaignId: §4.3's 400 says the
 		// fields were read (the body taken for {}), the parse error that
 		// the JSON came first.
