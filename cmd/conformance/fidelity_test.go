@@ -51,6 +51,8 @@ func fidelityTargets(accounts []control.Credentials) []struct {
 			newAltService(accounts, altLimit, fidelityWindow, altOptions{NestedErrors: true, ErrorID: true, FirstWindow: true, FreeRefused: true, RateHeaders: "policy", Extras: true}, altDefect{}), false},
 		{"tinyService: {detail, status, timestamp} errors, body first, fixed windows from the first request, HTTP-date Retry-After, numeric ids, 409 duplicates, lenient contacts, last page past the end",
 			newTinyService(accounts, altLimit, fidelityWindow), false},
+		{"frameworkService: 422 listing problems, the framework's parse error, strict integers, the body before the account before the key, 24 hex ids",
+			newFrameworkService(accounts, altLimit, fidelityWindow), false},
 	}
 }
 
@@ -267,6 +269,7 @@ func silentProbes(acct control.Credentials) []silentProbe {
 		{name: "a 2 MiB body", path: spec.PathCampaignList, body: `{"limit": 1, "page": 1}` + strings.Repeat(" ", 2<<20)},
 		{name: "gzip accepted", path: spec.PathCampaignList, body: `{"limit": 1, "page": 1}`, header: map[string]string{"Accept-Encoding": "gzip"}},
 	}
+	ps = append(ps, frameworkProbes()...)
 	for i, vc := range profile.ValidationCases() {
 		body := `{"email": ` + email(10+i) + `, "` + vc.Field + `": ` + vc.Value + `}`
 		if vc.Field == "email" {
@@ -395,6 +398,7 @@ func readAnswer(t *testing.T, resp *http.Response) answer {
 	}
 	for k, v := range m {
 		a.shape = append(a.shape, k+":"+profile.JSONType(v))
+		a.shape = append(a.shape, innerShape(k, v, resp.StatusCode)...)
 	}
 	slices.Sort(a.shape)
 	return a

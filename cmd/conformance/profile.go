@@ -125,5 +125,7 @@ func profileUnknowns(p *profile.Profile) map[string]string {
 		"latency.operations": p.Latency.Operations.Unknown, "vocabulary.statuses": p.Vocabulary.Statuses.Unknown,
 		"vocabulary.timeZones": p.Vocabulary.TimeZones.Unknown, "vocabulary.reasons": p.Vocabulary.Reasons.Unknown,
 		"vocabulary.autoResend": p.Vocabulary.AutoResend.Unknown,
+		"auth.checkOrder":       p.Auth.CheckOrder.Unknown, "requestBody.malformedJSON": p.RequestBody.MalformedJSON.Unknown,
+		"requestBody.integralFloat": p.RequestBody.IntegralFloat.Unknown,
 	}
 }

@@ -2,6 +2,7 @@ package partnerapi
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"mime"
 	"net/http"
@@ -21,6 +22,12 @@ import (
 // r must have passed Handler's operation routing (its record names the
 // operation); a request of no operation has no body error.
 func (s *API) bodyError(r *http.Request) error {
+	return s.bodyErrorOf(r, true)
+}
+
+// bodyErrorOf is bodyError, the operation's fields checked or not
+// (withFields): the JSON alone is the check auth.checkOrder names json.
+func (s *API) bodyErrorOf(r *http.Request, withFields bool) error {
 	if err := s.contentTypeError(r); err != nil {
 		return err
 	}
@@ -35,7 +42,12 @@ func (s *API) bodyError(r *http.Request) error {
 	}
 	f, err := jsonbody.Parse(body)
 	if err != nil {
-		return withFinding(simulator.FindingMalformedJSON, "", err)
+		if f, err = s.play(r).malformed(body, err); err != nil {
+			return err
+		}
+	}
+	if !withFields {
+		return nil
 	}
 	return operations[recordFrom(r).Entry.Operation].body(s, r, f)
 }
@@ -46,17 +58,30 @@ type restoredBody struct {
 	io.Closer
 }
 
-// bodyFirst returns the body's error in place of authErr when the profile
-// checks the body before the credentials (auth.credentialsFirst false),
-// else authErr.
-func (s *API) bodyFirst(r *http.Request, authErr error) error {
-	if s.play(r).credentialsFirst {
+// bodyFirst returns the body's error in place of authErr, the refusal of
+// the check failed (profile.CheckCredentials or CheckAccount), when the
+// profile checks the body before it (auth.checkOrder): the JSON alone, or
+// the JSON and the fields; else authErr.
+func (s *API) bodyFirst(r *http.Request, failed string, authErr error) error {
+	order := s.play(r).checkOrder
+	json, fields := profile.Before(order, profile.CheckJSON, failed), profile.Before(order, profile.CheckFields, failed)
+	if !json && !fields {
 		return authErr
 	}
-	if err := s.bodyError(r); err != nil && simulator.ErrorCode(err) != simulator.EINTERNAL {
-		return err
+	// A body whose JSON comes after the check cannot be checked before it:
+	// its fields are read from the JSON.
+	if err := s.bodyErrorOf(r, fields); err != nil && simulator.ErrorCode(err) != simulator.EINTERNAL {
+		if json || fields && !isMalformed(err) {
+			return err
+		}
 	}
 	return authErr
+}
+
+// isMalformed reports whether err is a body that is no JSON (its finding).
+func isMalformed(err error) bool {
+	var fe *findingError
+	return errors.As(err, &fe) && fe.kind == simulator.FindingMalformedJSON
 }
 
 // contentTypeError is requireJSON's check of the Content-Type under the

@@ -59,7 +59,7 @@ func appendCampaignPage(dst []byte, page, limit, total, filtered int, cs []*simu
 // are no filters, so filteredRecords equals totalRecords; campaigns come
 // in Id order, deleted ones (active 0) included.
 func (s *API) handleCampaignList(w http.ResponseWriter, r *http.Request) {
-	f, err := readFields(r)
+	f, err := s.readFields(r)
 	if err != nil {
 		s.Error(w, r, err)
 		return
@@ -109,7 +109,7 @@ const maxPage = 1<<53 - 1
 // accounts. Both objects always carry every key of §2.3; the channel the
 // campaign does not use has zero counts.
 func (s *API) handleCampaignStats(w http.ResponseWriter, r *http.Request) {
-	f, err := readFields(r)
+	f, err := s.readFields(r)
 	if err != nil {
 		s.Error(w, r, err)
 		return

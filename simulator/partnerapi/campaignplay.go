@@ -123,7 +123,7 @@ func (pl *play) listInteger(f fields, name string) (int64, error) {
 			return n, nil
 		}
 	}
-	v, _, err := integerField(f, name)
+	v, _, err := pl.integer(f, name)
 	return v, err
 }
 
@@ -217,7 +217,7 @@ func (pl *play) statsID(f fields) (int64, error) {
 			return n, nil
 		}
 	}
-	id, _, err := integerField(f, "campaignId")
+	id, _, err := pl.integer(f, "campaignId")
 	return id, err
 }
 

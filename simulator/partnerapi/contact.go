@@ -40,7 +40,7 @@ type contactAddResponse struct {
 
 // handleContactAdd is Add Contact (spec §4.1).
 func (s *API) handleContactAdd(w http.ResponseWriter, r *http.Request) {
-	f, err := readFields(r)
+	f, err := s.readFields(r)
 	if err != nil {
 		s.Error(w, r, err)
 		return

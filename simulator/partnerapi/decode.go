@@ -15,7 +15,8 @@ import (
 // fields is a request body decoded one level deep (jsonbody.Fields).
 type fields = jsonbody.Fields
 
-// readFields reads a JSON object body. Bad JSON, a body that is not an
+// readFields reads a JSON object body (a body that is none is answered
+// as the profile's requestBody.malformedJSON says: malformed). Bad JSON, a body that is not an
 // object and a body over the size cap are all 4xx errors that say so.
 //
 // The client report counts a body that is not one JSON object (or ends
@@ -25,7 +26,7 @@ type fields = jsonbody.Fields
 // once the request is answered (requestState.release), and the fields
 // into the request's own array: the fields alias the body, and nothing
 // the answer or the stores keep does (every string is a copy).
-func readFields(r *http.Request) (fields, error) {
+func (s *API) readFields(r *http.Request) (fields, error) {
 	var (
 		dst  fields
 		body []byte
@@ -47,7 +48,8 @@ func readFields(r *http.Request) (fields, error) {
 	}
 	f, err := jsonbody.ParseInto(dst, body)
 	if err != nil {
-		return nil, withFinding(simulator.FindingMalformedJSON, "", err)
+		// requestBody.malformedJSON's answer, or the body read as {}.
+		return s.play(r).malformed(body, err)
 	}
 	return f, nil
 }

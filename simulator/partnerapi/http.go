@@ -41,12 +41,12 @@ func (s *API) Error(w http.ResponseWriter, r *http.Request, err error) {
 	if status == http.StatusTooManyRequests {
 		// §7 gives the 429 body; its Content-Type is the profile's
 		// (rateLimit.refusalContentType).
-		writeProfileError(w, status, message, rateLimitBody, pl.refusalContentType)
+		writeProfileError(w, status, message, rateLimitBody, pl.refusalContentType, nil)
 		return
 	}
 	// errors.bodies shapes every other status.
 	b, ct := pl.errorBody(status)
-	writeProfileError(w, status, message, b, ct)
+	writeProfileError(w, status, message, b, ct, faultyFields(err))
 }
 
 // rateLimitBody is §7's 429 body: {"error": message}.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/httpjson"
+	"github.com/partner-v3/conformance-kit/simulator/profile"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
@@ -52,22 +53,19 @@ func (s *API) authenticate(next http.Handler) http.Handler {
 			if key == "" || secret == "" {
 				kind, detail = simulator.FindingMissingHeader, firstOf(key == "", spec.HeaderAPIKey, secret == "", spec.HeaderAPISecret, "")
 			}
-			s.Error(w, r, s.bodyFirst(r, withFinding(kind, detail, &simulator.Error{Code: simulator.EUNAUTHORIZED, Message: spec.MsgInvalidCredentials})))
+			if order := s.play(r).checkOrder; profile.Before(order, profile.CheckAccount, profile.CheckCredentials) && s.unknownAccount(r, account) {
+				// auth.checkOrder: the account first, and it names none:
+				// 403, whatever the key (auth.missingAccount's answer for
+				// none at all).
+				s.Error(w, r, s.bodyFirst(r, profile.CheckAccount, s.accountRefusal(r, account)))
+				return
+			}
+			s.Error(w, r, s.bodyFirst(r, profile.CheckCredentials, withFinding(kind, detail, &simulator.Error{Code: simulator.EUNAUTHORIZED, Message: spec.MsgInvalidCredentials})))
 			return
 		}
 		if account != a.AccountID {
-			var refusal error = &simulator.Error{Code: simulator.EFORBIDDEN, Message: spec.MsgUnauthorizedAccount}
-			kind, detail := simulator.FindingWrongAccountID, ""
-			if account == "" {
-				kind, detail = simulator.FindingMissingHeader, spec.HeaderAccountID
-				// auth.missingAccount: §5 allows 401 or 403 here, each
-				// with its own message (Check holds the profile to them).
-				if s.play(r).missingAccount.Status == http.StatusUnauthorized {
-					refusal = &simulator.Error{Code: simulator.EUNAUTHORIZED, Message: spec.MsgInvalidCredentials}
-				}
-			}
 			recordFrom(r).Entry.AttributedTo = a.AccountID // the key and secret proved it
-			s.Error(w, r, s.bodyFirst(r, withFinding(kind, detail, refusal)))
+			s.Error(w, r, s.bodyFirst(r, profile.CheckAccount, s.accountRefusal(r, account)))
 			return
 		}
 		if st := stateFrom(r); st != nil {
@@ -379,4 +377,19 @@ func faultMessage(status int) string {
 		return text
 	}
 	return fmt.Sprintf("Server error %d", status)
+}
+
+// accountRefusal is the answer to an x-account-id that is not the
+// account's: 403, or for a missing one auth.missingAccount's (§5 allows
+// 401 or 403 there, each with its own message: Check holds the profile to
+// them).
+func (s *API) accountRefusal(r *http.Request, account string) error {
+	if account != "" {
+		return withFinding(simulator.FindingWrongAccountID, "", &simulator.Error{Code: simulator.EFORBIDDEN, Message: spec.MsgUnauthorizedAccount})
+	}
+	var refusal error = &simulator.Error{Code: simulator.EFORBIDDEN, Message: spec.MsgUnauthorizedAccount}
+	if s.play(r).missingAccount.Status == http.StatusUnauthorized {
+		refusal = &simulator.Error{Code: simulator.EUNAUTHORIZED, Message: spec.MsgInvalidCredentials}
+	}
+	return withFinding(simulator.FindingMissingHeader, spec.HeaderAccountID, refusal)
 }

@@ -36,8 +36,13 @@ type play struct {
 	errorBodies map[int]profile.ErrorBody
 	errorCT     map[int][]string
 
-	missingAccount   profile.Outcome
-	credentialsFirst bool
+	missingAccount profile.Outcome
+	// checkOrder is auth.checkOrder, else the order auth.credentialsFirst
+	// says (profile.CheckOrderOf).
+	checkOrder []string
+
+	// malformedJSON and integralFloat are the requestBody choices.
+	malformedJSON, integralFloat profile.Outcome
 
 	contactID profile.IDFormat
 	idCounter atomic.Int64
@@ -117,7 +122,11 @@ func newPlay(p *profile.Profile) *play {
 		}
 	}
 	pl.missingAccount = p.Auth.MissingAccount.Or(d.Auth.MissingAccount)
-	pl.credentialsFirst = p.Auth.CredentialsFirst.Or(d.Auth.CredentialsFirst)
+	// A profile written before auth.checkOrder plays the order its
+	// credentialsFirst says; default.json holds both, agreeing (Check).
+	pl.checkOrder = p.Auth.CheckOrder.Or(profile.Choice[[]string]{Value: profile.CheckOrderOf(p.Auth.CredentialsFirst.Or(d.Auth.CredentialsFirst))})
+	pl.malformedJSON = p.RequestBody.MalformedJSON.Or(d.RequestBody.MalformedJSON)
+	pl.integralFloat = p.RequestBody.IntegralFloat.Or(d.RequestBody.IntegralFloat)
 	pl.contactID = p.Contact.ID.Or(d.Contact.ID)
 	pl.dupRule.Email, pl.dupEmailOut = duplicateOf(p.Contact.DuplicateEmail.Or(d.Contact.DuplicateEmail))
 	pl.dupRule.Phone, pl.dupPhoneOut = duplicateOf(p.Contact.DuplicatePhone.Or(d.Contact.DuplicatePhone))
@@ -286,6 +295,9 @@ type outcomeError struct {
 	status  int
 	message string
 	code    simulator.Error
+	// fields are the fields at fault, for a body listing its problems
+	// (profile.Problems).
+	fields []string
 }
 
 func (e *outcomeError) Error() string { return e.message }
@@ -294,7 +306,9 @@ func (e *outcomeError) Unwrap() error { return &e.code }
 // refuse is the error of a refused outcome, its message rendered for req
 // (profile.Render: {field} names the field at fault).
 func refuse(o profile.Outcome, req profile.Request) error {
-	return chosenError(o.Status, profile.Render(o.Message, req))
+	e := chosenError(o.Status, profile.Render(o.Message, req))
+	e.fields = req.Fields
+	return e
 }
 
 // chosenError is an answer of status and message not made by a code's
@@ -349,11 +363,13 @@ func appendFields(dst []byte, fs []profile.Field, status int, requestID string) 
 // writeProfileError writes an error body in the profile's shape for its
 // status (errors.bodies; §7: "Body shape of the other error statuses: not
 // shown"): the message in MessageField, then the other fields.
-func writeProfileError(w http.ResponseWriter, status int, message string, b profile.ErrorBody, contentType []string) {
+func writeProfileError(w http.ResponseWriter, status int, message string, b profile.ErrorBody, contentType []string, faulty []string) {
 	buf := httpjson.GetBuffer()
 	defer httpjson.PutBuffer(buf)
 	dst := (*buf)[:0]
-	if nested(b) {
+	if b.Problems != nil {
+		dst = problemsBody(dst, message, b, faulty, status, w.Header().Get(httpjson.RequestIDHeader))
+	} else if nested(b) {
 		dst = appendNestedError(dst, message, b, status, w.Header().Get(httpjson.RequestIDHeader))
 	} else {
 		dst = append(dst, '{')
@@ -463,6 +479,9 @@ func (pl *play) newContactID() string {
 	case profile.IDUUID:
 		return newUUID()
 	case profile.IDNumeric:
+		if f.Digits > 0 && f.Digits != 12 {
+			return randomDigits(f.Digits)
+		}
 		// 12 random digits, the first never 0.
 		var b [8]byte
 		_, _ = rand.Read(b[:])
@@ -493,4 +512,18 @@ func prefixedHex(prefix string, digits int) string {
 		b = hex.AppendEncode(b, r[:n])
 	}
 	return string(b[:len(prefix)+digits])
+}
+
+// randomDigits is n random decimal digits, the first never 0 (a numeric
+// contactId of the length learned: 8 digits are not 12).
+func randomDigits(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	for i := range b {
+		b[i] = '0' + b[i]%10
+	}
+	if b[0] == '0' {
+		b[0] = '1' + b[0]%9
+	}
+	return string(b)
 }

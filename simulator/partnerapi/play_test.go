@@ -140,7 +140,12 @@ func TestProfile_Plays(t *testing.T) {
 		},
 		{
 			name: "auth.credentialsFirst false answers the body's 400 before the 401",
-			edit: func(p *profile.Profile) { p.Auth.CredentialsFirst.Value = false },
+			// A profile written before auth.checkOrder: credentialsFirst
+			// alone says the order (profile.CheckOrderOf).
+			edit: func(p *profile.Profile) {
+				p.Auth.CredentialsFirst.Value = false
+				p.Auth.CheckOrder = profile.Choice[[]string]{Unknown: profile.NotInFile}
+			},
 			run: func(t *testing.T, h *harness) {
 				wrong := map[string]string{spec.HeaderAPISecret: "nope"}
 				wantError(t, h.probe(probe{path: spec.PathCampaignStats, body: `{}`, as: h.alpha, header: wrong}), 400, spec.MsgCampaignIDRequired)

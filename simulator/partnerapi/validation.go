@@ -50,7 +50,7 @@ func (pl *play) contactString(f fields, name string) (string, error) {
 // profile says. Accepted, a string is its integer when it is "0" or "1"
 // and dropped otherwise (ok false); a value outside is stored as sent.
 func (pl *play) optStatus(f fields, name string) (v int64, ok bool, err error) {
-	v, ok, err = integerField(f, name)
+	v, ok, err = pl.integer(f, name)
 	if err != nil {
 		if validationClass(name, f.Raw(name)) != profile.ClassOptType {
 			return 0, false, err

@@ -32,6 +32,12 @@ type Request struct {
 	// quoted (Go syntax, cut at 64 bytes), sorted, the first five and
 	// then how many more.
 	Fields []string
+	// Offset ({offset}, and {position} one more), Char ({char}) and
+	// ParseError ({parseError}) say where and why a body is no JSON
+	// (RequestBody.MalformedJSON).
+	Offset     int
+	Char       string
+	ParseError string
 }
 
 // Placeholders of a message template (Request).
@@ -63,6 +69,8 @@ func Render(message string, req Request) string {
 	for _, p := range []struct{ name, value string }{
 		{PlaceholderMethod, req.Method}, {PlaceholderPath, req.Path}, {PlaceholderOperation, req.Operation},
 		{PlaceholderContentType, req.ContentType}, {PlaceholderLimit, strconv.FormatInt(req.Limit, 10)},
+		{PlaceholderOffset, strconv.Itoa(req.Offset)}, {PlaceholderPosition, strconv.Itoa(req.Offset + 1)},
+		{PlaceholderChar, req.Char}, {PlaceholderParseError, req.ParseError},
 	} {
 		if strings.Contains(message, p.name) {
 			pairs = append(pairs, p.name, p.value)
@@ -110,6 +118,9 @@ const ProbeWrongTypeField = "limit"
 // the message the probe met. The parts a choice's probe does not set are
 // empty.
 func ProbeRequest(choice string) Request {
+	if r, ok := probeRequestBody(choice); ok {
+		return r
+	}
 	if class, ok := strings.CutPrefix(choice, "contact.validation."); ok {
 		for _, vc := range ValidationCases() {
 			if vc.Class == class {

@@ -82,6 +82,7 @@ func Learn(ctx context.Context, env Env) (*profile.Profile, error) {
 		fn   func(context.Context) error
 	}{
 		{"auth", l.auth},
+		{"request body and check order", l.framework},
 		{"campaign list", l.list},
 		{"campaign stats", l.stats},
 		{"contact", l.contact},
@@ -147,6 +148,9 @@ type exch struct {
 	sent, recv   time.Time
 	deliberate   bool
 	paced        bool // of the paced latency sample
+	// field is the field the probe is about, "" for none: an error body
+	// naming it is learned as a template (framework.go).
+	field string
 }
 
 // req is one probe to send.
@@ -161,6 +165,7 @@ type req struct {
 	contentType string // application/json when empty
 	header      map[string]string
 	deliberate  bool // spends the budget on purpose (§8 probes)
+	field       string
 }
 
 // send sends one probe and reads its whole answer.
@@ -199,7 +204,7 @@ func (l *learner) send(ctx context.Context, r req) (*exch, error) {
 	for k, v := range r.header {
 		hr.Header.Set(k, v)
 	}
-	x := &exch{method: r.method, path: r.path, reqHeader: hr.Header.Clone(), reqBody: []byte(r.body), deliberate: r.deliberate}
+	x := &exch{method: r.method, path: r.path, reqHeader: hr.Header.Clone(), reqBody: []byte(r.body), deliberate: r.deliberate, field: r.field}
 	if slicesContains(spec.Paths(), r.path) {
 		x.op = r.path
 	}
@@ -340,7 +345,7 @@ func messageOf(b []byte) string {
 	}
 	f := messageField(keys, vals)
 	if f == "" {
-		return ""
+		return problemMessage(keys, vals)
 	}
 	var s string
 	_ = json.Unmarshal(vals[f], &s)

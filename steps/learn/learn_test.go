@@ -20,7 +20,10 @@ func TestClassifyID(t *testing.T) {
 		want profile.IDFormat
 	}{
 		{"a UUID", []string{"3f2b8c1e-5d4a-4b6f-9e2d-7a1c0b9d8e7f"}, profile.IDFormat{Kind: profile.IDUUID}},
-		{"digits only", []string{"000123"}, profile.IDFormat{Kind: profile.IDNumeric}},
+		{"digits only, to the length", []string{"000123"}, profile.IDFormat{Kind: profile.IDNumeric, Digits: 6}},
+		{"8 digits are not 12", []string{"20260001", "20260002"}, profile.IDFormat{Kind: profile.IDNumeric, Digits: 8}},
+		{"24 lowercase hex digits alone (issue 28)", []string{"65f1c0ffee0123456789abcd"}, profile.IDFormat{Kind: profile.IDPrefixed, Digits: 24, Alphabet: profile.AlphabetHex}},
+		{"upper-case hex digits alone", []string{"65F1C0FFEE0123456789ABCD"}, profile.IDFormat{Kind: profile.IDOpaque}},
 		{"the simulator's ct_ and 24 hex digits", []string{"ct_9751cb572468e42fa6b3089c"}, profile.IDFormat{Kind: profile.IDPrefixed, Prefix: "ct_", Digits: 24, Alphabet: profile.AlphabetHex}},
 		{"a counter after c-", []string{"c-000001", "c-000002"}, profile.IDFormat{Kind: profile.IDPrefixed, Prefix: "c-", Digits: 6, Alphabet: profile.AlphabetDecimal}},
 		{"letters running into the digits", []string{"cid12345"}, profile.IDFormat{Kind: profile.IDPrefixed, Prefix: "cid", Digits: 5, Alphabet: profile.AlphabetDecimal}},

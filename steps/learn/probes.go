@@ -378,7 +378,13 @@ func classifyID(id string) profile.IDFormat {
 		f.Kind = profile.IDUUID
 		return f
 	case digitsRE.MatchString(id):
-		f.Kind = profile.IDNumeric
+		f.Kind, f.Digits = profile.IDNumeric, len(id)
+		return f
+	case hexTail.FindString(id) == id && len(id) >= 4 && len(id) <= 64 && !strings.ContainsAny(id, "ABCDEF"):
+		// Lowercase hex digits alone (a MongoDB ObjectId's 24): prefixed
+		// with nothing, to the length (issue 28: 24 hex digits are not
+		// ct_ and 24 hex digits).
+		f.Kind, f.Digits, f.Alphabet = profile.IDPrefixed, len(id), profile.AlphabetHex
 		return f
 	}
 	tail := hexTail.FindString(id)
@@ -585,7 +591,7 @@ func messageField(keys []string, vals map[string]json.RawMessage) string {
 	}
 	for _, k := range strs {
 		lk := strings.ToLower(k)
-		for _, w := range []string{"error", "message", "detail", "title"} {
+		for _, w := range []string{"error", "message", "detail", "title", "msg"} {
 			if strings.Contains(lk, w) {
 				return k
 			}
@@ -603,20 +609,19 @@ func (l *learner) errorBodies() {
 	bodies := map[string]profile.ErrorBody{}
 	var ev []profile.Exchange
 	var odd []string
-	for _, x := range l.exchanges() {
-		if x.status < 400 || x.status == http.StatusTooManyRequests {
-			continue
-		}
+	for _, x := range l.exemplars() {
 		st := strconv.Itoa(x.status)
 		if _, seen := bodies[st]; seen || slices.Contains(odd, st) {
 			continue
 		}
 		keys, vals, ok := flatObject(x.body)
 		mf := ""
+		var pr *profile.Problems
 		if ok {
+			pr, keys = problemsOf(keys, vals, x)
 			mf = messageField(keys, vals)
 		}
-		if mf == "" {
+		if mf == "" && pr == nil {
 			odd = append(odd, st)
 			ev = append(ev, l.evidence(x))
 			continue
@@ -627,7 +632,7 @@ func (l *learner) errorBodies() {
 				own = append(own, k)
 			}
 		}
-		b := profile.ErrorBody{MessageField: mf, ContentType: x.header.Get("Content-Type")}
+		b := profile.ErrorBody{MessageField: mf, ContentType: x.header.Get("Content-Type"), Problems: pr}
 		for _, k := range own {
 			b.Fields = append(b.Fields, fieldOf(k, vals[k], x))
 		}

@@ -37,6 +37,10 @@ type Request struct {
 	// Times is how often the request is sent, the same body each time
 	// (a duplicate contact); 0 means once.
 	Times int
+	// Field is the body field the request is about, "" for none: a
+	// refusal naming it is learned with {field} in its place, so that the
+	// simulator names the field a client really sent.
+	Field string
 }
 
 // Vars are the values a Request's body takes from the run and the
@@ -69,26 +73,26 @@ func Requests() []Request {
 	rs := []Request{
 		{Choice: "auth.missingAccount", Path: list, Body: listBody, NoAccount: true},
 		{Choice: "auth.credentialsFirst", Path: stats, Body: `{}`, WrongSecret: true},
-		{Choice: "campaignList.limitAboveMax", Path: list, Body: `{"limit": 80, "page": 1}`},
-		{Choice: "campaignList.limitBelowOne", Path: list, Body: `{"limit": 0, "page": 1}`},
-		{Choice: "campaignList.pageBelowOne", Path: list, Body: `{"limit": 5, "page": 0}`},
-		{Choice: "campaignList.limitMissing", Path: list, Body: `{"page": 1}`},
-		{Choice: "campaignList.pageMissing", Path: list, Body: `{"limit": 5}`},
-		{Choice: "campaignList.wrongType", Path: list, Body: `{"limit": "5", "page": 1}`},
-		{Choice: "campaignList.extraField", Path: list, Body: `{"limit": 5, "page": 1, "` + profile.ProbeExtraField + `": "x"}`},
+		{Choice: "campaignList.limitAboveMax", Path: list, Body: `{"limit": 80, "page": 1}`, Field: "limit"},
+		{Choice: "campaignList.limitBelowOne", Path: list, Body: `{"limit": 0, "page": 1}`, Field: "limit"},
+		{Choice: "campaignList.pageBelowOne", Path: list, Body: `{"limit": 5, "page": 0}`, Field: "page"},
+		{Choice: "campaignList.limitMissing", Path: list, Body: `{"page": 1}`, Field: "limit"},
+		{Choice: "campaignList.pageMissing", Path: list, Body: `{"limit": 5}`, Field: "page"},
+		{Choice: "campaignList.wrongType", Path: list, Body: `{"limit": "5", "page": 1}`, Field: "limit"},
+		{Choice: "campaignList.extraField", Path: list, Body: `{"limit": 5, "page": 1, "` + profile.ProbeExtraField + `": "x"}`, Field: profile.ProbeExtraField},
 		// The walk at the spec's largest page, and the page after the last.
 		{Choice: "campaignList.order", Path: list, Body: fmt.Sprintf(`{"limit": %d, "page": {page}}`, spec.MaxPageSize)},
 		{Choice: "campaignList.pastLast", Path: list, Body: fmt.Sprintf(`{"limit": %d, "page": {page}}`, spec.MaxPageSize)},
 		{Choice: "campaignStats.known", Path: stats, Body: `{"campaignId": {campaignId}}`},
-		{Choice: "campaignStats.unknown", Path: stats, Body: `{"campaignId": {unknownCampaignId}}`},
-		{Choice: "campaignStats.numericString", Path: stats, Body: `{"campaignId": "{campaignId}"}`},
-		{Choice: "campaignStats.extraField", Path: stats, Body: `{"campaignId": {campaignId}, "` + profile.ProbeExtraField + `": 1}`},
+		{Choice: "campaignStats.unknown", Path: stats, Body: `{"campaignId": {unknownCampaignId}}`, Field: "campaignId"},
+		{Choice: "campaignStats.numericString", Path: stats, Body: `{"campaignId": "{campaignId}"}`, Field: "campaignId"},
+		{Choice: "campaignStats.extraField", Path: stats, Body: `{"campaignId": {campaignId}, "` + profile.ProbeExtraField + `": 1}`, Field: profile.ProbeExtraField},
 		{Choice: "contact.duplicateEmail", Path: add, Body: `{"email": "{email}"}`, Times: 2},
 		{Choice: "contact.duplicatePhone", Path: add, Body: `{"phoneNo": "{phone}"}`, Times: 2},
 	}
 	for _, vc := range profile.ValidationCases() {
 		b, _ := json.Marshal(map[string]json.RawMessage{"email": json.RawMessage(`"{email}"`), vc.Field: json.RawMessage(vc.Value)})
-		rs = append(rs, Request{Choice: "contact.validation." + vc.Class, Path: add, Body: string(b)})
+		rs = append(rs, Request{Choice: "contact.validation." + vc.Class, Path: add, Body: string(b), Field: vc.Field})
 	}
 	return append(rs,
 		Request{Choice: "http.unknownPath", Path: profile.ProbeUnknownPath, Body: listBody},
@@ -112,7 +116,7 @@ func requestFor(choice string) Request {
 // req is r, filled in with v, as the learner sends it.
 func (l *learner) req(r Request, v Vars) req {
 	r = r.With(v)
-	out := req{method: r.Method, path: r.Path, body: r.Body, noAccount: r.NoAccount, contentType: r.ContentType, header: r.Header}
+	out := req{method: r.Method, path: r.Path, body: r.Body, noAccount: r.NoAccount, contentType: r.ContentType, header: r.Header, field: r.Field}
 	if r.WrongSecret {
 		out.acct = l.env.Primary
 		out.acct.APISecret += "-wrong"
