@@ -35,7 +35,7 @@ func TestDiffProbe(t *testing.T) {
 			srv := serveTLS(t, tg.h, tg.http2)
 			targetURL := srv.URL + spec.BasePath
 			p := learnTargetProfile(t, suite.Config{BaseURL: targetURL, TLSConfig: trust(srv.Certificate()),
-				Primary: accounts[0], RateLimit: altLimit, RateWindow: altWindow})
+				Primary: accounts[0], RateLimit: altLimit, RateWindow: fidelityWindow})
 			s := openProfiled(t, p)
 			// The second account: learning spent the first one's budget.
 			a := accounts[1]
@@ -120,8 +120,8 @@ func probeRun(t *testing.T, a []string, b *sim.Simulator, acct control.Credentia
 	args = append(args, b.URL(), "--b-ca-cert", b.Cert.CertFile,
 		"--api-key", acct.APIKey, "--api-secret", acct.APISecret, "--account-id", acct.AccountID,
 		"--b-api-key", acct.APIKey, "--b-api-secret", acct.APISecret, "--b-account-id", acct.AccountID,
-		"--rate-limit", fmt.Sprint(altLimit), "--rate-window", altWindow.String(),
-		"--b-rate-limit", fmt.Sprint(altLimit), "--b-rate-window", altWindow.String())
+		"--rate-limit", fmt.Sprint(altLimit), "--rate-window", fidelityWindow.String(),
+		"--b-rate-limit", fmt.Sprint(altLimit), "--b-rate-window", fidelityWindow.String())
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), args, &stdout, &stderr)
 	out := stdout.String() + stderr.String()
