@@ -287,7 +287,8 @@ func latencyDraw(sample profile.Sample, z float64) time.Duration {
 }
 
 // operationLatency returns the sample a profile learned for op (a path of
-// spec §4, with or without the base path): Paced when known, else Probes.
+// spec §4, with or without the base path): Served when known (every 200
+// answer), else Paced, else Probes (profiles written before Served).
 func operationLatency(ops map[string]profile.OperationLatency, op string) (profile.Sample, bool) {
 	ol, ok := ops[op]
 	if !ok {
@@ -295,6 +296,9 @@ func operationLatency(ops map[string]profile.OperationLatency, op string) (profi
 	}
 	if !ok {
 		return profile.Sample{}, false
+	}
+	if ol.Served.N > 0 && ol.Served.Median > 0 {
+		return ol.Served, true
 	}
 	if ol.Paced.N > 0 && ol.Paced.Median > 0 {
 		return ol.Paced, true

@@ -2,6 +2,7 @@ package learn
 
 import (
 	"encoding/json"
+	"math"
 	"net/http"
 	"slices"
 	"strings"
@@ -223,6 +224,42 @@ func TestSample(t *testing.T) {
 				t.Errorf("sample = %+v, want %+v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestServedSample: below 100 answers the p99 is the fitted log-normal's,
+// close to the true one where the largest answer is not; from 100 on it
+// is the sample's own.
+func TestServedSample(t *testing.T) {
+	// Draws of a log-normal with median 40 ms and p99 120 ms, at evenly
+	// spaced quantiles (no randomness: the test is the same every run).
+	draws := func(n int) []time.Duration {
+		sigma := math.Log(120.0/40) / 2.326
+		var out []time.Duration
+		for i := range n {
+			z := math.Sqrt2 * math.Erfinv(2*(float64(i)+0.5)/float64(n)-1)
+			out = append(out, time.Duration(40*math.Exp(sigma*z)*float64(time.Millisecond)))
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		n        int
+		min, max float64 // the p99 wanted, ms
+	}{
+		{10, 100, 140}, // the largest of 10 is about 84 ms: the fit, not it
+		{40, 105, 135},
+		{200, 100, 140}, // the sample's own
+	} {
+		got := servedSample(draws(tt.n))
+		if got.N != tt.n || got.Median < 36 || got.Median > 44 || got.P99 < tt.min || got.P99 > tt.max {
+			t.Errorf("%d answers: %+v, want the median near 40 and p99 within [%g, %g]", tt.n, got, tt.min, tt.max)
+		}
+	}
+	if got, want := servedSample(draws(10)).P99, sample(draws(10)).P99; got <= want {
+		t.Errorf("10 answers: p99 %g is not above the largest answer (%g): no fit", got, want)
+	}
+	if got, want := servedSample(draws(200)), sample(draws(200)); got != want {
+		t.Errorf("200 answers: %+v, want the sample's own %+v", got, want)
 	}
 }
 

@@ -650,8 +650,12 @@ func (l *learner) errorBodies() {
 }
 
 // pacedN is how many requests of each operation the paced latency sample
-// sends.
-const pacedN = 5
+// sends at least; servedN how many 200 answers of each it tops the
+// sample up to, counting the probes' (a p99 needs a few dozen: issue 28).
+const (
+	pacedN  = 5
+	servedN = 40
+)
 
 // pacedSample sends a few requests of each operation at an even pace,
 // within the budget (§8).
@@ -660,8 +664,23 @@ func (l *learner) pacedSample(ctx context.Context) error {
 	// window's worth of waiting: W/L, at most 100 ms.
 	gap := min(l.env.RateWindow/time.Duration(max(l.env.RateLimit, 1)), 100*time.Millisecond)
 	l.paced = map[string][]time.Duration{}
-	for i := range pacedN {
+	// The probes' 200s count towards servedN: a walk of the list leaves
+	// few to send, a contact none.
+	served := map[string]int{}
+	for _, x := range l.exchanges() {
+		if x.op != "" && x.status == http.StatusOK && len(x.reqBody) < profile.BodySizes[0] {
+			served[x.op]++
+		}
+	}
+	rounds := pacedN
+	for _, op := range spec.Operations() {
+		rounds = max(rounds, servedN-served[op.Path])
+	}
+	for i := range rounds {
 		for _, op := range spec.Operations() {
+			if i >= pacedN && served[op.Path]+i >= servedN {
+				continue
+			}
 			body, ok, err := l.pacedBody(op, i)
 			if err != nil {
 				return fmt.Errorf("paced sample: %w", err)
@@ -713,12 +732,18 @@ func (l *learner) pacedBody(op spec.Operation, i int) (string, bool, error) {
 
 // latency summarises how long each operation took to answer.
 func (l *learner) latency() {
-	probes := map[string][]time.Duration{}
+	probes, served := map[string][]time.Duration{}, map[string][]time.Duration{}
 	for _, x := range l.exchanges() {
 		// The body-limit probe's large bodies time the upload, not the
 		// operation.
-		if x.op != "" && !x.paced && x.status != http.StatusTooManyRequests && len(x.reqBody) < profile.BodySizes[0] {
+		if x.op == "" || x.status == http.StatusTooManyRequests || len(x.reqBody) >= profile.BodySizes[0] {
+			continue
+		}
+		if !x.paced {
 			probes[x.op] = append(probes[x.op], x.recv.Sub(x.sent))
+		}
+		if x.status == http.StatusOK {
+			served[x.op] = append(served[x.op], x.recv.Sub(x.sent))
 		}
 	}
 	ops := map[string]profile.OperationLatency{}
@@ -726,13 +751,36 @@ func (l *learner) latency() {
 		if len(probes[op]) == 0 && len(l.paced[op]) == 0 {
 			continue
 		}
-		ops[op] = profile.OperationLatency{Probes: sample(probes[op]), Paced: sample(l.paced[op])}
+		ops[op] = profile.OperationLatency{Probes: sample(probes[op]), Paced: sample(l.paced[op]), Served: servedSample(served[op])}
 	}
 	if len(ops) == 0 {
 		l.p.Latency.Operations = unknown[map[string]profile.OperationLatency]("no operation was answered")
 		return
 	}
 	l.p.Latency.Operations = profile.Choice[map[string]profile.OperationLatency]{Value: ops}
+}
+
+// servedSample is sample(ds) with, below 100 answers, the 99th
+// percentile of the log-normal fitted to ds (the mean and deviation of
+// their logarithms) instead of the largest: the simulator plays a
+// log-normal, and a few dozen answers hold no 99th percentile of their
+// own. Never below the median.
+func servedSample(ds []time.Duration) profile.Sample {
+	s := sample(ds)
+	if s.N < 2 || s.N >= 100 {
+		return s
+	}
+	var sum, sq float64
+	for _, d := range ds {
+		v := math.Log(max(float64(d)/float64(time.Millisecond), 0.01))
+		sum += v
+		sq += v * v
+	}
+	n := float64(len(ds))
+	mean := sum / n
+	sd := math.Sqrt(max(sq/n-mean*mean, 0) * n / (n - 1))
+	s.P99 = max(math.Round(math.Exp(mean+2.326*sd)*100)/100, s.Median)
+	return s
 }
 
 // sample is the median and 99th percentile of ds, in milliseconds.
