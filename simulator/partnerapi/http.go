@@ -44,6 +44,9 @@ func (s *API) Error(w http.ResponseWriter, r *http.Request, err error) {
 		writeProfileError(w, status, message, rateLimitBody, pl.refusalContentType)
 		return
 	}
+	// rateLimit.headerClasses: a refusal after authentication carries
+	// its class's rate-limit headers, exactly.
+	s.refusedHeaders(w, r, pl, status)
 	// errors.bodies shapes every other status.
 	b, ct := pl.errorBody(status)
 	writeProfileError(w, status, message, b, ct)

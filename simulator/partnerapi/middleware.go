@@ -52,6 +52,7 @@ func (s *API) authenticate(next http.Handler) http.Handler {
 			if key == "" || secret == "" {
 				kind, detail = simulator.FindingMissingHeader, firstOf(key == "", spec.HeaderAPIKey, secret == "", spec.HeaderAPISecret, "")
 			}
+			s.unauthenticatedHeaders(w, r, key) // rateLimit.headerClasses
 			s.Error(w, r, s.bodyFirst(r, withFinding(kind, detail, &simulator.Error{Code: simulator.EUNAUTHORIZED, Message: spec.MsgInvalidCredentials})))
 			return
 		}
@@ -67,6 +68,7 @@ func (s *API) authenticate(next http.Handler) http.Handler {
 				}
 			}
 			recordFrom(r).Entry.AttributedTo = a.AccountID // the key and secret proved it
+			s.classHeaders(w, r, s.accountPlay(r.Context(), a), classUnauthenticated, a)
 			s.Error(w, r, s.bodyFirst(r, withFinding(kind, detail, refusal)))
 			return
 		}
@@ -151,6 +153,9 @@ func (s *API) limitRate(next http.Handler) http.Handler {
 		}
 		rateHeaders(w.Header(), pl, vals, limit, window, d, ad.Now)
 		rec.Now = ad.Now
+		if st != nil {
+			st.rate, st.rated = d, true
+		}
 		if badBody != nil && !limitFirst {
 			// Counted, but the body answers before the limit: a 400 says
 			// nothing of when to come back.

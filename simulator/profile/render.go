@@ -169,6 +169,9 @@ func atProbe(choice string, v any) any {
 	case PastLast:
 		v.Outcome = outcome(v.Outcome, req)
 		return v
+	case NoContentType:
+		v.Outcome = outcome(v.Outcome, req)
+		return v
 	case Duplicate:
 		if v.Refusal != nil {
 			o := outcome(*v.Refusal, req)
