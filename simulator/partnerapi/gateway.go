@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/profile"
@@ -22,11 +21,10 @@ const (
 // step wrote (limitRate's, for the request it admitted) go first.
 var rateHeaderNames = profile.PlayableRateHeaders()
 
-// classHeaders writes the rate-limit headers of class (rateLimit.headerClasses)
-// for account a on an answer that is neither a 200 nor a 429: exactly the
-// class's names, none of the others. The values are the account's budget:
-// the request's own decision when limitRate admitted it, else the count
-// of its window as it stands (nothing counted for it).
+// classHeaders writes the rate-limit headers of class
+// (rateLimit.headerClasses) for account a on an answer the limit did not
+// count: exactly the class's names, none of the others. The values are
+// the account's budget as it stands (nothing counted for the request).
 func (s *API) classHeaders(w http.ResponseWriter, r *http.Request, pl *play, class int, a *simulator.Account) {
 	h := w.Header()
 	for _, n := range rateHeaderNames {
@@ -36,40 +34,20 @@ func (s *API) classHeaders(w http.ResponseWriter, r *http.Request, pl *play, cla
 	if send == (rateSend{}) {
 		return
 	}
+	now, err := s.accountClock(r.Context(), a.AccountID)
+	if err != nil {
+		return // the clock's failure: the answer goes without them
+	}
+	n, err := simulator.CountPolicy(r.Context(), s.Counter, a.AccountID, now, pl.ratePolicy)
+	if err != nil {
+		return
+	}
 	limit, window := s.rateLimit()
-	st := stateFrom(r)
-	var d simulator.RateDecision
-	now := st.rateNow()
-	if st != nil && st.rated {
-		d = st.rate
-	} else {
-		t, err := s.accountClock(r.Context(), a.AccountID)
-		if err != nil {
-			return // the clock's failure: the answer goes without them
-		}
-		n, err := simulator.CountPolicy(r.Context(), s.Counter, a.AccountID, t, pl.ratePolicy)
-		if err != nil {
-			return
-		}
-		d, now = simulator.RateDecision{Allowed: true, Count: n}, t
-	}
-	reset := window
-	if d.Reset > 0 {
-		reset = d.Reset
-	}
 	var vals *[2]string
-	if st != nil {
+	if st := stateFrom(r); st != nil {
 		vals = &st.rateVals
 	}
-	writeRateSend(h, send, pl.rateHeaders.Reset, vals, limit, window, max(limit-d.Count, 0), reset, now)
-}
-
-// rateNow is when limitRate counted the request (its record's Now).
-func (st *requestState) rateNow() (now time.Time) {
-	if st != nil {
-		now = st.record.Now
-	}
-	return now
+	writeRateSend(h, send, pl.rateHeaders.Reset, vals, limit, window, max(limit-n, 0), window, now)
 }
 
 // unauthenticatedHeaders writes the headers of rateLimit.headerClasses'
@@ -89,23 +67,16 @@ func (s *API) unauthenticatedHeaders(w http.ResponseWriter, r *http.Request, key
 }
 
 // refusedHeaders writes the headers of rateLimit.headerClasses' refused
-// class on an error answered after authentication that is not the
-// limit's (a 400 for the body, a 404 for an unknown campaign): exactly
-// the class's, whatever limitRate wrote for the request it admitted.
+// class on an error answered after authentication, not the limit's, to a
+// request the limit did not count (the body checked before it): exactly
+// the class's. A request it counted keeps the headers limitRate wrote
+// (rateLimit.headers' onSuccess), as a 200 would have.
 func (s *API) refusedHeaders(w http.ResponseWriter, r *http.Request, pl *play, status int) {
-	if status == http.StatusTooManyRequests {
-		return
+	st := stateFrom(r)
+	if status == http.StatusTooManyRequests || st == nil || st.rated || st.account == nil {
+		return // a request served outside record is a test's: no state to tell
 	}
-	var a *simulator.Account
-	if st := stateFrom(r); st != nil {
-		a = st.account
-	} else {
-		a = simulator.AccountFromContext(r.Context())
-	}
-	if a == nil {
-		return // before authentication: authenticate's class
-	}
-	s.classHeaders(w, r, pl, classRefused, a)
+	s.classHeaders(w, r, pl, classRefused, st.account)
 }
 
 // missingContentTypeError plays http.missingContentType for a request
@@ -122,28 +93,34 @@ func (s *API) missingContentTypeError(r *http.Request) error {
 			return simulator.Errorf(simulator.EUNSUPPORTED, "Content-Encoding %s is not supported: send the body uncompressed", quoteHeader(ce))
 		}
 	}
-	if o.EmptyAsObject {
-		emptyAsObject(r)
+	switch {
+	case o.EmptyAsObject:
+		if isEmpty(r) {
+			r.Body, r.ContentLength = io.NopCloser(strings.NewReader("{}")), 2
+		}
+	case o.Empty != nil:
+		if isEmpty(r) {
+			return refuse(*o.Empty, profile.Request{ContentType: "none"})
+		}
 	}
 	return nil
 }
 
-// emptyAsObject makes an empty body {}: a deployment that reads a body
-// without Content-Type as JSON may read none at all as an empty object
-// (http.missingContentType's emptyAsObject).
-func emptyAsObject(r *http.Request) {
+// isEmpty reports whether r has no body at all, reading at most one byte
+// of one of unknown length (and putting it back): a deployment that reads
+// a body without Content-Type as JSON may read none as an empty object,
+// or refuse it (http.missingContentType).
+func isEmpty(r *http.Request) bool {
 	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
-		r.Body, r.ContentLength = io.NopCloser(strings.NewReader("{}")), 2
-		return
+		return true
 	}
 	if r.ContentLength > 0 {
-		return
+		return false
 	}
-	// A body of unknown length (chunked): one byte tells.
 	br := bufio.NewReaderSize(r.Body, 16)
 	if _, err := br.Peek(1); err == io.EOF {
-		r.Body, r.ContentLength = io.NopCloser(strings.NewReader("{}")), 2
-		return
+		return true
 	}
 	r.Body = restoredBody{Reader: br, Closer: r.Body}
+	return false
 }

@@ -154,7 +154,7 @@ func (s *API) limitRate(next http.Handler) http.Handler {
 		rateHeaders(w.Header(), pl, vals, limit, window, d, ad.Now)
 		rec.Now = ad.Now
 		if st != nil {
-			st.rate, st.rated = d, true
+			st.rated = true
 		}
 		if badBody != nil && !limitFirst {
 			// Counted, but the body answers before the limit: a 400 says

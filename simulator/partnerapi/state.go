@@ -30,9 +30,9 @@ type requestState struct {
 	// rateVals holds the X-RateLimit-Limit and -Remaining values the
 	// answer's header slices share (rateHeaders): no allocation of their own.
 	rateVals [2]string
-	// rate is limitRate's decision on the request, once admitted: a
-	// refusal after it sends its class's headers of it (classHeaders).
-	rate  simulator.RateDecision
+	// rated is whether limitRate counted the request (or refused it for
+	// the limit): a refusal after authentication it did not count carries
+	// rateLimit.headerClasses' refused headers (refusedHeaders).
 	rated bool
 
 	// body is the pooled buffer the body was read into (readFields), given

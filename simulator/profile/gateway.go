@@ -6,19 +6,25 @@ import (
 	"strings"
 )
 
-// RateHeaderClasses are the rate-limit headers a deployment sends on the
-// answers rateLimit.headers does not cover (a 200 and a 429), by class of
-// answer, each list exactly (canonical names, sorted; empty: none). A
-// gateway in front of a service often sends its whole family on every
-// answer that names an account, refusals included; a service that counts
-// after authentication sends none on a 401 (issue 28, §8 silent on
-// headers).
+// RateHeaderClasses are the rate-limit headers a deployment sends on
+// answers that rateLimit.headers does not cover, by class of answer, each
+// list exactly (canonical names, sorted; empty: none). A 200 and a 429
+// carry rateLimit.headers' onSuccess and onRefusal, and so does any other
+// answer to a request the limit counted (a 404 for an unknown campaign, a
+// 409, a 400 when bad requests count). A gateway in front of a service
+// often sends its whole family on every answer that names an account; a
+// service that counts after authentication sends none on a 401 (issue
+// 28; §8 names no header).
 type RateHeaderClasses struct {
-	// Unauthenticated is a 401 or 403 to a request whose x-api-key names an
-	// account (a wrong secret, a missing or wrong x-account-id).
+	// Unauthenticated is a refusal to a request whose x-api-key names an
+	// account but whose secret or x-account-id is wrong or missing (401,
+	// 403, or the body's 400 when the body is checked first).
 	Unauthenticated []string `json:"unauthenticated"`
-	// Refused is a refusal after authentication that is not the limit's:
-	// a 400 for the body, a 404 for an unknown campaign.
+	// Refused is the refusal of a body with the right credentials (§4.3's
+	// 400 for a Campaign Stats without campaignId): the simulator sends
+	// it on every refusal after authentication the limit did not count
+	// (rateLimit.countsBadRequests false), the counted ones carrying
+	// onSuccess's.
 	Refused []string `json:"refused"`
 }
 
@@ -62,6 +68,9 @@ type NoContentType struct {
 	// empty body is read as {} (so the operation answers its missing
 	// field's 400), not refused as an empty body.
 	EmptyAsObject bool `json:"emptyAsObject,omitempty"`
+	// Empty, for a deployment that reads such a body as JSON but not an
+	// empty one as {}: its refusal of no body at all.
+	Empty *Outcome `json:"empty,omitempty"`
 }
 
 // checkGateway checks the choices of this file.
@@ -77,8 +86,14 @@ func (c *checker) checkGateway(p *Profile) {
 	}
 	if m := p.HTTP.MissingContentType; m.Known() {
 		c.outcome("http.missingContentType", m.Value.Outcome)
-		if m.Value.EmptyAsObject && !m.Value.Accepted() {
-			c.addf("http.missingContentType.emptyAsObject", "is true for a deployment that refuses a body without Content-Type")
+		if (m.Value.EmptyAsObject || m.Value.Empty != nil) && !m.Value.Accepted() {
+			c.addf("http.missingContentType", "says how an empty body is read by a deployment that refuses a body without Content-Type")
+		}
+		if e := m.Value.Empty; e != nil {
+			c.refusal("http.missingContentType.empty", *e)
+			if m.Value.EmptyAsObject {
+				c.addf("http.missingContentType.empty", "is a refusal of an empty body that emptyAsObject reads as {}")
+			}
 		}
 	}
 }

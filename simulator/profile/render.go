@@ -171,6 +171,10 @@ func atProbe(choice string, v any) any {
 		return v
 	case NoContentType:
 		v.Outcome = outcome(v.Outcome, req)
+		if v.Empty != nil {
+			o := outcome(*v.Empty, req)
+			v.Empty = &o
+		}
 		return v
 	case Duplicate:
 		if v.Refusal != nil {

@@ -20,7 +20,7 @@ import (
 // are sent as application/json; a request without a Content-Type is not
 // shown): a valid Campaign List body sent without one, and, when that is
 // read as JSON, a Campaign Stats without any body: read as {}, §4.3
-// answers "CampaignId is required".
+// answers "CampaignId is required"; else its refusal is learned.
 func (l *learner) missingContentType(ctx context.Context) error {
 	x, err := l.send(ctx, req{path: spec.PathCampaignList, body: listBody, noContentType: true})
 	if err != nil {
@@ -36,6 +36,9 @@ func (l *learner) missingContentType(ctx context.Context) error {
 		return err
 	}
 	v.EmptyAsObject = empty.status == http.StatusBadRequest && messageOf(empty.body) == spec.MsgCampaignIDRequired
+	if o := outcome(empty); !v.EmptyAsObject && !o.Accepted() && empty.status != http.StatusTooManyRequests {
+		v.Empty = &o
+	}
 	l.p.HTTP.MissingContentType = profile.Choice[profile.NoContentType]{Value: v, Evidence: l.evidences(x, empty)}
 	return nil
 }
@@ -81,17 +84,17 @@ func echo(message, part, placeholder string) string {
 }
 
 // headerClasses learns rateLimit.headerClasses from every answer met: a
-// refusal to a request whose x-api-key is the primary account's but whose
-// secret or x-account-id is not (unauthenticated), and a refusal to a
-// POST of an operation with the right credentials that is not the
-// limit's, another method's or the body limit's (refused: 400, 404, 409,
-// 415, 422...). Each class's answers must agree on their rate-limit
-// headers, names the simulator can write.
+// refusal to a POST of an operation whose x-api-key is the primary
+// account's but whose secret or x-account-id is not (unauthenticated),
+// and §4.3's 400 to a Campaign Stats without campaignId with the right
+// credentials (refused: a body's refusal, whether the limit counted it or
+// not). Each class's answers must agree on their rate-limit headers,
+// names the simulator can write.
 func (l *learner) headerClasses() {
 	var unauth, refused []*exch
 	pr := l.env.Primary
 	for _, x := range l.exchanges() {
-		if x.status < 400 || x.status > 499 || x.method != http.MethodPost || x.op == "" {
+		if x.status < 400 || x.status > 499 || x.status == http.StatusTooManyRequests || x.method != http.MethodPost || x.op == "" {
 			continue
 		}
 		h := x.reqHeader
@@ -102,9 +105,7 @@ func (l *learner) headerClasses() {
 		switch {
 		case !rightAccount:
 			unauth = append(unauth, x)
-		case x.status == http.StatusUnauthorized, x.status == http.StatusForbidden, x.status == http.StatusMethodNotAllowed,
-			x.status == http.StatusRequestEntityTooLarge, x.status == http.StatusTooManyRequests:
-		default:
+		case x.op == spec.PathCampaignStats && x.status == http.StatusBadRequest && messageOf(x.body) == spec.MsgCampaignIDRequired:
 			refused = append(refused, x)
 		}
 	}
