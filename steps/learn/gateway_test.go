@@ -1,0 +1,107 @@
+package learn
+
+import (
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/partner-v3/conformance-kit/simulator/control"
+	"github.com/partner-v3/conformance-kit/simulator/profile"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
+	"github.com/partner-v3/conformance-kit/steps/internal/target"
+)
+
+// TestEcho: a part of the request a message quotes becomes its
+// placeholder where it stands as a word of its own, however often, and
+// nowhere else (issue 28).
+func TestEcho(t *testing.T) {
+	const path = "/v3/partner/webhook/nothing/here"
+	tests := []struct{ msg, part, placeholder, want string }{
+		{`no route matches "` + path + `"`, path, "{path}", `no route matches "{path}"`},
+		{path + " is no route; " + path + ".", path, "{path}", "{path} is no route; {path}."},
+		{"No operation at " + path + "/more", path, "{path}", "No operation at " + path + "/more"},
+		{"Method GET is not allowed: campaign/list takes POST", "GET", "{method}", "Method {method} is not allowed: campaign/list takes POST"},
+		{"GETTING is not GET", "GET", "{method}", "GETTING is not {method}"},
+		{"v2/campaign/list is gone", "campaign/list", "{operation}", "v2/campaign/list is gone"},
+		{"unsupported media type text/plain: send JSON", "text/plain", "{contentType}", "unsupported media type {contentType}: send JSON"},
+		{"Resource not found", path, "{path}", "Resource not found"},
+	}
+	for _, tt := range tests {
+		if got := echo(tt.msg, tt.part, tt.placeholder); got != tt.want {
+			t.Errorf("echo(%q, %q) = %q, want %q", tt.msg, tt.part, got, tt.want)
+		}
+	}
+}
+
+// TestHeaderClasses: the unauthenticated class is read from the refusals
+// to the primary key with a wrong secret or account id, the refused class
+// from §4.3's 400 with the right credentials; answers that disagree, or
+// name a header the simulator cannot write, leave the choice unknown.
+func TestHeaderClasses(t *testing.T) {
+	pr := control.Credentials{APIKey: "k", APISecret: "s", AccountID: "a"}
+	x := func(secret string, path string, status int, body string, rate ...string) *exch {
+		h := http.Header{}
+		for _, n := range rate {
+			h.Set(n, "1")
+		}
+		rh := http.Header{}
+		rh.Set(spec.HeaderAPIKey, pr.APIKey)
+		rh.Set(spec.HeaderAPISecret, secret)
+		rh.Set(spec.HeaderAccountID, pr.AccountID)
+		return &exch{method: http.MethodPost, path: path, op: path, reqHeader: rh, status: status, header: h, body: []byte(body)}
+	}
+	noID := `{"error": "` + spec.MsgCampaignIDRequired + `"}`
+	tests := []struct {
+		name   string
+		xs     []*exch
+		unauth []string
+		ref    []string
+		why    string
+	}{
+		{"a gateway: the whole family everywhere", []*exch{
+			x("wrong", spec.PathCampaignList, 401, `{}`, "RateLimit-Limit", "RateLimit-Remaining"),
+			x("s", spec.PathCampaignStats, 400, noID, "RateLimit-Limit", "RateLimit-Remaining"),
+			x("s", spec.PathCampaignStats, 404, `{"error": "not found"}`), // counted: not the class's
+			x("s", spec.PathCampaignList, 200, `{}`, "RateLimit-Limit"),
+		}, []string{"Ratelimit-Limit", "Ratelimit-Remaining"}, []string{"Ratelimit-Limit", "Ratelimit-Remaining"}, ""},
+		{"a service counting after authentication", []*exch{
+			x("wrong", spec.PathCampaignStats, 400, noID), x("s", spec.PathCampaignStats, 400, noID, "X-RateLimit-Limit"),
+		}, []string{}, []string{"X-Ratelimit-Limit"}, ""},
+		{"two 401s that disagree", []*exch{
+			x("wrong", spec.PathCampaignList, 401, `{}`), x("", spec.PathCampaignList, 401, `{}`, "RateLimit"),
+			x("s", spec.PathCampaignStats, 400, noID),
+		}, nil, nil, "unauthenticated answers carry different"},
+		{"a header the simulator cannot write", []*exch{
+			x("wrong", spec.PathCampaignList, 401, `{}`), x("s", spec.PathCampaignStats, 400, noID, "X-Rate-Limit-Quota"),
+		}, nil, nil, "cannot write"},
+		{"no body refused", []*exch{x("wrong", spec.PathCampaignList, 401, `{}`)}, nil, nil, "no refused answer"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u, _ := url.Parse("https://example.test" + spec.BasePath)
+			// A profile that knows nothing else, so that Check judges the
+			// learned choice alone.
+			p, err := profile.Parse([]byte(`{"profileVersion": 1}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			l := &learner{env: Env{Target: target.Target{BaseURL: u, Primary: pr}}, p: p, all: tt.xs}
+			l.headerClasses()
+			c := l.p.Rate.HeaderClasses
+			if tt.why != "" {
+				if c.Known() || !strings.Contains(c.Unknown, tt.why) {
+					t.Fatalf("headerClasses = %+v, want unknown: %s", c, tt.why)
+				}
+				return
+			}
+			if !c.Known() || !slices.Equal(c.Value.Unauthenticated, tt.unauth) || !slices.Equal(c.Value.Refused, tt.ref) {
+				t.Fatalf("headerClasses = %+v, want unauthenticated %v, refused %v", c, tt.unauth, tt.ref)
+			}
+			if err := l.p.Check(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
