@@ -86,9 +86,9 @@ func echo(message, part, placeholder string) string {
 // headerClasses learns rateLimit.headerClasses from every answer met: a
 // refusal to a POST of an operation whose x-api-key is the primary
 // account's but whose secret or x-account-id is not (unauthenticated),
-// and §4.3's 400 to a Campaign Stats without campaignId with the right
-// credentials (refused: a body's refusal, whether the limit counted it or
-// not). Each class's answers must agree on their rate-limit headers,
+// and the refusal of a Campaign Stats {} with the right credentials
+// (refused: §4.3's 400, or a framework's 422, a body's refusal whether
+// the limit counted it or not). Each class's answers must agree on their rate-limit headers,
 // names the simulator can write.
 func (l *learner) headerClasses() {
 	var unauth, refused []*exch
@@ -105,7 +105,7 @@ func (l *learner) headerClasses() {
 		switch {
 		case !rightAccount:
 			unauth = append(unauth, x)
-		case x.op == spec.PathCampaignStats && x.status == http.StatusBadRequest && messageOf(x.body) == spec.MsgCampaignIDRequired:
+		case x.op == spec.PathCampaignStats && string(x.reqBody) == "{}" && h.Get("Content-Type") != "" && !notBodys(x.status):
 			refused = append(refused, x)
 		}
 	}
@@ -143,6 +143,16 @@ func (l *learner) headerClasses() {
 		return
 	}
 	l.p.Rate.HeaderClasses = profile.Choice[profile.RateHeaderClasses]{Value: profile.RateHeaderClasses{Unauthenticated: u, Refused: r}, Evidence: ev}
+}
+
+// notBodys reports whether status is no refusal of a body: the
+// credentials', another method's, the body limit's or the rate limit's.
+func notBodys(status int) bool {
+	switch status {
+	case http.StatusUnauthorized, http.StatusForbidden, http.StatusMethodNotAllowed, http.StatusRequestEntityTooLarge, http.StatusTooManyRequests:
+		return true
+	}
+	return false
 }
 
 // firstOf is xs's first exchange, as evidence.

@@ -50,7 +50,12 @@ func TestHeaderClasses(t *testing.T) {
 		rh.Set(spec.HeaderAPIKey, pr.APIKey)
 		rh.Set(spec.HeaderAPISecret, secret)
 		rh.Set(spec.HeaderAccountID, pr.AccountID)
-		return &exch{method: http.MethodPost, path: path, op: path, reqHeader: rh, status: status, header: h, body: []byte(body)}
+		rh.Set("Content-Type", spec.ContentType)
+		req := `{"limit": 1, "page": 1}`
+		if path == spec.PathCampaignStats && status != http.StatusNotFound {
+			req = `{}`
+		}
+		return &exch{method: http.MethodPost, path: path, op: path, reqHeader: rh, reqBody: []byte(req), status: status, header: h, body: []byte(body)}
 	}
 	noID := `{"error": "` + spec.MsgCampaignIDRequired + `"}`
 	tests := []struct {
@@ -69,6 +74,10 @@ func TestHeaderClasses(t *testing.T) {
 		{"a service counting after authentication", []*exch{
 			x("wrong", spec.PathCampaignStats, 400, noID), x("s", spec.PathCampaignStats, 400, noID, "X-RateLimit-Limit"),
 		}, []string{}, []string{"X-Ratelimit-Limit"}, ""},
+		{"a framework's 422, and a 429 that is no body's refusal", []*exch{
+			x("wrong", spec.PathCampaignList, 401, `{}`), x("s", spec.PathCampaignStats, 422, `{"detail": []}`),
+			x("s", spec.PathCampaignStats, 429, `{"error": "x"}`, "Retry-After"),
+		}, []string{}, []string{}, ""},
 		{"two 401s that disagree", []*exch{
 			x("wrong", spec.PathCampaignList, 401, `{}`), x("", spec.PathCampaignList, 401, `{}`, "RateLimit"),
 			x("s", spec.PathCampaignStats, 400, noID),
