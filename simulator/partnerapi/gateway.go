@@ -17,8 +17,8 @@ const (
 )
 
 // rateHeaderNames are every rate-limit header the simulator writes: a
-// class's answer carries exactly its own (issue 28), so those an earlier
-// step wrote (limitRate's, for the request it admitted) go first.
+// class's answer carries exactly its own (issue 28), so any written before
+// go first.
 var rateHeaderNames = profile.PlayableRateHeaders()
 
 // classHeaders writes the rate-limit headers of class
