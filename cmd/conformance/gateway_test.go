@@ -32,11 +32,11 @@ import (
 //     another method (405 with Allow, the message quoting the method and
 //     the path), a body above 512 KiB (413), credentials (401; a missing
 //     x-account-id 401 too, a wrong one 403), and its own limiter (429);
-//   - it sends the whole IETF draft family, RateLimit-Limit,
-//     -Remaining, -Reset and -Policy, on every answer that names an
-//     account (401 and 403 to the account's key included, and the
-//     service's 400 and 404), and Retry-After in seconds on a 429 (§8:
-//     headers not shown);
+//   - it knows its consumer by x-api-key before it routes, and sends the
+//     whole IETF draft family, RateLimit-Limit, -Remaining, -Reset and
+//     -Policy, on every answer to a key that names an account (its own
+//     404, 405, 413, 401 and 403 included, and the service's 400 and
+//     404), and Retry-After in seconds on a 429 (§8: headers not shown);
 //   - its limiter counts each account's authenticated requests in windows
 //     aligned to the clock (§8: 100 per window, the three operations
 //     together), before the body is read (a spent budget and a bad body:
@@ -133,20 +133,30 @@ func (s *gatewayService) fail(w http.ResponseWriter, status int, message string)
 }
 
 func (s *gatewayService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	// The gateway's router: its own answers, before any credentials.
+	// The gateway knows its consumer by the key before it routes, and
+	// its router answers before any credentials are checked: with the
+	// consumer's standing when the key names one.
+	routeFail := func(status int, message string) {
+		if acct := s.consumer(r.Header); acct >= 0 {
+			s.mu.Lock()
+			s.headers(w.Header(), acct, time.Now())
+			s.mu.Unlock()
+		}
+		s.fail(w, status, message)
+	}
 	path := r.URL.EscapedPath()
 	op, found := strings.CutPrefix(path, spec.BasePath+"/")
 	if !found || !slices.Contains(spec.Paths(), op) {
-		s.fail(w, http.StatusNotFound, fmt.Sprintf("no route matches %q", path))
+		routeFail(http.StatusNotFound, fmt.Sprintf("no route matches %q", path))
 		return
 	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		s.fail(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed on %s", r.Method, path))
+		routeFail(http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed on %s", r.Method, path))
 		return
 	}
 	if r.ContentLength > gatewayBodyLimit {
-		s.fail(w, http.StatusRequestEntityTooLarge, "request entity too large")
+		routeFail(http.StatusRequestEntityTooLarge, "request entity too large")
 		return
 	}
 	acct, status := s.authenticate(w, r.Header)
@@ -192,6 +202,16 @@ func (s *gatewayService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		s.stats(w, acct, body)
 	}
+}
+
+// consumer is the account x-api-key names, -1 for none.
+func (s *gatewayService) consumer(h http.Header) int {
+	for n, a := range s.accounts {
+		if h.Get(spec.HeaderAPIKey) == a.APIKey {
+			return n
+		}
+	}
+	return -1
 }
 
 // authenticate finds the account of the three headers of §5; on a

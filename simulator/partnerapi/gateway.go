@@ -12,8 +12,9 @@ import (
 
 // Classes of rateLimit.headerClasses, as play.classSend holds them.
 const (
-	classUnauthenticated = 0
-	classRefused         = 1
+	classUnauthenticated = iota
+	classRefused
+	classRouting
 )
 
 // rateHeaderNames are every rate-limit header the simulator writes: a
@@ -52,18 +53,33 @@ func (s *API) classHeaders(w http.ResponseWriter, r *http.Request, pl *play, cla
 
 // unauthenticatedHeaders writes the headers of rateLimit.headerClasses'
 // unauthenticated class on a 401 whose x-api-key names an account (a
-// wrong or missing secret): the account's profile's. Only the server's
-// profile or a throwaway account's can name any, so other 401s cost no
-// lookup (as countUnauthenticated).
+// wrong or missing secret): the account's profile's.
 func (s *API) unauthenticatedHeaders(w http.ResponseWriter, r *http.Request, key string) {
-	if key == "" || (s.serverPlay().classSend[classUnauthenticated] == (rateSend{}) && !isThrowawayKey(key)) {
+	s.keyHeaders(w, r, key, classUnauthenticated)
+}
+
+// routingHeaders writes the headers of rateLimit.headerClasses' routing
+// class on an answer decided before the credentials (an unknown path,
+// another method, a body over the limit) to a request whose x-api-key
+// names an account: the account's profile's.
+func (s *API) routingHeaders(w http.ResponseWriter, r *http.Request) {
+	if key, ok := singleHeader(r, keyAPIKey); ok {
+		s.keyHeaders(w, r, key, classRouting)
+	}
+}
+
+// keyHeaders writes class's headers for the account key names, none when
+// it names nobody. Only the server's profile or a throwaway account's can
+// name any, so other answers cost no lookup (as countUnauthenticated).
+func (s *API) keyHeaders(w http.ResponseWriter, r *http.Request, key string, class int) {
+	if key == "" || (s.serverPlay().classSend[class] == (rateSend{}) && !isThrowawayKey(key)) {
 		return
 	}
 	a, err := s.Accounts.LookupAccount(r.Context(), simulator.AccountLookup{APIKeys: []string{key}})
 	if err != nil {
 		return // the key names nobody: no account's headers
 	}
-	s.classHeaders(w, r, s.accountPlay(r.Context(), a), classUnauthenticated, a)
+	s.classHeaders(w, r, s.accountPlay(r.Context(), a), class, a)
 }
 
 // refusedHeaders writes the headers of rateLimit.headerClasses' refused

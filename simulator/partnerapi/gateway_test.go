@@ -2,6 +2,7 @@ package partnerapi_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/partner-v3/conformance-kit/simulator/profile"
@@ -23,15 +24,16 @@ func allRateHeaders(a probeAnswer) map[string]string {
 // TestProfile_RateHeaderClasses: each class of answer carries exactly the
 // rate-limit headers its choice names (issue 28; §8 names none): a 200
 // and a 429 rateLimit.headers' (the IETF draft's four separate fields,
-// name for name), a 401 or 403 whose key names the account
-// headerClasses.unauthenticated's, a body refusal the limit did not count
-// headerClasses.refused's, a refusal it counted onSuccess's; a 401 whose
-// key names nobody none. A limit of 2 per minute, the clock at 10:00:00.
+// name for name), a 404, 405 or 413 before the credentials to a key naming
+// the account headerClasses.routing's, a 401 or 403 whose key names the
+// account headerClasses.unauthenticated's, a body refusal the limit did
+// not count headerClasses.refused's, a refusal it counted onSuccess's; an
+// answer to a key naming nobody none. A limit of 2 per minute, the clock at 10:00:00.
 func TestProfile_RateHeaderClasses(t *testing.T) {
 	four := []string{"Ratelimit-Limit", "Ratelimit-Policy", "Ratelimit-Remaining", "Ratelimit-Reset"}
 	p := playing("a gateway's headers on every answer naming an account", func(p *profile.Profile) {
 		p.Rate.Headers.Value = profile.RateHeaders{Scheme: profile.SchemeRateLimit, OnSuccess: four, OnRefusal: append([]string{"Retry-After"}, four...)}
-		p.Rate.HeaderClasses.Value = profile.RateHeaderClasses{Unauthenticated: four, Refused: []string{"Ratelimit-Limit"}}
+		p.Rate.HeaderClasses.Value = profile.RateHeaderClasses{Unauthenticated: four, Refused: []string{"Ratelimit-Limit"}, Routing: []string{"Ratelimit-Remaining"}}
 		p.Rate.CountsBadRequests.Value, p.Rate.LimitFirst.Value = false, false
 	})
 	h := mustOpenProfile(t, p, sim.Config{RateLimit: 2})
@@ -45,6 +47,10 @@ func TestProfile_RateHeaderClasses(t *testing.T) {
 		status int
 		want   map[string]string
 	}{
+		{"an unknown path", probe{path: "nothing/here", body: list, as: h.alpha}, 404, map[string]string{"Ratelimit-Remaining": "2"}},
+		{"another method", probe{method: http.MethodGet, path: spec.PathCampaignList, as: h.alpha}, 405, map[string]string{"Ratelimit-Remaining": "2"}},
+		{"a body over the limit", probe{path: spec.PathCampaignList, body: list + strings.Repeat(" ", 300<<10), as: h.alpha}, 413, map[string]string{"Ratelimit-Remaining": "2"}},
+		{"an unknown path, a key naming nobody", probe{path: "nothing/here", body: list, header: map[string]string{spec.HeaderAPIKey: "nobody"}}, 404, map[string]string{}},
 		{"a wrong secret", probe{path: spec.PathCampaignList, body: list, as: h.alpha, header: map[string]string{spec.HeaderAPISecret: "wrong"}}, 401, standing("2")},
 		{"no x-account-id", probe{path: spec.PathCampaignList, body: list, as: h.alpha, header: map[string]string{spec.HeaderAccountID: ""}}, 403, standing("2")},
 		{"a key naming nobody", probe{path: spec.PathCampaignList, body: list, header: map[string]string{spec.HeaderAPIKey: "nobody", spec.HeaderAPISecret: "x", spec.HeaderAccountID: "y"}}, 401, map[string]string{}},
@@ -64,8 +70,8 @@ func TestProfile_RateHeaderClasses(t *testing.T) {
 
 // TestProfile_RateHeaderClassesDefault: the simulator's own choices (and
 // a profile written before headerClasses, which reads it as unknown): no
-// rate-limit header on a 401, and a body refusal, counted, carries the
-// 200's X-RateLimit-Limit and -Remaining.
+// rate-limit header on a 401 nor on an unknown path, and a body refusal
+// carries X-RateLimit-Limit and -Remaining.
 func TestProfile_RateHeaderClassesDefault(t *testing.T) {
 	old, err := profile.Parse([]byte(`{"profileVersion": 1, "rateLimit": {"countsBadRequests": {"value": false}, "limitFirst": {"value": false}}}`))
 	if err != nil {
@@ -84,6 +90,10 @@ func TestProfile_RateHeaderClassesDefault(t *testing.T) {
 			a := h.probe(probe{path: spec.PathCampaignList, body: `{"limit": 1, "page": 1}`, as: h.alpha, header: map[string]string{spec.HeaderAPISecret: "wrong"}})
 			if got := allRateHeaders(a); a.status != http.StatusUnauthorized || len(got) != 0 {
 				t.Errorf("a wrong secret: %d %v, want 401 and no rate-limit header", a.status, got)
+			}
+			a = h.probe(probe{path: "nothing/here", body: `{}`, as: h.alpha})
+			if got := allRateHeaders(a); a.status != http.StatusNotFound || len(got) != 0 {
+				t.Errorf("an unknown path: %d %v, want 404 and no rate-limit header", a.status, got)
 			}
 			a = h.probe(probe{path: spec.PathCampaignStats, body: `{}`, as: h.alpha})
 			if got := allRateHeaders(a); a.status != http.StatusBadRequest || !equalMaps(got, tt.refused) {

@@ -36,6 +36,9 @@ func (s *API) Error(w http.ResponseWriter, r *http.Request, err error) {
 		// the server's own profile's.
 		o := s.serverPlay().bodyLimit.Refusal
 		status, message = o.Status, profile.Render(o.Message, profile.Request{Limit: s.maxBodyBytes()})
+		if st := stateFrom(r); st != nil && st.account == nil {
+			s.routingHeaders(w, r) // rateLimit.headerClasses: refused before the credentials
+		}
 	}
 	pl := s.play(r)
 	if status == http.StatusTooManyRequests {

@@ -83,9 +83,10 @@ type play struct {
 	// rateSend is rateHeaders' OnSuccess and OnRefusal resolved.
 	rateSend [2]rateSend
 	// classSend is rateLimit.headerClasses resolved: the headers of a
-	// 401/403 naming an account, and of a refusal after authentication
-	// (gateway.go).
-	classSend [2]rateSend
+	// 401/403 naming an account, of a refusal after authentication the
+	// limit did not count, and of an answer before the credentials to a
+	// key naming an account (gateway.go).
+	classSend [3]rateSend
 	// missingContentType is http.missingContentType (gateway.go).
 	missingContentType profile.NoContentType
 
@@ -180,7 +181,8 @@ func newPlay(p *profile.Profile) *play {
 	pl.rateHeaders = p.Rate.Headers.Or(d.Rate.Headers)
 	pl.rateSend = [2]rateSend{rateSendOf(pl.rateHeaders.OnSuccess, pl.rateHeaders.Scheme), rateSendOf(pl.rateHeaders.OnRefusal, pl.rateHeaders.Scheme)}
 	classes := p.Rate.HeaderClasses.Or(d.Rate.HeaderClasses)
-	pl.classSend = [2]rateSend{rateSendOf(classes.Unauthenticated, profile.SchemeNone), rateSendOf(classes.Refused, profile.SchemeNone)}
+	pl.classSend = [3]rateSend{rateSendOf(classes.Unauthenticated, profile.SchemeNone), rateSendOf(classes.Refused, profile.SchemeNone),
+		rateSendOf(classes.Routing, profile.SchemeNone)}
 	pl.missingContentType = p.HTTP.MissingContentType.Or(d.HTTP.MissingContentType)
 	if ops := p.Latency.Operations; ops.Known() {
 		pl.latency = ops.Value

@@ -26,6 +26,11 @@ type RateHeaderClasses struct {
 	// (rateLimit.countsBadRequests false), the counted ones carrying
 	// onSuccess's.
 	Refused []string `json:"refused"`
+	// Routing is an answer decided before the credentials are checked (a
+	// 404 for an unknown path, a 405 for another method, a 413 for a body
+	// over the limit) to a request whose x-api-key names an account: a
+	// gateway that knows its consumer by the key before it routes.
+	Routing []string `json:"routing,omitempty"`
 }
 
 // Rate-limit header names the simulator can write, canonical: the
@@ -76,7 +81,7 @@ type NoContentType struct {
 // checkGateway checks the choices of this file.
 func (c *checker) checkGateway(p *Profile) {
 	if hc := p.Rate.HeaderClasses; hc.Known() {
-		for class, names := range map[string][]string{"unauthenticated": hc.Value.Unauthenticated, "refused": hc.Value.Refused} {
+		for class, names := range map[string][]string{"unauthenticated": hc.Value.Unauthenticated, "refused": hc.Value.Refused, "routing": hc.Value.Routing} {
 			for _, n := range names {
 				if !slices.Contains(PlayableRateHeaders(), http.CanonicalHeaderKey(n)) {
 					c.addf("rateLimit.headerClasses."+class, "names %q: the simulator writes only %s (Retry-After is a 429's, rateLimit.retryAfter)", n, strings.Join(PlayableRateHeaders(), ", "))
@@ -108,5 +113,5 @@ func normaliseClasses(v RateHeaderClasses) RateHeaderClasses {
 		slices.Sort(out)
 		return slices.Compact(out)
 	}
-	return RateHeaderClasses{Unauthenticated: set(v.Unauthenticated), Refused: set(v.Refused)}
+	return RateHeaderClasses{Unauthenticated: set(v.Unauthenticated), Refused: set(v.Refused), Routing: set(v.Routing)}
 }

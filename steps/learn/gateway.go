@@ -88,21 +88,25 @@ func echo(message, part, placeholder string) string {
 // account's but whose secret or x-account-id is not (unauthenticated),
 // and the refusal of a Campaign Stats {} with the right credentials
 // (refused: §4.3's 400, or a framework's 422, a body's refusal whether
-// the limit counted it or not). Each class's answers must agree on their rate-limit headers,
+// the limit counted it or not), and the answers to the unknown path,
+// another method and a body over the limit with the right credentials
+// (routing: decided before the credentials in the simulator). Each class's answers must agree on their rate-limit headers,
 // names the simulator can write.
 func (l *learner) headerClasses() {
-	var unauth, refused []*exch
+	var unauth, refused, routing []*exch
 	pr := l.env.Primary
 	for _, x := range l.exchanges() {
-		if x.status < 400 || x.status > 499 || x.status == http.StatusTooManyRequests || x.method != http.MethodPost || x.op == "" {
-			continue
-		}
 		h := x.reqHeader
-		if h.Get(spec.HeaderAPIKey) != pr.APIKey {
+		if x.status < 400 || x.status > 499 || x.status == http.StatusTooManyRequests || h.Get(spec.HeaderAPIKey) != pr.APIKey {
 			continue
 		}
 		rightAccount := h.Get(spec.HeaderAPISecret) == pr.APISecret && h.Get(spec.HeaderAccountID) == pr.AccountID
 		switch {
+		case x.path == profile.ProbeUnknownPath, x.op != "" && x.method != http.MethodPost, x.status == http.StatusRequestEntityTooLarge:
+			if rightAccount {
+				routing = append(routing, x)
+			}
+		case x.op == "" || x.method != http.MethodPost:
 		case !rightAccount:
 			unauth = append(unauth, x)
 		case x.op == spec.PathCampaignStats && string(x.reqBody) == "{}" && h.Get("Content-Type") != "" && !notBodys(x.status):
@@ -137,12 +141,13 @@ func (l *learner) headerClasses() {
 	}
 	u, whyU := names("unauthenticated", unauth)
 	r, whyR := names("refused", refused)
-	ev := l.evidences(append(firstOf(unauth), firstOf(refused)...)...)
-	if why := strings.Join(slices.DeleteFunc([]string{whyU, whyR}, func(s string) bool { return s == "" }), "; "); why != "" {
+	ro, whyRo := names("routing", routing)
+	ev := l.evidences(append(append(firstOf(unauth), firstOf(refused)...), firstOf(routing)...)...)
+	if why := strings.Join(slices.DeleteFunc([]string{whyU, whyR, whyRo}, func(s string) bool { return s == "" }), "; "); why != "" {
 		l.p.Rate.HeaderClasses = unknown[profile.RateHeaderClasses](why, ev...)
 		return
 	}
-	l.p.Rate.HeaderClasses = profile.Choice[profile.RateHeaderClasses]{Value: profile.RateHeaderClasses{Unauthenticated: u, Refused: r}, Evidence: ev}
+	l.p.Rate.HeaderClasses = profile.Choice[profile.RateHeaderClasses]{Value: profile.RateHeaderClasses{Unauthenticated: u, Refused: r, Routing: ro}, Evidence: ev}
 }
 
 // notBodys reports whether status is no refusal of a body: the

@@ -37,8 +37,10 @@ func TestEcho(t *testing.T) {
 
 // TestHeaderClasses: the unauthenticated class is read from the refusals
 // to the primary key with a wrong secret or account id, the refused class
-// from §4.3's 400 with the right credentials; answers that disagree, or
-// name a header the simulator cannot write, leave the choice unknown.
+// from the refusal of Campaign Stats {} with the right credentials, the
+// routing class from the unknown path's, another method's and the body
+// limit's; answers that disagree, or name a header the simulator cannot
+// write, leave the choice unknown.
 func TestHeaderClasses(t *testing.T) {
 	pr := control.Credentials{APIKey: "k", APISecret: "s", AccountID: "a"}
 	x := func(secret string, path string, status int, body string, rate ...string) *exch {
@@ -57,12 +59,19 @@ func TestHeaderClasses(t *testing.T) {
 		}
 		return &exch{method: http.MethodPost, path: path, op: path, reqHeader: rh, reqBody: []byte(req), status: status, header: h, body: []byte(body)}
 	}
+	// route is the unknown path's answer, with the right credentials.
+	route := func(rate ...string) *exch {
+		r := x("s", profile.ProbeUnknownPath, 404, `{}`, rate...)
+		r.op = ""
+		return r
+	}
 	noID := `{"error": "` + spec.MsgCampaignIDRequired + `"}`
 	tests := []struct {
 		name   string
 		xs     []*exch
 		unauth []string
 		ref    []string
+		route  []string
 		why    string
 	}{
 		{"a gateway: the whole family everywhere", []*exch{
@@ -70,22 +79,27 @@ func TestHeaderClasses(t *testing.T) {
 			x("s", spec.PathCampaignStats, 400, noID, "RateLimit-Limit", "RateLimit-Remaining"),
 			x("s", spec.PathCampaignStats, 404, `{"error": "not found"}`), // counted: not the class's
 			x("s", spec.PathCampaignList, 200, `{}`, "RateLimit-Limit"),
-		}, []string{"Ratelimit-Limit", "Ratelimit-Remaining"}, []string{"Ratelimit-Limit", "Ratelimit-Remaining"}, ""},
+			route("RateLimit-Limit"),
+		}, []string{"Ratelimit-Limit", "Ratelimit-Remaining"}, []string{"Ratelimit-Limit", "Ratelimit-Remaining"}, []string{"Ratelimit-Limit"}, ""},
 		{"a service counting after authentication", []*exch{
-			x("wrong", spec.PathCampaignStats, 400, noID), x("s", spec.PathCampaignStats, 400, noID, "X-RateLimit-Limit"),
-		}, []string{}, []string{"X-Ratelimit-Limit"}, ""},
+			x("wrong", spec.PathCampaignStats, 400, noID), x("s", spec.PathCampaignStats, 400, noID, "X-RateLimit-Limit"), route(),
+		}, []string{}, []string{"X-Ratelimit-Limit"}, []string{}, ""},
 		{"a framework's 422, and a 429 that is no body's refusal", []*exch{
 			x("wrong", spec.PathCampaignList, 401, `{}`), x("s", spec.PathCampaignStats, 422, `{"detail": []}`),
-			x("s", spec.PathCampaignStats, 429, `{"error": "x"}`, "Retry-After"),
-		}, []string{}, []string{}, ""},
+			x("s", spec.PathCampaignStats, 429, `{"error": "x"}`, "Retry-After"), route(),
+		}, []string{}, []string{}, []string{}, ""},
 		{"two 401s that disagree", []*exch{
 			x("wrong", spec.PathCampaignList, 401, `{}`), x("", spec.PathCampaignList, 401, `{}`, "RateLimit"),
-			x("s", spec.PathCampaignStats, 400, noID),
-		}, nil, nil, "unauthenticated answers carry different"},
+			x("s", spec.PathCampaignStats, 400, noID), route(),
+		}, nil, nil, nil, "unauthenticated answers carry different"},
 		{"a header the simulator cannot write", []*exch{
-			x("wrong", spec.PathCampaignList, 401, `{}`), x("s", spec.PathCampaignStats, 400, noID, "X-Rate-Limit-Quota"),
-		}, nil, nil, "cannot write"},
-		{"no body refused", []*exch{x("wrong", spec.PathCampaignList, 401, `{}`)}, nil, nil, "no refused answer"},
+			x("wrong", spec.PathCampaignList, 401, `{}`), x("s", spec.PathCampaignStats, 400, noID, "X-Rate-Limit-Quota"), route(),
+		}, nil, nil, nil, "cannot write"},
+		{"no body refused", []*exch{x("wrong", spec.PathCampaignList, 401, `{}`), route()}, nil, nil, nil, "no refused answer"},
+		{"another method's answer unlike the unknown path's", []*exch{
+			x("wrong", spec.PathCampaignList, 401, `{}`), x("s", spec.PathCampaignStats, 400, noID), route("RateLimit"),
+			{method: http.MethodGet, path: spec.PathCampaignList, op: spec.PathCampaignList, reqHeader: http.Header{"X-Api-Key": {pr.APIKey}, "X-Api-Secret": {pr.APISecret}, "X-Account-Id": {pr.AccountID}}, status: 405, header: http.Header{}},
+		}, nil, nil, nil, "routing answers carry different"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -105,8 +119,8 @@ func TestHeaderClasses(t *testing.T) {
 				}
 				return
 			}
-			if !c.Known() || !slices.Equal(c.Value.Unauthenticated, tt.unauth) || !slices.Equal(c.Value.Refused, tt.ref) {
-				t.Fatalf("headerClasses = %+v, want unauthenticated %v, refused %v", c, tt.unauth, tt.ref)
+			if !c.Known() || !slices.Equal(c.Value.Unauthenticated, tt.unauth) || !slices.Equal(c.Value.Refused, tt.ref) || !slices.Equal(c.Value.Routing, tt.route) {
+				t.Fatalf("headerClasses = %+v, want unauthenticated %v, refused %v, routing %v", c, tt.unauth, tt.ref, tt.route)
 			}
 			if err := l.p.Check(); err != nil {
 				t.Fatal(err)
