@@ -28,7 +28,8 @@ import (
 //   - the gateway answers itself, before the service sees anything, in
 //     its own body {"message", "code", "traceId"} labelled
 //     application/json; charset=utf-8 (every answer is so labelled, the
-//     429 too): an unknown path (404, the message quoting the path sent),
+//     429 too): an unknown path (404, the message quoting the method and
+//     the path sent),
 //     another method (405 with Allow, the message quoting the method and
 //     the path), a body above 512 KiB (413), credentials (401; a missing
 //     x-account-id 401 too, a wrong one 403), and its own limiter (429);
@@ -147,7 +148,7 @@ func (s *gatewayService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.EscapedPath()
 	op, found := strings.CutPrefix(path, spec.BasePath+"/")
 	if !found || !slices.Contains(spec.Paths(), op) {
-		routeFail(http.StatusNotFound, fmt.Sprintf("no route matches %q", path))
+		routeFail(http.StatusNotFound, fmt.Sprintf("no route matches %s %q", r.Method, path))
 		return
 	}
 	if r.Method != http.MethodPost {
@@ -453,6 +454,7 @@ func TestGatewayImplementationPasses(t *testing.T) {
 func gatewayProbes() []silentProbe {
 	return []silentProbe{
 		{name: "another unknown path, its message", path: "campaigns/archive/7", body: `{}`, message: true},
+		{name: "GET on an unknown path, its message", method: http.MethodGet, path: "campaigns/7", message: true},
 		{name: "DELETE on another operation, its message", method: http.MethodDelete, path: spec.PathContactAdd, message: true},
 		{name: "a JSON body sent as text/plain with a charset, its message", path: spec.PathCampaignList, body: `{"limit": 1, "page": 1}`,
 			header: map[string]string{"Content-Type": "text/plain; charset=utf-8"}, message: true},

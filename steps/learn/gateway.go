@@ -43,6 +43,17 @@ func (l *learner) missingContentType(ctx context.Context) error {
 	return nil
 }
 
+// probeUnknownPathMethod is the other method the unknown path is probed
+// with, to tell a message that quotes the method from one that does not.
+const probeUnknownPathMethod = http.MethodPut
+
+// unknownPathMethod sends http.unknownPath's probe again with another
+// method (echoTemplates).
+func (l *learner) unknownPathMethod(ctx context.Context) error {
+	_, err := l.send(ctx, req{method: probeUnknownPathMethod, path: profile.ProbeUnknownPath, body: listBody})
+	return err
+}
+
 // echoTemplates writes the parts of the request that http.unknownPath's,
 // http.otherMethod's and http.requestContentType's messages quote as
 // placeholders (profile.Render), so that the simulator says the path,
@@ -54,6 +65,21 @@ func (l *learner) echoTemplates() {
 	base := strings.TrimSuffix(l.env.BaseURL.EscapedPath(), "/")
 	if c := &l.p.HTTP.UnknownPath; c.Known() && !c.Value.Accepted() {
 		c.Value.Message = echo(c.Value.Message, base+"/"+profile.ProbeUnknownPath, profile.PlaceholderPath)
+		// The method, where the answer to the same path with another
+		// method says that one in the same place ("Cannot POST /x",
+		// "Cannot PUT /x"); a message naming POST of its own (the
+		// operations' method) says it to both.
+		for _, x := range l.exchanges() {
+			if x.method != probeUnknownPathMethod || x.path != profile.ProbeUnknownPath || x.status != c.Value.Status {
+				continue
+			}
+			other := echo(messageOf(x.body), base+"/"+profile.ProbeUnknownPath, profile.PlaceholderPath)
+			if m := echo(c.Value.Message, http.MethodPost, profile.PlaceholderMethod); other != c.Value.Message &&
+				m == echo(other, probeUnknownPathMethod, profile.PlaceholderMethod) {
+				c.Value.Message = m
+			}
+			break
+		}
 	}
 	if c := &l.p.HTTP.OtherMethod; c.Known() && !c.Value.Accepted() {
 		m := echo(c.Value.Message, base+"/"+profile.ProbeOtherMethodPath, profile.PlaceholderPath)

@@ -128,3 +128,43 @@ func TestHeaderClasses(t *testing.T) {
 		})
 	}
 }
+
+// TestEchoTemplates: the learned messages of the unknown path, another
+// method and text/plain quote the request as placeholders; the unknown
+// path's method only where the same path with another method says that
+// one in its place.
+func TestEchoTemplates(t *testing.T) {
+	base := spec.BasePath + "/"
+	tests := []struct {
+		name, post, put, want string
+	}{
+		{"the method and the path echoed", "Cannot POST " + base + "nothing/here", "Cannot PUT " + base + "nothing/here", "Cannot {method} {path}"},
+		{"POST of its own", "No operation at " + base + "nothing/here: the operations are POST", "No operation at " + base + "nothing/here: the operations are POST", "No operation at {path}: the operations are POST"},
+		{"another method another answer", "Cannot POST " + base + "nothing/here", "Method not allowed", "Cannot POST {path}"},
+		{"nothing echoed", "Not Found", "Not Found", "Not Found"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u, _ := url.Parse("https://example.test" + spec.BasePath)
+			p, err := profile.Parse([]byte(`{"profileVersion": 1}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.HTTP.UnknownPath = profile.Choice[profile.Outcome]{Value: profile.Outcome{Status: 404, Message: tt.post}}
+			p.HTTP.OtherMethod = profile.Choice[profile.MethodOutcome]{Value: profile.MethodOutcome{Outcome: profile.Outcome{Status: 405, Message: "GET is not allowed on " + base + "campaign/list (campaign/list takes POST)"}}}
+			p.HTTP.RequestContentType = profile.Choice[profile.Outcome]{Value: profile.Outcome{Status: 415, Message: "text/plain is not JSON"}}
+			put := &exch{method: http.MethodPut, path: profile.ProbeUnknownPath, status: 404, body: []byte(`{"message": "` + tt.put + `"}`), header: http.Header{}}
+			l := &learner{env: Env{Target: target.Target{BaseURL: u}}, p: p, all: []*exch{put}}
+			l.echoTemplates()
+			if got := l.p.HTTP.UnknownPath.Value.Message; got != tt.want {
+				t.Errorf("unknownPath %q, want %q", got, tt.want)
+			}
+			if got, want := l.p.HTTP.OtherMethod.Value.Message, "{method} is not allowed on {path} ({operation} takes POST)"; got != want {
+				t.Errorf("otherMethod %q, want %q", got, want)
+			}
+			if got, want := l.p.HTTP.RequestContentType.Value.Message, "{contentType} is not JSON"; got != want {
+				t.Errorf("requestContentType %q, want %q", got, want)
+			}
+		})
+	}
+}

@@ -87,6 +87,7 @@ func Learn(ctx context.Context, env Env) (*profile.Profile, error) {
 		{"contact", l.contact},
 		{"http", l.http},
 		{"missing Content-Type", l.missingContentType},
+		{"unknown path, another method", l.unknownPathMethod},
 		{"latency", l.pacedSample},
 		{"rate limit", l.rate},
 	}
