@@ -53,6 +53,8 @@ func fidelityTargets(accounts []control.Credentials) []struct {
 			newTinyService(accounts, altLimit, fidelityWindow), false},
 		{"frameworkService: 422 listing problems, the framework's parse error, strict integers, the body before the account before the key, 24 hex ids",
 			newFrameworkService(accounts, altLimit, fidelityWindow), false},
+		{"gatewayService: a gateway's {message, code, traceId} and its 401/404/405/413/429, RateLimit-* on every answer naming an account, no Content-Type read as JSON, clock-aligned windows, HTTP/2",
+			newGatewayService(accounts, altLimit, fidelityWindow), true},
 	}
 }
 
@@ -239,6 +241,9 @@ type silentProbe struct {
 	// until, when set, stops at the first answer with that status, which
 	// is the one compared (at most times sent).
 	until int
+	// message compares the answers' messages too (answer.message): a
+	// message that quotes the request must quote this one (issue 28).
+	message bool
 }
 
 // silentProbes are the requests both sides answer, as account acct. A
@@ -277,6 +282,7 @@ func silentProbes(acct control.Credentials) []silentProbe {
 		}
 		ps = append(ps, silentProbe{name: "contact " + vc.Class, path: spec.PathContactAdd, body: body})
 	}
+	ps = append(ps, gatewayProbes()...)
 	// Last: the budget spent, a 429's headers and body (§7 gives the body,
 	// §8 leaves the headers open). Sent until the first 429: with windows
 	// that open at the first request or on the clock, the probes before
@@ -307,10 +313,13 @@ type answer struct {
 	status  int
 	shape   []string
 	headers map[string]string
+	// message is the body's message (bodyMessage), when the probe
+	// compares it.
+	message string
 }
 
 func (a answer) String() string {
-	return fmt.Sprintf("%d %v %v", a.status, a.shape, a.headers)
+	return fmt.Sprintf("%d %v %v %q", a.status, a.shape, a.headers, a.message)
 }
 
 func (a answer) differs(b answer) string {
@@ -319,6 +328,8 @@ func (a answer) differs(b answer) string {
 		return "status"
 	case !slices.Equal(a.shape, b.shape):
 		return "body shape"
+	case a.message != b.message:
+		return "message"
 	}
 	for k, v := range a.headers {
 		if b.headers[k] != v {
@@ -353,6 +364,9 @@ func (p silentProbe) send(t *testing.T, c *http.Client, base string) answer {
 			t.Fatalf("%s: %v", p.name, err)
 		}
 		a = readAnswer(t, resp)
+		if !p.message {
+			a.message = ""
+		}
 		if p.until != 0 && a.status == p.until {
 			break
 		}
@@ -383,7 +397,8 @@ func readAnswer(t *testing.T, resp *http.Response) answer {
 			a.headers[h] = v
 		}
 	}
-	for _, h := range []string{"Retry-After", "X-Ratelimit-Limit", "X-Ratelimit-Remaining", "X-Ratelimit-Reset", "Ratelimit", "Ratelimit-Policy"} {
+	for _, h := range []string{"Retry-After", "X-Ratelimit-Limit", "X-Ratelimit-Remaining", "X-Ratelimit-Reset", "Ratelimit", "Ratelimit-Policy",
+		"Ratelimit-Limit", "Ratelimit-Remaining", "Ratelimit-Reset"} {
 		if resp.Header.Get(h) != "" {
 			a.headers[h] = "present"
 		}
@@ -400,6 +415,7 @@ func readAnswer(t *testing.T, resp *http.Response) answer {
 		a.shape = append(a.shape, k+":"+profile.JSONType(v))
 		a.shape = append(a.shape, innerShape(k, v, resp.StatusCode)...)
 	}
+	a.message = bodyMessage(m)
 	slices.Sort(a.shape)
 	return a
 }

@@ -94,6 +94,9 @@ func (s *API) contentTypeError(r *http.Request) error {
 		return nil
 	}
 	cts := r.Header.Values("Content-Type")
+	if len(cts) == 0 {
+		return s.missingContentTypeError(r) // http.missingContentType
+	}
 	if len(cts) != 1 {
 		return err
 	}

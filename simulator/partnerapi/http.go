@@ -36,6 +36,9 @@ func (s *API) Error(w http.ResponseWriter, r *http.Request, err error) {
 		// the server's own profile's.
 		o := s.serverPlay().bodyLimit.Refusal
 		status, message = o.Status, profile.Render(o.Message, profile.Request{Limit: s.maxBodyBytes()})
+		if st := stateFrom(r); st != nil && st.account == nil {
+			s.routingHeaders(w, r) // rateLimit.headerClasses: refused before the credentials
+		}
 	}
 	pl := s.play(r)
 	if status == http.StatusTooManyRequests {
@@ -44,6 +47,9 @@ func (s *API) Error(w http.ResponseWriter, r *http.Request, err error) {
 		writeProfileError(w, status, message, rateLimitBody, pl.refusalContentType, nil)
 		return
 	}
+	// rateLimit.headerClasses: a refusal after authentication carries
+	// its class's rate-limit headers, exactly.
+	s.refusedHeaders(w, r, pl, status)
 	// errors.bodies shapes every other status.
 	b, ct := pl.errorBody(status)
 	writeProfileError(w, status, message, b, ct, faultyFields(err))

@@ -53,6 +53,7 @@ func (s *API) authenticate(next http.Handler) http.Handler {
 			if key == "" || secret == "" {
 				kind, detail = simulator.FindingMissingHeader, firstOf(key == "", spec.HeaderAPIKey, secret == "", spec.HeaderAPISecret, "")
 			}
+			s.unauthenticatedHeaders(w, r, key) // rateLimit.headerClasses
 			if order := s.play(r).checkOrder; profile.Before(order, profile.CheckAccount, profile.CheckCredentials) && s.unknownAccount(r, account) {
 				// auth.checkOrder: the account first, and it names none:
 				// 403, whatever the key (auth.missingAccount's answer for
@@ -65,6 +66,7 @@ func (s *API) authenticate(next http.Handler) http.Handler {
 		}
 		if account != a.AccountID {
 			recordFrom(r).Entry.AttributedTo = a.AccountID // the key and secret proved it
+			s.classHeaders(w, r, s.accountPlay(r.Context(), a), classUnauthenticated, a)
 			s.Error(w, r, s.bodyFirst(r, profile.CheckAccount, s.accountRefusal(r, account)))
 			return
 		}
@@ -149,6 +151,9 @@ func (s *API) limitRate(next http.Handler) http.Handler {
 		}
 		rateHeaders(w.Header(), pl, vals, limit, window, d, ad.Now)
 		rec.Now = ad.Now
+		if st != nil {
+			st.rated = true
+		}
 		if badBody != nil && !limitFirst {
 			// Counted, but the body answers before the limit: a 400 says
 			// nothing of when to come back.

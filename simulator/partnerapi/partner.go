@@ -100,6 +100,7 @@ func (p *partnerAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// http.unknownPath (a path under the base path), decided before
 	// authentication: the server's own profile's.
 	if path := r.URL.EscapedPath(); strings.HasPrefix(path, spec.BasePath+"/") {
+		p.s.routingHeaders(w, r) // rateLimit.headerClasses
 		p.s.Error(w, r, refuse(p.s.serverPlay().unknownPath, profile.Request{Method: r.Method, Path: httpjson.QuotePath(path)}))
 		return
 	}
@@ -127,6 +128,7 @@ func (s *API) operation(op string, h http.HandlerFunc) http.Handler {
 			if o.Allow != "" {
 				w.Header().Set("Allow", o.Allow)
 			}
+			s.routingHeaders(w, r) // rateLimit.headerClasses
 			s.Error(w, r, refuse(o.Outcome, profile.Request{Method: r.Method, Operation: op, Path: httpjson.QuotePath(r.URL.EscapedPath())}))
 			return
 		}

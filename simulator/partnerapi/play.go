@@ -85,8 +85,15 @@ type play struct {
 	limitFirst            bool
 	retryAfter            profile.RetryAfter
 	rateHeaders           profile.RateHeaders
-	// rateSend is rateHeaders' OnSuccess and OnRefusal resolved (x-ratelimit).
+	// rateSend is rateHeaders' OnSuccess and OnRefusal resolved.
 	rateSend [2]rateSend
+	// classSend is rateLimit.headerClasses resolved: the headers of a
+	// 401/403 naming an account, of a refusal after authentication the
+	// limit did not count, and of an answer before the credentials to a
+	// key naming an account (gateway.go).
+	classSend [3]rateSend
+	// missingContentType is http.missingContentType (gateway.go).
+	missingContentType profile.NoContentType
 
 	// latency is latency.operations, nil when unknown (playLatency).
 	latency map[string]profile.OperationLatency
@@ -181,7 +188,11 @@ func newPlay(p *profile.Profile) *play {
 	pl.limitFirst = p.Rate.LimitFirst.Or(d.Rate.LimitFirst)
 	pl.retryAfter = p.Rate.RetryAfter.Or(d.Rate.RetryAfter)
 	pl.rateHeaders = p.Rate.Headers.Or(d.Rate.Headers)
-	pl.rateSend = [2]rateSend{rateSendOf(pl.rateHeaders.OnSuccess), rateSendOf(pl.rateHeaders.OnRefusal)}
+	pl.rateSend = [2]rateSend{rateSendOf(pl.rateHeaders.OnSuccess, pl.rateHeaders.Scheme), rateSendOf(pl.rateHeaders.OnRefusal, pl.rateHeaders.Scheme)}
+	classes := p.Rate.HeaderClasses.Or(d.Rate.HeaderClasses)
+	pl.classSend = [3]rateSend{rateSendOf(classes.Unauthenticated, profile.SchemeNone), rateSendOf(classes.Refused, profile.SchemeNone),
+		rateSendOf(classes.Routing, profile.SchemeNone)}
+	pl.missingContentType = p.HTTP.MissingContentType.Or(d.HTTP.MissingContentType)
 	if ops := p.Latency.Operations; ops.Known() {
 		pl.latency = ops.Value
 	}

@@ -121,40 +121,11 @@ func rateHeaders(h http.Header, pl *play, vals *[2]string, limit int, window tim
 	case d.Reset > 0:
 		reset = d.Reset
 	}
-	hs := &pl.rateHeaders
-	switch hs.Scheme {
-	case profile.SchemeXRateLimit:
-		send := pl.rateSend[0]
-		if !d.Allowed {
-			send = pl.rateSend[1]
-		}
-		// The names in canonical form, assigned straight (Header.Set would
-		// canonicalise each per request), the two values in the request's
-		// array (issue 21). Nothing edits a header value in place.
-		if vals == nil {
-			vals = new([2]string)
-		}
-		if send.limit {
-			vals[0] = limitText(limit)
-			h["X-Ratelimit-Limit"] = vals[0:1:1]
-		}
-		if send.remaining {
-			vals[1] = strconv.Itoa(remaining)
-			h["X-Ratelimit-Remaining"] = vals[1:2:2]
-		}
-		if send.reset {
-			secs := int64(retryAfterSeconds(reset))
-			if hs.Reset == profile.ResetEpoch {
-				secs += now.Unix()
-			}
-			h["X-Ratelimit-Reset"] = []string{strconv.FormatInt(secs, 10)}
-		}
-	case profile.SchemeRateLimit:
-		// draft-ietf-httpapi-ratelimit-headers: the quota policy and the
-		// standing against it.
-		h.Set("RateLimit-Policy", fmt.Sprintf("%d;w=%d", limit, int(math.Ceil(window.Seconds()))))
-		h.Set("RateLimit", fmt.Sprintf("limit=%d, remaining=%d, reset=%d", limit, remaining, retryAfterSeconds(reset)))
+	send := pl.rateSend[0]
+	if !d.Allowed {
+		send = pl.rateSend[1]
 	}
+	writeRateSend(h, send, pl.rateHeaders.Reset, vals, limit, window, remaining, reset, now)
 	if d.Allowed {
 		return
 	}
@@ -173,29 +144,101 @@ func rateHeaders(h http.Header, pl *play, vals *[2]string, limit int, window tim
 	}
 }
 
-// rateSend is which X-RateLimit headers an answer sends (scheme
-// x-ratelimit), resolved once per profile (newPlay) from the names the
-// profile saw on it, so that no request canonicalises them (issue 31).
-type rateSend struct{ limit, remaining, reset bool }
+// rateSend is which rate-limit headers an answer sends, resolved once
+// per profile (newPlay) from the names the profile saw on it, so that no
+// request canonicalises them (issue 31): exactly those names (issue 28).
+type rateSend struct {
+	limit, remaining, reset                         bool // X-RateLimit-*
+	ietfLimit, ietfRemaining, ietfReset, ietfPolicy bool // RateLimit-*
+	combined                                        bool // RateLimit
+}
 
-// rateSendOf resolves names (rateLimit.headers' onSuccess or onRefusal):
-// no list sends the limit and what remains.
-func rateSendOf(names []string) rateSend {
+// rateSendOf resolves names (rateLimit.headers' onSuccess or onRefusal,
+// a class of rateLimit.headerClasses). No list sends scheme's usual
+// headers: the limit and what remains (x-ratelimit), the policy and the
+// combined field (ratelimit), nothing (the others). A name the simulator
+// cannot write a value for (Retry-After has its own choice) is left out.
+func rateSendOf(names []string, scheme string) rateSend {
 	if len(names) == 0 {
-		return rateSend{limit: true, remaining: true}
+		switch scheme {
+		case profile.SchemeXRateLimit:
+			return rateSend{limit: true, remaining: true}
+		case profile.SchemeRateLimit:
+			return rateSend{ietfPolicy: true, combined: true}
+		}
+		return rateSend{}
 	}
 	var rs rateSend
 	for _, n := range names {
 		switch http.CanonicalHeaderKey(n) {
-		case "X-Ratelimit-Limit":
+		case profile.HeaderXRateLimitLimit:
 			rs.limit = true
-		case "X-Ratelimit-Remaining":
+		case profile.HeaderXRateLimitRemaining:
 			rs.remaining = true
-		case "X-Ratelimit-Reset":
+		case profile.HeaderXRateLimitReset:
 			rs.reset = true
+		case profile.HeaderRateLimitLimit:
+			rs.ietfLimit = true
+		case profile.HeaderRateLimitRemaining:
+			rs.ietfRemaining = true
+		case profile.HeaderRateLimitReset:
+			rs.ietfReset = true
+		case profile.HeaderRateLimitPolicy:
+			rs.ietfPolicy = true
+		case profile.HeaderRateLimit:
+			rs.combined = true
 		}
 	}
 	return rs
+}
+
+// writeRateSend writes the headers send names: limit and remaining of the
+// budget, reset the time until it is back (X-RateLimit-Reset as seconds
+// or the epoch second, resetFormat), the window for the policy.
+//
+// vals holds the X-RateLimit values, the request's own (requestState),
+// or nil for a new one.
+func writeRateSend(h http.Header, send rateSend, resetFormat string, vals *[2]string, limit int, window time.Duration, remaining int, reset time.Duration, now time.Time) {
+	// The names in canonical form, assigned straight (Header.Set would
+	// canonicalise each per request), the two values in the request's
+	// array (issue 21). Nothing edits a header value in place.
+	if send.limit || send.remaining {
+		if vals == nil {
+			vals = new([2]string)
+		}
+		if send.limit {
+			vals[0] = limitText(limit)
+			h[profile.HeaderXRateLimitLimit] = vals[0:1:1]
+		}
+		if send.remaining {
+			vals[1] = strconv.Itoa(remaining)
+			h[profile.HeaderXRateLimitRemaining] = vals[1:2:2]
+		}
+	}
+	if send.reset {
+		secs := int64(retryAfterSeconds(reset))
+		if resetFormat == profile.ResetEpoch {
+			secs += now.Unix()
+		}
+		h[profile.HeaderXRateLimitReset] = []string{strconv.FormatInt(secs, 10)}
+	}
+	// draft-ietf-httpapi-ratelimit-headers: its earlier separate fields,
+	// the quota policy and the combined standing against it.
+	if send.ietfLimit {
+		h[profile.HeaderRateLimitLimit] = []string{limitText(limit)}
+	}
+	if send.ietfRemaining {
+		h[profile.HeaderRateLimitRemaining] = []string{strconv.Itoa(remaining)}
+	}
+	if send.ietfReset {
+		h[profile.HeaderRateLimitReset] = []string{strconv.Itoa(retryAfterSeconds(reset))}
+	}
+	if send.ietfPolicy {
+		h[profile.HeaderRateLimitPolicy] = []string{fmt.Sprintf("%d;w=%d", limit, int(math.Ceil(window.Seconds())))}
+	}
+	if send.combined {
+		h[profile.HeaderRateLimit] = []string{fmt.Sprintf("limit=%d, remaining=%d, reset=%d", limit, remaining, retryAfterSeconds(reset))}
+	}
 }
 
 // lastLimit is the limit last written as text: the limit changes only

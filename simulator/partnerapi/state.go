@@ -30,6 +30,10 @@ type requestState struct {
 	// rateVals holds the X-RateLimit-Limit and -Remaining values the
 	// answer's header slices share (rateHeaders): no allocation of their own.
 	rateVals [2]string
+	// rated is whether limitRate counted the request (or refused it for
+	// the limit): a refusal after authentication it did not count carries
+	// rateLimit.headerClasses' refused headers (refusedHeaders).
+	rated bool
 
 	// body is the pooled buffer the body was read into (readFields), given
 	// back once the request is answered (release); fieldBuf holds the

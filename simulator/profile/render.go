@@ -180,6 +180,13 @@ func atProbe(choice string, v any) any {
 	case PastLast:
 		v.Outcome = outcome(v.Outcome, req)
 		return v
+	case NoContentType:
+		v.Outcome = outcome(v.Outcome, req)
+		if v.Empty != nil {
+			o := outcome(*v.Empty, req)
+			v.Empty = &o
+		}
+		return v
 	case Duplicate:
 		if v.Refusal != nil {
 			o := outcome(*v.Refusal, req)

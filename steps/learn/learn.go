@@ -87,6 +87,8 @@ func Learn(ctx context.Context, env Env) (*profile.Profile, error) {
 		{"campaign stats", l.stats},
 		{"contact", l.contact},
 		{"http", l.http},
+		{"missing Content-Type", l.missingContentType},
+		{"unknown path, another method", l.unknownPathMethod},
 		{"latency", l.pacedSample},
 		{"rate limit", l.rate},
 	}
@@ -97,6 +99,8 @@ func Learn(ctx context.Context, env Env) (*profile.Profile, error) {
 		}
 	}
 	l.errorBodies()
+	l.echoTemplates()
+	l.headerClasses()
 	l.latency()
 	l.p.Source = profile.Source{
 		Target:     l.redact(env.BaseURL.String()),
@@ -163,9 +167,11 @@ type req struct {
 	acct        control.Credentials
 	noAccount   bool
 	contentType string // application/json when empty
-	header      map[string]string
-	deliberate  bool // spends the budget on purpose (§8 probes)
-	field       string
+	// noContentType sends no Content-Type at all.
+	noContentType bool
+	header        map[string]string
+	deliberate    bool // spends the budget on purpose (§8 probes)
+	field         string
 }
 
 // send sends one probe and reads its whole answer.
@@ -193,7 +199,7 @@ func (l *learner) send(ctx context.Context, r req) (*exch, error) {
 	if ct == "" {
 		ct = spec.ContentType
 	}
-	if r.method != http.MethodGet {
+	if r.method != http.MethodGet && !r.noContentType {
 		hr.Header.Set("Content-Type", ct)
 	}
 	hr.Header.Set(spec.HeaderAPIKey, acct.APIKey)
