@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -384,6 +385,67 @@ func TestDashboardInChromium(t *testing.T) {
 		if after := controlGet(t, s, "/faults"); after != before {
 			t.Fatalf("the cross-site post changed the faults: %s, was %s", after, before)
 		}
+	})
+
+	t.Run("no secret of any account on any page or stream", func(t *testing.T) {
+		// A request that presents a wrong secret: the simulator must not
+		// keep that either.
+		wrong := alpha
+		wrong.APISecret = "presented-but-wrong-secret-0123456789"
+		if st, _ := partner(t, s, wrong); st != http.StatusUnauthorized {
+			t.Fatalf("a wrong secret: %d, want 401", st)
+		}
+		secrets := map[string]string{"the control API token": s.AdminToken, "a presented secret": wrong.APISecret}
+		for _, a := range s.Accounts {
+			secrets[a.Name+"'s secret"], secrets[a.Name+"'s whole API key"] = a.APISecret, a.APIKey
+		}
+		scan := func(where, text string) {
+			t.Helper()
+			for what, v := range secrets {
+				if strings.Contains(text, v) {
+					t.Errorf("%s shows %s", where, what)
+				}
+			}
+		}
+		pages := map[string]string{ // page -> what shows its content is in
+			"/ui/": "#accounts tbody tr", "/ui/journal": "#journal tbody tr", "/ui/faults": "#faults",
+			"/ui/profile": "#profiles section", "/ui/spec": "#sections dt"}
+		for _, a := range s.Accounts {
+			pages["/ui/report?account="+url.QueryEscape(a.AccountID)] = "#report p"
+		}
+		for p, ready := range pages {
+			var html string
+			run(t, ctx, chromedp.Navigate(s.AdminURL+p), chromedp.WaitReady(css(ready)), chromedp.Sleep(200*time.Millisecond),
+				into(chromedp.OuterHTML(css("html")), &html))
+			scan("page "+p, html)
+		}
+		// The journal's detail of the refused request, opened.
+		var detail string
+		run(t, ctx, chromedp.Navigate(s.AdminURL+"/ui/journal"), chromedp.WaitReady(css(`#journal tr[data-status="401"] button`)),
+			chromedp.Click(css(`#journal tr[data-status="401"] button`)), chromedp.WaitVisible(css("#entry-request")),
+			into(chromedp.OuterHTML(css("html")), &detail))
+		scan("the journal's detail of a 401", detail)
+		var login string
+		run(t, ctx, chromedp.Navigate(s.AdminURL+"/ui/login"), chromedp.WaitReady(css("#token")), into(chromedp.OuterHTML(css("html")), &login))
+		scan("the login page", login)
+		// Every read of the dashboard's, and the stream, as a client reads them.
+		c, _ := session(t, s)
+		for _, p := range dashboardReads(alpha.AccountID) {
+			scan("GET "+p, get(t, c, s.AdminURL+p, http.StatusOK))
+		}
+		scan("GET /ui/api/accounts/…/report of Bravo", get(t, c, s.AdminURL+"/ui/api/accounts/"+bravo.AccountID+"/report", http.StatusOK))
+		done := make(chan string)
+		go func() { done <- readStream(t, c, s.AdminURL+"/ui/events", 105, 30*time.Second) }()
+		time.Sleep(200 * time.Millisecond)
+		for range 3 {
+			partner(t, s, wrong)
+			partner(t, s, bravo)
+		}
+		stream := <-done
+		if n := strings.Count(stream, "event: entry"); n < 105 {
+			t.Fatalf("the stream carried %d entries, want the 100 latest and the 6 sent meanwhile (at least 105)", n)
+		}
+		scan("the journal stream", stream)
 	})
 
 	t.Run("the profile and spec pages render", func(t *testing.T) {
