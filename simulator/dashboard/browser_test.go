@@ -3,6 +3,7 @@ package dashboard_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -20,6 +21,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/profile"
 	"github.com/partner-v3/conformance-kit/simulator/simtest"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
@@ -190,6 +192,13 @@ func TestDashboardInChromium(t *testing.T) {
 	ctx := browser(t, 1280, 900)
 	s := simtest.New(t)
 	alpha, bravo := s.Accounts[0], s.Accounts[1]
+	// A throwaway account that plays a profile of its own: fixed clock
+	// windows where the default's is sliding (spec §8 is silent on it).
+	own := mustProfile(t, "partner staging (fixed windows)", simulator.WindowFixedClock)
+	staging, err := s.Control.CreateAccount(context.Background(), simulator.AccountSpec{Name: "Staging client", Profile: own})
+	if err != nil {
+		t.Fatalf("create account: %v", err)
+	}
 
 	t.Run("a wrong token is refused", func(t *testing.T) {
 		login(t, ctx, s, "not-the-token")
@@ -216,8 +225,8 @@ func TestDashboardInChromium(t *testing.T) {
 			chromedp.WaitVisible(css(`#accounts tbody tr[data-account="`+alpha.AccountID+`"]`)),
 			into(chromedp.Evaluate[int](`document.querySelectorAll("#accounts tbody tr").length`), &rows),
 		)
-		if rows != len(s.Accounts) {
-			t.Fatalf("the overview lists %d accounts, want %d", rows, len(s.Accounts))
+		if rows != len(s.Accounts)+1 {
+			t.Fatalf("the overview lists %d accounts, want %d (and the throwaway one)", rows, len(s.Accounts)+1)
 		}
 	})
 
@@ -387,6 +396,24 @@ func TestDashboardInChromium(t *testing.T) {
 		}
 	})
 
+	t.Run("a narrow window: the page fits, the tables scroll inside it, the keyboard reaches every link", func(t *testing.T) {
+		var overflow bool
+		var tabbed string
+		run(t, ctx, chromedp.EmulateViewport(420, 900), chromedp.Navigate(s.AdminURL+"/ui/"),
+			chromedp.WaitVisible(css(`#accounts tbody tr`)),
+			into(chromedp.Evaluate[bool](`document.body.scrollWidth > window.innerWidth`), &overflow))
+		if overflow {
+			t.Fatal("at 420 px the page is wider than the window")
+		}
+		screenshot(t, ctx, "overview-narrow")
+		// Tab from the top: the skip link first, then the navigation.
+		run(t, ctx, chromedp.KeyEvent("\t"), chromedp.KeyEvent("\t"),
+			into(chromedp.Evaluate[string](`document.activeElement.textContent`), &tabbed), chromedp.EmulateReset())
+		if tabbed != "Overview" {
+			t.Fatalf("the second Tab reaches %q, want the navigation's Overview", tabbed)
+		}
+	})
+
 	t.Run("no secret of any account on any page or stream", func(t *testing.T) {
 		// A request that presents a wrong secret: the simulator must not
 		// keep that either.
@@ -396,7 +423,7 @@ func TestDashboardInChromium(t *testing.T) {
 			t.Fatalf("a wrong secret: %d, want 401", st)
 		}
 		secrets := map[string]string{"the control API token": s.AdminToken, "a presented secret": wrong.APISecret}
-		for _, a := range s.Accounts {
+		for _, a := range append(s.Accounts, staging.Account) {
 			secrets[a.Name+"'s secret"], secrets[a.Name+"'s whole API key"] = a.APISecret, a.APIKey
 		}
 		scan := func(where, text string) {
@@ -410,7 +437,7 @@ func TestDashboardInChromium(t *testing.T) {
 		pages := map[string]string{ // page -> what shows its content is in
 			"/ui/": "#accounts tbody tr", "/ui/journal": "#journal tbody tr", "/ui/faults": "#faults",
 			"/ui/profile": "#profiles section", "/ui/spec": "#sections dt"}
-		for _, a := range s.Accounts {
+		for _, a := range append(s.Accounts, staging.Account) {
 			pages["/ui/report?account="+url.QueryEscape(a.AccountID)] = "#report p"
 		}
 		for p, ready := range pages {
@@ -456,6 +483,13 @@ func TestDashboardInChromium(t *testing.T) {
 		if !strings.Contains(text, "Every choice as the default") {
 			t.Fatalf("Alpha plays the default profile; the page says %q", text)
 		}
+		var differ string
+		staged := `#profiles section[data-account="` + staging.AccountID + `"]`
+		run(t, ctx, into(chromedp.Text(css(staged)), &text), into(chromedp.Text(css(staged+" td.verdict-differ")), &differ),
+			into(chromedp.Text(css(staged+" tr:has(td.verdict-differ) code")), &differ))
+		if !strings.Contains(text, "partner staging (fixed windows)") || !strings.Contains(text, "1 choice differs") || differ != "rateLimit.window" {
+			t.Fatalf("the staging account's profile reads %q (differing %q); want its name and rateLimit.window differing", text, differ)
+		}
 		screenshot(t, ctx, "profile")
 		run(t, ctx, chromedp.Navigate(s.AdminURL+"/ui/spec#s-8"),
 			chromedp.WaitVisible(css("#s-8")), into(chromedp.Text(css("#s-8")), &text))
@@ -463,4 +497,21 @@ func TestDashboardInChromium(t *testing.T) {
 			t.Fatalf("the spec page's §8 reads %q", text)
 		}
 	})
+}
+
+// mustProfile is the default profile named name, with the rate window
+// window: a profile that differs from the default by one choice.
+func mustProfile(t *testing.T, name, window string) json.RawMessage {
+	t.Helper()
+	var p map[string]any
+	if err := json.Unmarshal(profile.DefaultJSON(), &p); err != nil {
+		t.Fatal(err)
+	}
+	p["source"].(map[string]any)["name"] = name
+	p["rateLimit"].(map[string]any)["window"].(map[string]any)["value"] = window
+	b, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -80,7 +80,7 @@ function chart(counts, limit) {
     svg.append(r);
   });
   svg.append(line);
-  return el("span", {}, svg, el("span", { class: "muted" }, " now " + counts[counts.length - 1] + "/min"));
+  return el("div", { class: "chart" }, svg, el("div", { class: "muted" }, "this minute: " + counts[counts.length - 1] + " (limit " + limit + ")"));
 }
 
 function faultText(f) {
@@ -102,10 +102,10 @@ async function overview() {
           full ? el("div", { class: "refused" }, "limit reached: next request allowed in " + secs(a.freesInMs)) : null,
           a.used > 0 ? el("div", { class: "muted" }, "window empty in " + secs(a.emptyInMs)) : null,
           el("div", { class: "muted" }, "clock " + time(a.clock)));
-        const findings = a.findings.length === 0 ? el("span", { class: "ok" }, "clean") :
+        const findings = a.findings.length === 0 ? el("span", { class: "ok" }, "report clean") :
           el("ul", { class: "findings" }, a.findings.map((f) => el("li", { class: "sev-" + f.severity },
             sectionLink(f.section), " ", el("a", { href: "/ui/report?account=" + encodeURIComponent(a.accountId) }, f.title), " ×" + f.count)));
-        const faults = a.faults.length === 0 ? el("span", { class: "muted" }, "none") :
+        const faults = a.faults.length === 0 ? el("span", { class: "muted" }, "no fault pending") :
           el("ul", { class: "findings" }, a.faults.map((f) => el("li", {}, faultText(f))));
         return el("tr", { "data-account": a.accountId },
           el("th", { scope: "row" }, el("div", {}, a.name || "(unnamed)"), el("code", {}, a.accountId),
@@ -159,18 +159,18 @@ async function journal() {
     const r = body.querySelector(`tr[data-request-id="${CSS.escape(id)}"]`);
     if (r) r.classList.add("selected");
     const reqHeaders = [
-      "Content-Type: application/json",
       "x-api-key: " + (e.apiKey || "(none sent)") + "   (masked by the simulator)",
       "x-api-secret: ******** (never kept)",
       "x-account-id: " + (e.accountId || (e.attributedTo ? "(did not match; attributed to " + e.attributedTo + ")" : "(none matched)")),
     ];
     const ansHeaders = ["X-Request-Id: " + e.requestId, "Content-Type: application/json"];
-    detailBody.replaceChildren(
+    detailBody.replaceChildren(...[
       el("h3", {}, "Request"), el("pre", { id: "entry-request" }, e.method + " " + e.path + "\n" + reqHeaders.join("\n")),
       el("h3", {}, "Answer"), el("pre", { id: "entry-answer" }, "HTTP " + e.status + "\n" + ansHeaders.join("\n")),
       el("p", {}, "Received " + time(e.time) + ", answered in " + Number(e.latencyMs).toFixed(2) + " ms."),
       e.fault ? el("p", { class: "refused" }, "Answered by injected fault " + e.fault + " (" + e.faultId + ").") : null,
-      el("p", { class: "muted" }, "The journal keeps each request's line and credentials headers (key masked, secret never) and the answer's status, not the bodies."));
+      el("p", { class: "muted" }, "The journal keeps each request's line and credentials headers (key masked, secret never) and the answer's status, not the bodies."),
+    ].filter(Boolean));
     detail.hidden = false;
     document.getElementById("entry-title").textContent = "Request " + e.requestId;
     history.replaceState(null, "", "#req=" + encodeURIComponent(id));
@@ -299,7 +299,7 @@ async function profiles() {
       el("h2", {}, accountLabel(a)),
       el("p", {}, "Plays ", el("strong", {}, a.profile || "(unnamed)"), a.digest ? el("code", {}, " " + a.digest) : "",
         ". ", a.differ === 0 ? el("span", { class: "ok" }, "Every choice as the default (" + data.default + ").") :
-          el("span", { class: "refused" }, a.differ + " choices differ from the default (" + data.default + ").")),
+          el("span", { class: "refused" }, a.differ + (a.differ === 1 ? " choice differs" : " choices differ") + " from the default (" + data.default + ").")),
       rows.length ? el("div", { class: "scroll" }, el("table", {},
         el("thead", {}, el("tr", {}, ["Choice", "§", "Default", "This account", "Verdict"].map((h) => el("th", { scope: "col" }, h)))),
         el("tbody", {}, rows.map((r) => el("tr", {},
