@@ -18,7 +18,7 @@ import (
 
 // session logs in to the dashboard with the Go client and answers a
 // client that keeps the session's cookie, and the page's CSRF token.
-func session(t *testing.T, s *simtest.Simulator) (*http.Client, string) {
+func session(t testing.TB, s *simtest.Simulator) (*http.Client, string) {
 	t.Helper()
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar, Transport: s.HTTPClient().Transport,
@@ -55,7 +55,7 @@ func session(t *testing.T, s *simtest.Simulator) (*http.Client, string) {
 	return c, csrf
 }
 
-func get(t *testing.T, c *http.Client, u string, want int) string {
+func get(t testing.TB, c *http.Client, u string, want int) string {
 	t.Helper()
 	res, err := c.Get(u)
 	if err != nil {

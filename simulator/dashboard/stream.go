@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -18,6 +19,9 @@ const (
 	// keepAlive is how often an idle stream sends a comment, so proxies
 	// and the browser keep it open.
 	keepAlive = 15 * time.Second
+	// streamFlush is how long an entry may wait in the stream's buffer:
+	// well within the second the issue allows a request to show.
+	streamFlush = 100 * time.Millisecond
 )
 
 // handleEvents is the live journal: server-sent events, one "entry" per
@@ -37,12 +41,21 @@ func (d *Dashboard) handleEvents(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 
+	// A buffer of its own, larger than net/http's 4 KiB, so that a busy
+	// stream reaches the socket in few writes (streamFlush).
+	bw := bufio.NewWriterSize(w, 64<<10)
+	flush := func() error {
+		if err := bw.Flush(); err != nil {
+			return err
+		}
+		return rc.Flush()
+	}
 	send := func(event string, v any) error {
 		b, err := json.Marshal(v)
 		if err != nil {
 			return fmt.Errorf("encode %s: %w", event, err)
 		}
-		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b); err != nil {
+		if _, err := fmt.Fprintf(bw, "event: %s\ndata: %s\n\n", event, b); err != nil {
 			return fmt.Errorf("write %s: %w", event, err)
 		}
 		return nil
@@ -53,12 +66,17 @@ func (d *Dashboard) handleEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if err := rc.Flush(); err != nil {
+	if err := flush(); err != nil {
 		return
 	}
-	tick := time.NewTicker(keepAlive)
+	// Entries are written as they come but flushed (one TLS record, one
+	// write to the socket) at most every streamFlush: at thousands of
+	// requests a second a flush per entry would cost the partner API the
+	// CPU it shares with the stream.
+	tick := time.NewTicker(streamFlush)
 	defer tick.Stop()
 	var reported int64
+	dirty, lastFlush := false, time.Now()
 	for {
 		select {
 		case <-r.Context().Done():
@@ -70,25 +88,27 @@ func (d *Dashboard) handleEvents(w http.ResponseWriter, r *http.Request) {
 			if send("entry", e) != nil {
 				return
 			}
-			// Whatever else is waiting goes in the same write.
-			for n := len(sub.C); n > 0; n-- {
-				if send("entry", <-sub.C) != nil {
-					return
-				}
-			}
+			dirty = true
+		case now := <-tick.C:
 			if dropped := sub.Dropped(); dropped != reported {
 				reported = dropped
 				if send("dropped", map[string]int64{"dropped": dropped}) != nil {
 					return
 				}
+				dirty = true
 			}
-		case <-tick.C:
-			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
+			if !dirty && now.Sub(lastFlush) < keepAlive {
+				continue
+			}
+			if !dirty {
+				if _, err := fmt.Fprint(bw, ": keep-alive\n\n"); err != nil {
+					return
+				}
+			}
+			if flush() != nil {
 				return
 			}
-		}
-		if rc.Flush() != nil {
-			return
+			dirty, lastFlush = false, now
 		}
 	}
 }
