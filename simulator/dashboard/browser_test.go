@@ -320,6 +320,14 @@ func TestDashboardInChromium(t *testing.T) {
 			t.Fatalf("the finding's § links to %q, want /ui/spec#s-8", href)
 		}
 		screenshot(t, ctx, "report")
+		// The finding's example request opens in the journal.
+		var example, opened string
+		run(t, ctx, into(chromedp.Text(css(`#findings tr[data-section="§8"] td:last-child a`)), &example),
+			chromedp.Click(css(`#findings tr[data-section="§8"] td:last-child a`)),
+			chromedp.WaitVisible(css("#entry-answer")), into(chromedp.Text(css("#entry-answer")), &opened))
+		if example == "" || !strings.Contains(opened, "X-Request-Id: "+example) {
+			t.Fatalf("the example %q opened %q", example, opened)
+		}
 	})
 
 	t.Run("a fault added through the form makes the next request fail as the fault says", func(t *testing.T) {
