@@ -136,8 +136,8 @@ func TestDashboardNeedsTheToken(t *testing.T) {
 		}
 		b, _ := io.ReadAll(res.Body)
 		res.Body.Close()
-		if res.StatusCode != http.StatusNotFound || strings.Contains(string(b), "<html") {
-			t.Errorf("partner listener GET %s: %d %s, want a JSON 404", p, res.StatusCode, b)
+		if res.StatusCode != http.StatusNotFound || strings.Contains(string(b), "<html") || !strings.Contains(string(b), s.AdminURL) {
+			t.Errorf("partner listener GET %s: %d %s, want a JSON 404 that says where the control listener is", p, res.StatusCode, b)
 		}
 	}
 }
