@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"time"
 
@@ -101,8 +102,11 @@ func (d *Dashboard) overview(ctx context.Context) (*overview, error) {
 			out.GlobalFaults = append(out.GlobalFaults, control.NewFaultResponse(f))
 		}
 	}
+	// One copy of the journal, taken under its lock once, read for every
+	// account outside it: the partner API adds to it on every request.
+	perMinute := requestsPerMinute(d.api.Journal.Latest(math.MaxInt), real)
 	for _, a := range list {
-		ao, err := d.accountOverview(ctx, a, real, faults)
+		ao, err := d.accountOverview(ctx, a, faults, perMinute)
 		if err != nil {
 			return nil, err
 		}
@@ -111,7 +115,7 @@ func (d *Dashboard) overview(ctx context.Context) (*overview, error) {
 	return out, nil
 }
 
-func (d *Dashboard) accountOverview(ctx context.Context, a *simulator.AccountInfo, real time.Time, faults []simulator.Fault) (*accountOverview, error) {
+func (d *Dashboard) accountOverview(ctx context.Context, a *simulator.AccountInfo, faults []simulator.Fault, perMinute map[string][]int) (*accountOverview, error) {
 	ao := &accountOverview{AccountID: a.AccountID, Name: a.Name, Throwaway: a.Throwaway, Limit: d.api.RateLimit,
 		Profile: d.play.Source.Name, Findings: []simulator.Finding{}, Faults: []control.FaultResponse{}}
 	if a.ProfileDigest != "" {
@@ -147,15 +151,8 @@ func (d *Dashboard) accountOverview(ctx context.Context, a *simulator.AccountInf
 			return nil, err
 		}
 	}
-	ao.PerMinute = make([]int, chartMinutes)
-	start := real.Truncate(time.Minute).Add(-(chartMinutes - 1) * time.Minute)
-	for _, e := range d.api.Journal.LatestOf(a.AccountID, 1<<30) {
-		if e.Time.Before(start) {
-			break // newest first: the rest are older still
-		}
-		if i := int(e.Time.Sub(start) / time.Minute); i < chartMinutes {
-			ao.PerMinute[i]++
-		}
+	if ao.PerMinute = perMinute[a.AccountID]; ao.PerMinute == nil {
+		ao.PerMinute = make([]int, chartMinutes)
 	}
 	if d.api.Reports != nil {
 		ao.Findings = d.api.Reports.Report(a.AccountID).Findings
@@ -166,6 +163,34 @@ func (d *Dashboard) accountOverview(ctx context.Context, a *simulator.AccountInf
 		}
 	}
 	return ao, nil
+}
+
+// requestsPerMinute counts the entries of each account (the one it
+// authenticated as, else the one it was attributed to, as the journal's
+// ?accountId= lists them) in each of the last chartMinutes minutes up to
+// now, oldest first.
+func requestsPerMinute(entries []simulator.JournalEntry, now time.Time) map[string][]int {
+	out := map[string][]int{}
+	start := now.Truncate(time.Minute).Add(-(chartMinutes - 1) * time.Minute)
+	for _, e := range entries {
+		if e.Time.Before(start) {
+			break // newest first: the rest are older still
+		}
+		i := int(e.Time.Sub(start) / time.Minute)
+		if i >= chartMinutes {
+			continue
+		}
+		for k, id := range []string{e.AccountID, e.AttributedTo} {
+			if id == "" || (k == 1 && id == e.AccountID) {
+				continue
+			}
+			if out[id] == nil {
+				out[id] = make([]int, chartMinutes)
+			}
+			out[id][i]++
+		}
+	}
+	return out
 }
 
 // firstBelow returns the milliseconds after now until count falls below
