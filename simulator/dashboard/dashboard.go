@@ -85,10 +85,6 @@ func New(cfg Config) *Dashboard {
 	if err != nil {
 		panic(err)
 	}
-	// A cross-site request is refused with the control API's JSON error.
-	d.cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		d.api.Error(w, r, simulator.Errorf(simulator.EFORBIDDEN, "Dashboard: cross-origin request refused"))
-	}))
 
 	mux := http.NewServeMux()
 	mux.Handle("GET /ui/static/", http.StripPrefix("/ui/static/", http.FileServerFS(static)))
