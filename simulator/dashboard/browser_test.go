@@ -272,6 +272,23 @@ func TestDashboardInChromium(t *testing.T) {
 			t.Fatalf("the answer shown is %q", ans)
 		}
 		screenshot(t, ctx, "journal-request")
+
+		// Filtered to 4xx: a refused request shows, the 200s do not.
+		wrong := alpha
+		wrong.APISecret = "not-the-secret"
+		_, refused := partner(t, s, wrong)
+		var statuses []string
+		run(t, ctx,
+			into(chromedp.Evaluate[bool](`(() => { const f = document.getElementById("f-status"); f.value = "4"; f.dispatchEvent(new Event("change")); return true })()`), new(bool)),
+			chromedp.WaitVisible(css(`#journal tr[data-request-id="`+refused+`"]`)),
+			into(chromedp.Evaluate[[]string](`[...document.querySelectorAll("#journal tbody tr")].map(r => r.dataset.status)`), &statuses),
+			into(chromedp.Evaluate[bool](`(() => { const f = document.getElementById("f-status"); f.value = ""; f.dispatchEvent(new Event("change")); return true })()`), new(bool)),
+		)
+		for _, st := range statuses {
+			if !strings.HasPrefix(st, "4") {
+				t.Fatalf("filtered to 4xx, the journal shows statuses %v", statuses)
+			}
+		}
 	})
 
 	t.Run("120 rapid requests: the overview's budget reaches the limit and the report shows a §8 finding", func(t *testing.T) {
@@ -404,7 +421,7 @@ func TestDashboardInChromium(t *testing.T) {
 		}
 	})
 
-	t.Run("a narrow window: the page fits, the tables scroll inside it, the keyboard reaches every link", func(t *testing.T) {
+	t.Run("a narrow window: the page fits, and the keyboard reaches the navigation", func(t *testing.T) {
 		var overflow bool
 		var tabbed string
 		run(t, ctx, chromedp.EmulateViewport(420, 900), chromedp.Navigate(s.AdminURL+"/ui/"),
@@ -414,9 +431,10 @@ func TestDashboardInChromium(t *testing.T) {
 			t.Fatal("at 420 px the page is wider than the window")
 		}
 		screenshot(t, ctx, "overview-narrow")
+		defer run(t, ctx, chromedp.EmulateViewport(1280, 900))
 		// Tab from the top: the skip link first, then the navigation.
 		run(t, ctx, chromedp.KeyEvent("\t"), chromedp.KeyEvent("\t"),
-			into(chromedp.Evaluate[string](`document.activeElement.textContent`), &tabbed), chromedp.EmulateReset())
+			into(chromedp.Evaluate[string](`document.activeElement.textContent`), &tabbed))
 		if tabbed != "Overview" {
 			t.Fatalf("the second Tab reaches %q, want the navigation's Overview", tabbed)
 		}
@@ -504,6 +522,11 @@ func TestDashboardInChromium(t *testing.T) {
 		if !strings.HasPrefix(text, "§8 ") {
 			t.Fatalf("the spec page's §8 reads %q", text)
 		}
+		run(t, ctx, into(chromedp.Text(css("#s-8 + dd")), &text))
+		if !strings.Contains(text, "Refused 429 by the rate limiter, and not waited out") {
+			t.Fatalf("the spec page's §8 lists %q; want the report's §8 findings", text)
+		}
+		screenshot(t, ctx, "spec")
 	})
 }
 
@@ -522,4 +545,25 @@ func mustProfile(t *testing.T, name, window string) json.RawMessage {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestDashboardPaceNoteInChromium: under a limit other than the spec's, the
+// client report page adds the pace note: how the client would fare at 100
+// a minute (spec §8).
+func TestDashboardPaceNoteInChromium(t *testing.T) {
+	ctx := browser(t, 1280, 900)
+	s := simtest.New(t, simtest.WithRateLimit(1000, time.Minute))
+	alpha := s.Accounts[0]
+	for range 3 {
+		if st, _ := partner(t, s, alpha); st != http.StatusOK {
+			t.Fatalf("status %d", st)
+		}
+	}
+	login(t, ctx, s, s.AdminToken)
+	var note string
+	run(t, ctx, chromedp.WaitVisible(css("#accounts")), chromedp.Navigate(s.AdminURL+"/ui/report?account="+url.QueryEscape(alpha.AccountID)),
+		chromedp.WaitVisible(css("#pace-note")), into(chromedp.Text(css("#pace-note")), &note))
+	if !strings.Contains(note, "100") {
+		t.Fatalf("the pace note reads %q; want it to measure against the spec's 100 a minute", note)
+	}
 }

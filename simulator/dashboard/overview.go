@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/partner-v3/conformance-kit/fixtures"
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/clientreport"
 	"github.com/partner-v3/conformance-kit/simulator/control"
 	"github.com/partner-v3/conformance-kit/simulator/httpjson"
 	"github.com/partner-v3/conformance-kit/simulator/profile"
@@ -265,14 +268,49 @@ func (d *Dashboard) handleProfiles(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, out)
 }
 
-// handleSpec answers the kit's list of the spec's sections
-// (fixtures/spec-sections.json): what a § of a finding links to.
+// specSection is one section on the spec page: the kit's list of the
+// spec's sections (fixtures/spec-sections.json), with the client report's
+// findings that cite it (clientreport.FindingCatalogue): what the
+// simulator holds a client to under it.
+type specSection struct {
+	ID        string        `json:"id"`
+	Title     string        `json:"title"`
+	Normative bool          `json:"normative"`
+	Why       string        `json:"why,omitempty"`
+	Findings  []specFinding `json:"findings"`
+}
+
+type specFinding struct {
+	Kind     string `json:"kind"`
+	Severity string `json:"severity"`
+	Title    string `json:"title"`
+	Advice   string `json:"advice"`
+}
+
+// handleSpec answers the spec's sections: what a § of a finding links to.
 func (d *Dashboard) handleSpec(w http.ResponseWriter, r *http.Request) {
 	b, err := fixtures.FS.ReadFile("spec-sections.json")
 	if err != nil {
 		d.api.Error(w, r, fmt.Errorf("read spec sections: %w", err))
 		return
 	}
-	var v json.RawMessage = b
-	httpjson.Write(w, http.StatusOK, v)
+	var list struct {
+		Spec     string        `json:"spec"`
+		Sections []specSection `json:"sections"`
+	}
+	if err := json.Unmarshal(b, &list); err != nil {
+		d.api.Error(w, r, fmt.Errorf("read spec sections: %w", err))
+		return
+	}
+	kinds := slices.Sorted(maps.Keys(clientreport.FindingCatalogue))
+	for i := range list.Sections {
+		sec := &list.Sections[i]
+		sec.Findings = []specFinding{}
+		for _, k := range kinds {
+			if f := clientreport.FindingCatalogue[k]; f.Section == "§"+sec.ID {
+				sec.Findings = append(sec.Findings, specFinding{Kind: k, Severity: f.Severity, Title: f.Title, Advice: f.Advice})
+			}
+		}
+	}
+	httpjson.Write(w, http.StatusOK, list)
 }

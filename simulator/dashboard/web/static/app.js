@@ -317,7 +317,10 @@ async function specSections() {
   const data = await api("GET", "/spec");
   document.getElementById("sections").replaceChildren(...data.sections.flatMap((s) => [
     el("dt", { id: "s-" + s.id, tabindex: "-1" }, "§" + s.id + " " + s.title),
-    el("dd", {}, s.normative ? "States rules the conformance suite checks." : "Says no rule of its own: " + (s.why || "")),
+    el("dd", {},
+      el("p", {}, s.normative ? "States rules: the conformance suite checks them (docs/spec-sections.md says what they are)." : "Says no rule of its own: " + (s.why || "") + "."),
+      s.findings.length ? el("p", {}, "What the client report holds a client to here:") : null,
+      s.findings.length ? el("ul", {}, s.findings.map((f) => el("li", { class: "sev-" + f.severity }, el("strong", {}, f.title), ": ", el("span", { class: "muted" }, f.advice)))) : null),
   ]));
   if (location.hash) { const t = document.getElementById(location.hash.slice(1)); if (t) { t.scrollIntoView(); t.focus(); } }
 }
