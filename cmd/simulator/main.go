@@ -258,6 +258,7 @@ func (m *Main) printBanner() {
 	fmt.Fprintf(w, "  Base URL:     %s\n", s.URL())
 	if s.AdminURL() != "" {
 		fmt.Fprintf(w, "  Control API:  %s  (Authorization: Bearer %s)\n", s.AdminURL(), s.AdminToken)
+		fmt.Fprintf(w, "  Dashboard:    %s  (log in with the control API's token)\n", s.DashboardURL())
 	}
 	curlTLS := ""
 	if s.Cert != nil {

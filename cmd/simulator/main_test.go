@@ -138,7 +138,7 @@ func TestMain_Run(t *testing.T) {
 	}()
 	s := m.Simulator
 	banner := out.String()
-	for _, want := range []string{s.URL(), s.AdminURL(), s.Cert.CertFile, s.Cert.Fingerprint, s.Accounts[0].APISecret, "curl --cacert"} {
+	for _, want := range []string{s.URL(), s.AdminURL(), "Dashboard:    " + s.AdminURL() + "/ui/", s.Cert.CertFile, s.Cert.Fingerprint, s.Accounts[0].APISecret, "curl --cacert"} {
 		if !strings.Contains(banner, want) {
 			t.Fatalf("banner lacks %q:\n%s", want, banner)
 		}

@@ -122,8 +122,10 @@ func (api *API) Error(w http.ResponseWriter, r *http.Request, err error) {
 // controlPaths are the first path elements of the control API's calls
 // (New, docs/control-api.md). A request for one of them on the partner
 // port is a client that mixed up the two listeners: its 404 says where the
-// control API is (issue 27). GET /healthz answers on both.
-var controlPaths = []string{"/reset", "/clock", "/rate-limit", "/faults", "/journal", "/contacts", "/accounts", "/config", "/version", "/metrics", "/debug/pprof"}
+// control API is (issue 27). GET /healthz answers on both. /ui is the
+// dashboard (simulator/dashboard), mounted beside the control API on its
+// listener (issue 30).
+var controlPaths = []string{"/reset", "/clock", "/rate-limit", "/faults", "/journal", "/contacts", "/accounts", "/config", "/version", "/metrics", "/debug/pprof", "/ui"}
 
 // IsControlPath reports whether path names a call of the control API.
 func IsControlPath(path string) bool {

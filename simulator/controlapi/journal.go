@@ -1,7 +1,9 @@
 package controlapi
 
 import (
+	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/partner-v3/conformance-kit/simulator"
 )
@@ -13,6 +15,48 @@ type Journal struct {
 	entries []simulator.JournalEntry
 	next    int
 	full    bool
+	// subs are the live viewers (Subscribe): the dashboard's journal
+	// streams. Add never waits for one.
+	subs []*Subscription
+}
+
+// Subscription is a live view of the journal (Journal.Subscribe): C
+// receives each entry added after it was made, until Close.
+type Subscription struct {
+	// C receives the entries. It is closed by Close.
+	C       <-chan simulator.JournalEntry
+	c       chan simulator.JournalEntry
+	dropped atomic.Int64
+	j       *Journal
+}
+
+// Dropped returns how many entries the subscription missed because its
+// viewer had not taken the earlier ones yet.
+func (s *Subscription) Dropped() int64 { return s.dropped.Load() }
+
+// Close ends the subscription and closes C. Calling it again does nothing.
+func (s *Subscription) Close() {
+	j := s.j
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if i := slices.Index(j.subs, s); i >= 0 {
+		j.subs = slices.Delete(j.subs, i, i+1)
+		close(s.c) // under the lock: Add sends only while holding it
+	}
+}
+
+// Subscribe returns a subscription to the entries added from now on, with
+// room for buf of them. The journal is on the partner API's request path:
+// when a subscriber has buf entries not yet taken, Add drops the next ones
+// for it (counted by Dropped) rather than wait, so a slow viewer never
+// slows a partner request (issue 30).
+func (j *Journal) Subscribe(buf int) *Subscription {
+	c := make(chan simulator.JournalEntry, max(buf, 1))
+	s := &Subscription{C: c, c: c, j: j}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.subs = append(j.subs, s)
+	return s
 }
 
 // NewJournal returns a journal that keeps the latest size requests.
@@ -25,6 +69,13 @@ func (j *Journal) Add(e simulator.JournalEntry) {
 	j.entries[j.next] = e
 	j.next = (j.next + 1) % len(j.entries)
 	j.full = j.full || j.next == 0
+	for _, s := range j.subs {
+		select {
+		case s.c <- e:
+		default:
+			s.dropped.Add(1)
+		}
+	}
 }
 
 // Latest returns up to n entries, newest first.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/partner-v3/conformance-kit/simulator/controlapi"
+	"github.com/partner-v3/conformance-kit/simulator/dashboard"
 	"github.com/partner-v3/conformance-kit/simulator/edge"
 	"github.com/partner-v3/conformance-kit/simulator/partnerapi"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
@@ -20,8 +21,24 @@ import (
 // API on AdminAddr, each through the connection edge (package edge), over
 // HTTPS unless Insecure.
 
-// AdminHandler returns the control API over the partner API's state.
-func (sim *Simulator) AdminHandler() http.Handler { return sim.controlAPI() }
+// AdminHandler returns the control API over the partner API's state, with
+// the dashboard (issue 30) under /ui/.
+func (sim *Simulator) AdminHandler() http.Handler { return sim.adminHandler(sim.controlAPI()) }
+
+// adminHandler serves the control listener: the dashboard under
+// dashboard.Prefix (and /ui itself, which it redirects), with its own
+// login over api's token; every other path is api's. The partner listener
+// never serves the dashboard.
+func (sim *Simulator) adminHandler(api *controlapi.API) http.Handler {
+	dash := dashboard.New(dashboard.Config{API: api, Profile: sim.API.Profile})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/ui" || strings.HasPrefix(r.URL.Path, dashboard.Prefix) {
+			dash.ServeHTTP(w, r)
+			return
+		}
+		api.ServeHTTP(w, r)
+	})
+}
 
 func (sim *Simulator) controlAPI() *controlapi.API {
 	cfg := sim.API.ControlConfig()
@@ -48,7 +65,7 @@ func (sim *Simulator) Open() error {
 			return fmt.Errorf("listen on admin address %s: %w", sim.adminAddr, err)
 		}
 		api := sim.controlAPI()
-		sim.adminSrv = edge.NewServer(edge.Guard(api, controlapi.MaxBodyBytes, api.Error), o)
+		sim.adminSrv = edge.NewServer(edge.Guard(sim.adminHandler(api), controlapi.MaxBodyBytes, api.Error), o)
 		go sim.serve(sim.adminSrv, edge.NewListener(sim.adminLn, o))
 	}
 	return nil
@@ -111,6 +128,15 @@ func (sim *Simulator) URL() string {
 		return u
 	}
 	return strings.TrimSuffix(u, spec.BasePath) + sim.basePath
+}
+
+// DashboardURL returns the dashboard's address (issue 30), or "" when the
+// simulator has no control listener.
+func (sim *Simulator) DashboardURL() string {
+	if sim.adminLn == nil {
+		return ""
+	}
+	return sim.origin(sim.adminLn) + dashboard.Prefix
 }
 
 // AdminURL returns the control API's address, or "" when it has none.
