@@ -49,6 +49,11 @@ func TestDiffProbe(t *testing.T) {
 			la, l, oa, o := rep.Counts()
 			t.Logf("client-eye agreement of the simulator playing the target's profile: %d/%d (learned from %d/%d, others %d/%d); exit %d",
 				rep.Agree, rep.Total, la, l, oa, o, code)
+			for _, res := range rep.Results {
+				if len(res.Differences) > 0 {
+					t.Logf("  differs: %s: %s", res.Name, strings.Join(res.Differences, "; "))
+				}
+			}
 			if (code == diffAgree) != rep.Agreed() {
 				t.Errorf("exit %d with agreement %d/%d", code, rep.Agree, rep.Total)
 			}
