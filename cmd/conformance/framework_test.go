@@ -92,29 +92,17 @@ func newFrameworkService(accounts []control.Credentials, limit int, window time.
 // frameworkCampaigns are account acct's campaigns, newest (highest Id)
 // first, in a vocabulary of their own.
 func frameworkCampaigns(acct int) []map[string]any {
-	vocab := []struct{ status, colour, reason string }{
-		{"Draft", "#607d8b", ""}, {"Scheduled", "#2196f3", ""}, {"Sent", "#8bc34a", ""}, {"Paused", "#ff9800", "Paused by the partner"},
-	}
-	zones := []struct{ name, offset string }{{"EST", "-05:00"}, {"CET", "+01:00"}, {"IST", "+05:30"}}
-	const ts = "2006-01-02T15:04:05.000Z"
-	start := time.Date(2025, 11, 3, 9, 30, 0, 0, time.UTC)
-	out := make([]map[string]any, 38+9*acct)
-	for i := range out {
-		v, z, at := vocab[i%len(vocab)], zones[i%len(zones)], start.Add(time.Duration(i)*31*time.Hour)
-		var reason any
-		if v.reason != "" {
-			reason = v.reason
-		}
-		out[i] = map[string]any{
-			"Id": 9100 + 200*acct + 3*i, "campaignName": fmt.Sprintf("Campaign %03d", i), "campaignType": (i / 2) % 2,
-			"campaignChannel": []string{"email", "sms"}[i%2], "status": v.status, "statusColor": v.colour,
-			"active": 1, "scheduledOn": at.Add(time.Hour).Format(ts), "scheduledTimeZone": z.name, "offset": z.offset,
-			"autoResend": (i / 3) % 2, "broadcastOn": at.Add(2 * time.Hour).Format(ts), "broadcast": 1,
-			"createdAt": at.Format(ts), "updatedAt": at.Add(3 * time.Hour).Format(ts), "reason": reason,
-		}
-	}
-	slices.Reverse(out)
-	return out
+	return campaignStyle{
+		vocab: []struct{ status, colour, reason string }{
+			{"Draft", "#607d8b", ""}, {"Scheduled", "#2196f3", ""}, {"Sent", "#8bc34a", ""}, {"Paused", "#ff9800", "Paused by the partner"},
+		},
+		zones: []struct{ name, offset string }{{"EST", "-05:00"}, {"CET", "+01:00"}, {"IST", "+05:30"}},
+		start: time.Date(2025, 11, 3, 9, 30, 0, 0, time.UTC), every: 31 * time.Hour, broadcast: 2 * time.Hour, updated: 3 * time.Hour,
+		count: func(acct int) int { return 38 + 9*acct },
+		id:    func(acct, i int) int { return 9100 + 200*acct + 3*i },
+		name:  named("Campaign %03d"), campaignType: func(i int) int { return (i / 2) % 2 }, autoResend: func(i int) int { return (i / 3) % 2 },
+		channels: [2]string{"email", "sms"}, list: slices.Reverse[[]map[string]any],
+	}.campaigns(acct)
 }
 
 // problem is one item of a 422's list, FastAPI's.
@@ -446,18 +434,9 @@ func (s *frameworkService) serve(op string, acct int, body map[string]json.RawMe
 // implementation in a framework's own shape; the normative profile must
 // pass it, nothing failed or skipped (as TestTinyImplementationPasses).
 func TestFrameworkImplementationPasses(t *testing.T) {
-	waitsForWindows(t)
-	accounts := altAccounts(t)
-	var r altRun
-	for attempt := 1; attempt <= altAttempts; attempt++ {
-		srv := serveTLS(t, newFrameworkService(accounts, altLimit, altWindow), false)
-		r = runAltOnce(srv.URL+spec.BasePath, writeCert(t, srv), t.TempDir(), accounts, altLimit, altWindow)
-		r.attempts = attempt
-		if r.err != nil || r.code != exitIncomplete {
-			break
-		}
-	}
-	wantPass(t, r)
+	wantNormativePass(t, false, func(accounts []control.Credentials) http.Handler {
+		return newFrameworkService(accounts, altLimit, altWindow)
+	})
 }
 
 // frameworkProbes are the silent probes of a framework's own shape (issue

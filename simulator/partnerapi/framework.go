@@ -113,23 +113,9 @@ func renderTemplate(example json.RawMessage, field string) []byte {
 	if err := json.Unmarshal(example, &v); err != nil {
 		return example // Check keeps a template JSON
 	}
-	var walk func(v any) any
-	walk = func(v any) any {
-		switch v := v.(type) {
-		case string:
-			return strings.ReplaceAll(v, profile.PlaceholderField, field)
-		case []any:
-			for i := range v {
-				v[i] = walk(v[i])
-			}
-		case map[string]any:
-			for k := range v {
-				v[k] = walk(v[k])
-			}
-		}
-		return v
-	}
-	b, err := json.Marshal(walk(v))
+	b, err := json.Marshal(profile.MapStrings(v, func(s string) string {
+		return strings.ReplaceAll(s, profile.PlaceholderField, field)
+	}))
 	if err != nil {
 		return example
 	}

@@ -209,3 +209,24 @@ func atProbe(choice string, v any) any {
 	}
 	return v
 }
+
+// MapStrings returns v, a JSON value as encoding/json decodes it into an
+// any, with f applied to each string in it, however deep (the values of
+// objects and the items of arrays; not the keys): how a template field
+// (FormatTemplate) is written by the learner and rendered by the
+// simulator. v's maps and slices are changed in place.
+func MapStrings(v any, f func(string) string) any {
+	switch v := v.(type) {
+	case string:
+		return f(v)
+	case []any:
+		for i := range v {
+			v[i] = MapStrings(v[i], f)
+		}
+	case map[string]any:
+		for k := range v {
+			v[k] = MapStrings(v[k], f)
+		}
+	}
+	return v
+}

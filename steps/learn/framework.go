@@ -203,26 +203,13 @@ func problemField(name string, v json.RawMessage, x *exch) profile.Field {
 		if json.Unmarshal(v, &val) == nil {
 			word := regexp.MustCompile(`\b` + regexp.QuoteMeta(x.field) + `\b`)
 			changed := false
-			var walk func(any) any
-			walk = func(v any) any {
-				switch v := v.(type) {
-				case string:
-					if word.MatchString(v) {
-						changed = true
-						return word.ReplaceAllLiteralString(v, profile.PlaceholderField)
-					}
-				case []any:
-					for i := range v {
-						v[i] = walk(v[i])
-					}
-				case map[string]any:
-					for k := range v {
-						v[k] = walk(v[k])
-					}
+			t := profile.MapStrings(val, func(s string) string {
+				if !word.MatchString(s) {
+					return s
 				}
-				return v
-			}
-			t := walk(val)
+				changed = true
+				return word.ReplaceAllLiteralString(s, profile.PlaceholderField)
+			})
 			if changed {
 				return profile.Field{Name: name, Type: profile.JSONType(v), Format: profile.FormatTemplate, Example: mustJSON(t)}
 			}
