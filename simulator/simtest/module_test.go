@@ -9,6 +9,8 @@ package simtest_test
 // must answer) or REQUIRE_MODULE_PROXY=1 asks it to fail.
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -134,5 +136,18 @@ func TestAFreshModuleUsesSimtestWithoutDocker(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("go test in the fresh module: no %q", want)
 		}
+	}
+}
+
+// TestDocGivesTheModuleRecipe: docs/simtest.md's go mod edit is the one
+// freshmodule runs (EditArgs), for a clone beside the partner's module.
+func TestDocGivesTheModuleRecipe(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "simtest.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "go " + strings.Join(freshmodule.EditArgs("../conformance-kit"), " ")
+	if !strings.Contains(string(doc), want) {
+		t.Errorf("docs/simtest.md does not give the recipe the fresh-module tests run:\n%s", want)
 	}
 }

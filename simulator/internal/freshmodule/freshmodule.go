@@ -17,9 +17,19 @@ import (
 // which go mod tidy must leave as it is.
 const GoDirective = "go 1.25.0"
 
-const goMod = "module example.com/partner\n\n" + GoDirective + "\n\n" +
-	"require github.com/partner-v3/conformance-kit v0.0.0\n\n" +
-	"replace github.com/partner-v3/conformance-kit => %ROOT%\n"
+// goMod is the partner's go.mod before it depends on the kit.
+const goMod = "module example.com/partner\n\n" + GoDirective + "\n"
+
+// KitModule is the kit's module path.
+const KitModule = "github.com/partner-v3/conformance-kit"
+
+// EditArgs are the arguments of the go command that makes a partner's
+// module depend on a clone of the kit at root: the recipe docs/simtest.md
+// gives ("Depend on the kit"), since no public module proxy serves the
+// kit and go get cannot fetch it. New runs exactly these.
+func EditArgs(root string) []string {
+	return []string{"mod", "edit", "-require=" + KitModule + "@v0.0.0", "-replace=" + KitModule + "=" + root}
+}
 
 // Module is a partner's module in a temporary directory.
 type Module struct {
@@ -44,7 +54,7 @@ func New(t testing.TB, testFile string, drop ...string) *Module {
 	}
 	m := &Module{Dir: t.TempDir(), t: t} // outside the repository
 	for name, data := range map[string]string{
-		"go.mod":          strings.ReplaceAll(goMod, "%ROOT%", root),
+		"go.mod":          goMod,
 		"go.sum":          string(sum),
 		"partner_test.go": testFile,
 	} {
@@ -59,6 +69,7 @@ func New(t testing.TB, testFile string, drop ...string) *Module {
 		}
 	}
 	m.env = append(m.env, "GOWORK=off", "GOFLAGS=-mod=mod -buildvcs=false")
+	m.Go(EditArgs(root)...)
 	return m
 }
 
