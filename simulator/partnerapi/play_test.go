@@ -402,7 +402,27 @@ func TestProfile_Plays(t *testing.T) {
 			edit: func(p *profile.Profile) { p.HTTP.RequestContentType.Value = profile.Outcome{Status: 200} },
 			run: func(t *testing.T, h *harness) {
 				wantStatus(t, h.probe(probe{path: spec.PathCampaignList, body: list10, as: h.alpha, header: map[string]string{"Content-Type": "text/plain"}}), 200)
-				wantStatus(t, h.probe(probe{path: spec.PathCampaignList, body: list10, as: h.alpha, header: map[string]string{"Content-Type": "application/xml"}}), 415)
+				// Learned from text/plain, played for every media type but
+				// JSON's (issue 28): a deployment that reads text/plain as
+				// JSON reads a form or XML so too.
+				for _, ct := range []string{"application/xml", "application/x-www-form-urlencoded", "text/csv; charset=utf-8"} {
+					wantStatus(t, h.probe(probe{path: spec.PathCampaignList, body: list10, as: h.alpha, header: map[string]string{"Content-Type": ct}}), 200)
+				}
+				// JSON's own media type with another charset is not the
+				// choice: still the simulator's 415.
+				wantStatus(t, h.probe(probe{path: spec.PathCampaignList, body: list10, as: h.alpha, header: map[string]string{"Content-Type": "application/json; charset=latin1"}}), 415)
+			},
+		},
+		{
+			name: "http.requestContentType refused, echoing each media type",
+			edit: func(p *profile.Profile) {
+				p.HTTP.RequestContentType.Value = refusal(415, "unsupported media type {contentType}: send application/json")
+			},
+			run: func(t *testing.T, h *harness) {
+				for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", "application/xml"} {
+					wantError(t, h.probe(probe{path: spec.PathCampaignList, body: list10, as: h.alpha, header: map[string]string{"Content-Type": ct}}),
+						415, "unsupported media type "+ct+": send application/json")
+				}
 			},
 		},
 		{
