@@ -426,6 +426,42 @@ func TestProfile_Plays(t *testing.T) {
 			},
 		},
 		{
+			name: "notInteger and null: every wrong type of every integer field, null read as the profile reads it",
+			edit: func(p *profile.Profile) {
+				p.List.WrongType.Value = profile.Outcome{Status: 200, PageSize: 5, PageNo: 1}
+				p.List.NotInteger.Value = refusal(422, "{field} must be a number")
+				p.List.Null.Value = refusal(422, "limit must be a number") // as notInteger: a wrong type
+				p.Stats.NotInteger.Value = refusal(422, "campaignId must be a number")
+				p.Stats.Null.Value = refusal(400, spec.MsgCampaignIDRequired) // as missing
+			},
+			run: func(t *testing.T, h *harness) {
+				wantStatus(t, h.probe(probe{path: spec.PathCampaignList, body: `{"limit": "5", "page": 1}`, as: h.alpha}), 200)
+				for _, b := range []string{`{"limit": 2.5, "page": 1}`, `{"limit": true, "page": 1}`, `{"limit": "abc", "page": 1}`, `{"limit": {}, "page": 1}`, `{"limit": null, "page": 1}`} {
+					wantError(t, h.probe(probe{path: spec.PathCampaignList, body: b, as: h.alpha}), 422, "limit must be a number")
+				}
+				wantError(t, h.probe(probe{path: spec.PathCampaignList, body: `{"limit": 5, "page": [1]}`, as: h.alpha}), 422, "page must be a number")
+				wantError(t, h.probe(probe{path: spec.PathCampaignList, body: `{"limit": 5, "page": null}`, as: h.alpha}), 422, "page must be a number")
+				for _, b := range []string{`{"campaignId": 1.5}`, `{"campaignId": false}`, `{"campaignId": "x1"}`} {
+					wantError(t, h.probe(probe{path: spec.PathCampaignStats, body: b, as: h.alpha}), 422, "campaignId must be a number")
+				}
+				wantError(t, h.probe(probe{path: spec.PathCampaignStats, body: `{"campaignId": null}`, as: h.alpha}), 400, spec.MsgCampaignIDRequired)
+			},
+		},
+		{
+			name: "campaignList.null read as missing, and its own answer",
+			edit: func(p *profile.Profile) {
+				p.List.LimitMissing.Value = profile.Outcome{Status: 200, PageSize: 10, PageNo: 1}
+				p.List.PageMissing.Value = refusal(400, "page is required")
+				p.List.Null.Value = profile.Outcome{Status: 200, PageSize: 10, PageNo: 1}
+				p.Stats.Null.Value = refusal(400, "campaignId must not be null")
+			},
+			run: func(t *testing.T, h *harness) {
+				wantStatus(t, h.probe(probe{path: spec.PathCampaignList, body: `{"limit": null, "page": 1}`, as: h.alpha}), 200)
+				wantError(t, h.probe(probe{path: spec.PathCampaignList, body: `{"limit": 5, "page": null}`, as: h.alpha}), 400, "page is required")
+				wantError(t, h.probe(probe{path: spec.PathCampaignStats, body: `{"campaignId": null}`, as: h.alpha}), 400, "campaignId must not be null")
+			},
+		},
+		{
 			name: "http.bodyLimit",
 			edit: func(p *profile.Profile) {
 				r := refusal(400, "Payload too large")
