@@ -366,7 +366,9 @@ func (l *learner) contact(ctx context.Context) error {
 			odd = append(odd, fmt.Sprintf("%s answered %d %q", vc.Class, x.status, o.Message))
 			continue
 		case len(vc.Fields) > 1 || vc.Class == profile.ClassUnknownField:
-			o = withField(o, vc.Field)
+			// A message naming another field the class covers is about
+			// both ("Either email or phoneNo is required"): word for word.
+			o = fieldAlone(o, vc.Field, slices.DeleteFunc(slices.Clone(vc.Fields), func(f string) bool { return f == vc.Field })...)
 		}
 		values[vc.Class] = o
 	}
