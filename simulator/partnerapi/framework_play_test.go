@@ -100,17 +100,19 @@ func TestProfile_PlaysAFrameworksShape(t *testing.T) {
 			name: "contact.validation: a list holding null, an email that is a number",
 			edit: func(p *profile.Profile) {
 				p.Contact.Validation = profile.Choice[map[string]profile.Outcome]{Value: map[string]profile.Outcome{
-					profile.ClassListNull:    {Status: 200},
-					profile.ClassListItem:    {Status: 422, Message: "Input should be a valid string"},
-					profile.ClassContactType: {Status: 400, Message: spec.MsgEmailOrPhoneRequired}}}
+					profile.ClassListNull:          {Status: 200},
+					profile.ClassListItem:          {Status: 422, Message: "Input should be a valid string"},
+					profile.ClassContactType:       {Status: 400, Message: spec.MsgEmailOrPhoneRequired},
+					profile.ClassContactTypeBeside: {Status: 400, Message: "invalid {field}"}}}
 			},
 			run: func(t *testing.T, h *harness) {
 				wantStatus(t, h.probe(probe{path: spec.PathContactAdd, body: `{"email": "n@example.com", "tag": [null, "vip"]}`, as: h.alpha}), 200)
 				wantError(t, h.probe(probe{path: spec.PathContactAdd, body: `{"email": "n@example.com", "tag": [null, 1]}`, as: h.alpha}), 422, "Input should be a valid string")
 				// An email of another type is read as absent: §4.1's
-				// refusal alone, served with a phoneNo.
+				// refusal alone; beside a phoneNo, phoneNo.type's refusal.
 				wantError(t, h.probe(probe{path: spec.PathContactAdd, body: `{"email": 5}`, as: h.alpha}), 400, spec.MsgEmailOrPhoneRequired)
-				wantStatus(t, h.probe(probe{path: spec.PathContactAdd, body: `{"email": 5, "phoneNo": "+15551234567"}`, as: h.alpha}), 200)
+				wantError(t, h.probe(probe{path: spec.PathContactAdd, body: `{"email": 5, "phoneNo": "+15551234567"}`, as: h.alpha}), 400, "invalid email")
+				wantError(t, h.probe(probe{path: spec.PathContactAdd, body: `{"email": "n@example.com", "phoneNo": 5551234567}`, as: h.alpha}), 400, "invalid phoneNo")
 			},
 		},
 		{

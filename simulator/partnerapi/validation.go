@@ -33,8 +33,24 @@ func (pl *play) contactString(f fields, name string) (string, error) {
 		if class != profile.ClassStringType && class != profile.ClassContactType {
 			return "", err
 		}
-		if class == profile.ClassContactType && pl.contactTypeAbsent() {
-			return "", nil // read as absent (decodeContact)
+		if class == profile.ClassContactType {
+			// Beside the other of email and phoneNo, phoneNo.type's
+			// answer; alone, email.type's (§4.1's refusal, when it reads
+			// the value as absent, was decodeContact's first answer).
+			other := "phoneNo"
+			if name == "phoneNo" {
+				other = "email"
+			}
+			if !pl.contactBlank(f, other) {
+				class = profile.ClassContactTypeBeside
+			}
+			if err := pl.classRefusal(class, name); err != nil {
+				return "", err
+			}
+			if pl.contactTypeAbsent() {
+				return "", nil // served, read as absent
+			}
+			return string(f.Raw(name)), nil
 		}
 		if err := pl.classRefusal(class, name); err != nil {
 			return "", err
