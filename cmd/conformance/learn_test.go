@@ -227,7 +227,7 @@ func TestLearnAlternative(t *testing.T) {
 				"campaignList.filtered":           `"all"`,
 				"campaignList.order":              `"id-asc"`,
 				"campaignStats.unknown":           `{"status":404,"message":"Campaign not found"}`,
-				"campaignStats.numericString":     `{"status":400,"message":"campaignId must be an integer"}`,
+				"campaignStats.numericString":     `{"status":400,"message":"{field} must be an integer"}`,
 				"campaignStats.extraField":        `{"status":200}`,
 				"rateLimit.window":                `"fixed-clock"`,
 				"rateLimit.countsRefused":         ``,

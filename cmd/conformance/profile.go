@@ -127,5 +127,7 @@ func profileUnknowns(p *profile.Profile) map[string]string {
 		"vocabulary.autoResend": p.Vocabulary.AutoResend.Unknown,
 		"auth.checkOrder":       p.Auth.CheckOrder.Unknown, "requestBody.malformedJSON": p.RequestBody.MalformedJSON.Unknown,
 		"requestBody.integralFloat": p.RequestBody.IntegralFloat.Unknown,
+		"campaignList.notInteger":   p.List.NotInteger.Unknown, "campaignList.null": p.List.Null.Unknown,
+		"campaignStats.notInteger": p.Stats.NotInteger.Unknown, "campaignStats.null": p.Stats.Null.Unknown,
 	}
 }

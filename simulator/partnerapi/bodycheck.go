@@ -10,6 +10,7 @@ import (
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/jsonbody"
 	"github.com/partner-v3/conformance-kit/simulator/profile"
+	"github.com/partner-v3/conformance-kit/simulator/spec"
 )
 
 // bodyError returns the error the operation's handler would answer for r's
@@ -85,9 +86,15 @@ func isMalformed(err error) bool {
 }
 
 // contentTypeError is requireJSON's check of the Content-Type under the
-// profile's http.requestContentType: a JSON body sent as text/plain is
-// refused with the profile's outcome, or read as JSON. Any other
-// Content-Type but JSON's is the simulator's own 415.
+// profile's http.requestContentType: a body sent with any media type but
+// JSON's (text/plain, a form, XML...) is refused with the profile's
+// outcome, its {contentType} the header sent, or read as JSON. The
+// choice is learned from text/plain and played for every other media
+// type, as deployments generalise it (issue 28: one that reads text/plain
+// as JSON reads a form so too; one that refuses it refuses them all, in
+// the same words). A Content-Type sent twice or that is no media type,
+// and JSON's with another charset or a Content-Encoding, stay the
+// simulator's own 415.
 func (s *API) contentTypeError(r *http.Request) error {
 	err := jsonMediaType(r)
 	if err == nil {
@@ -100,7 +107,7 @@ func (s *API) contentTypeError(r *http.Request) error {
 	if len(cts) != 1 {
 		return err
 	}
-	if mt, _, perr := mime.ParseMediaType(cts[0]); perr != nil || mt != profile.ProbeRequestContentType {
+	if mt, _, perr := mime.ParseMediaType(cts[0]); perr != nil || mt == spec.ContentType {
 		return err
 	}
 	if o := s.play(r).requestContentType; !o.Accepted() {

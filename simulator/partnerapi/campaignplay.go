@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/profile"
@@ -98,9 +97,15 @@ func (pl *play) listNumber(f fields, name string, check func(int64) (o *profile.
 		return v, nil
 	}
 	if !f.Present(name) {
+		if f.Has(name) { // null: campaignList.null's reading
+			v, isMissing, err := nullOf(pl.listNull, pl.list.Null.Value, pl.list.NotInteger.Value, name, missingValue)
+			if !isMissing {
+				return v, err
+			}
+		}
 		return played(missing, missingValue, simulator.FindingInvalidField, name)
 	}
-	v, err := pl.listInteger(f, name)
+	v, err := pl.typedInteger(f, name, pl.list.WrongType.Value, pl.list.NotInteger.Value, missingValue)
 	if err != nil {
 		return 0, err
 	}
@@ -109,22 +114,6 @@ func (pl *play) listNumber(f fields, name string, check func(int64) (o *profile.
 		return v, nil
 	}
 	return played(o, clamped, finding, detail)
-}
-
-// listInteger reads limit or page as an integer: a numeric string
-// (campaignList.wrongType) is refused with the profile's outcome, or read
-// as its integer when the profile accepts it.
-func (pl *play) listInteger(f fields, name string) (int64, error) {
-	if raw := string(f.Raw(name)); len(raw) > 2 && raw[0] == '"' {
-		if n, err := strconv.ParseInt(raw[1:len(raw)-1], 10, 64); err == nil {
-			if o := pl.list.WrongType.Value; !o.Accepted() {
-				return 0, withFinding(simulator.FindingInvalidField, name, refuse(o, fieldRequest(name)))
-			}
-			return n, nil
-		}
-	}
-	v, _, err := pl.integer(f, name)
-	return v, err
 }
 
 // listPage is one page under the profile's pastLast, filtered and order:
@@ -197,11 +186,18 @@ func (pl *play) pastLast(page, last int) (int, error) {
 }
 
 // statsID reads Campaign Stats' campaignId under the profile's
-// campaignStats choices (numericString, extraField).
+// campaignStats choices (null, extraField, numericString, notInteger).
 func (pl *play) statsID(f fields) (int64, error) {
 	// Spec §4.3 first: a body without campaignId gets the spec's message,
 	// whatever else it holds.
+	// A null campaignId is missing, a wrong type or its own answer as the
+	// profile's campaignStats.null reads it (wrongtype.go).
 	if !f.Present("campaignId") {
+		if f.Has("campaignId") {
+			if v, isMissing, err := nullOf(pl.statsNull, pl.stats.Null.Value, pl.stats.NotInteger.Value, "campaignId", 0); !isMissing {
+				return v, err
+			}
+		}
 		return 0, withFinding(simulator.FindingInvalidField, "campaignId",
 			&simulator.Error{Code: simulator.EINVALID, Message: spec.MsgCampaignIDRequired})
 	}
@@ -209,16 +205,7 @@ func (pl *play) statsID(f fields) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if raw := string(f.Raw("campaignId")); len(raw) > 2 && raw[0] == '"' {
-		if n, err := strconv.ParseInt(raw[1:len(raw)-1], 10, 64); err == nil {
-			if o := pl.stats.NumericString.Value; !o.Accepted() {
-				return 0, withFinding(simulator.FindingInvalidField, "campaignId", refuse(o, fieldRequest("campaignId")))
-			}
-			return n, nil
-		}
-	}
-	id, _, err := pl.integer(f, "campaignId")
-	return id, err
+	return pl.typedInteger(f, "campaignId", pl.stats.NumericString.Value, pl.stats.NotInteger.Value, 0)
 }
 
 // zeroStats is Campaign Stats' 200 for an unknown campaignId under a

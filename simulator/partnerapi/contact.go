@@ -96,7 +96,7 @@ func writeContactAdded(w http.ResponseWriter, id string) {
 func (pl *play) decodeContact(f fields, now time.Time) (*simulator.Contact, error) {
 	// Spec §4.1 first: when the body gives neither email nor phoneNo, the
 	// spec's own message is the answer, whatever else is wrong with it.
-	if f.Blank("email") && f.Blank("phoneNo") {
+	if pl.contactBlank(f, "email") && pl.contactBlank(f, "phoneNo") {
 		return nil, withFinding(simulator.FindingInvalidField, "email or phoneNo",
 			&simulator.Error{Code: simulator.EINVALID, Message: spec.MsgEmailOrPhoneRequired})
 	}
@@ -122,7 +122,21 @@ func (pl *play) decodeContact(f fields, now time.Time) (*simulator.Contact, erro
 		}
 		*sf.dst = v
 	}
-	if err := pl.validateContactFormats(c, now); err != nil {
+	// An email or phoneNo of another type the profile stores as its text
+	// has no format to check (email.type accepted).
+	formats := c
+	for _, name := range []string{"email", "phoneNo"} {
+		if validationClass(name, f.Raw(name)) == profile.ClassContactType {
+			cc := *formats
+			if name == "email" {
+				cc.Email = ""
+			} else {
+				cc.PhoneNo = ""
+			}
+			formats = &cc
+		}
+	}
+	if err := pl.validateContactFormats(formats, now); err != nil {
 		return nil, err
 	}
 	for _, opt := range []struct {

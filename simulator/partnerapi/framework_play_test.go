@@ -76,8 +76,43 @@ func TestProfile_PlaysAFrameworksShape(t *testing.T) {
 			run: func(t *testing.T, h *harness) {
 				wantError(t, h.probe(probe{path: spec.PathCampaignList, body: `{"limit": 5, "page": 1.0}`, as: h.alpha}), 422, "page should be a valid integer")
 				wantError(t, h.probe(probe{path: spec.PathCampaignStats, body: `{"campaignId": 1e3}`, as: h.alpha}), 422, "campaignId should be a valid integer")
-				wantError(t, h.probe(probe{path: spec.PathContactAdd, body: `{"email": "f@example.com", "smsOptStatus": 1.0}`, as: h.alpha}), 422, "smsOptStatus should be a valid integer")
 				wantStatus(t, h.probe(probe{path: spec.PathCampaignList, body: list10, as: h.alpha}), 200)
+				// A contact's opt status is contact.validation's
+				// optStatus.integralFloat, in a contact field's words
+				// (issue 28): default.json's serves it.
+				wantStatus(t, h.probe(probe{path: spec.PathContactAdd, body: `{"email": "f@example.com", "smsOptStatus": 1.0}`, as: h.alpha}), 200)
+			},
+		},
+		{
+			name: "contact.validation.optStatus.integralFloat: an opt status 1.0 in the words of a contact's field",
+			edit: func(p *profile.Profile) {
+				p.RequestBody.IntegralFloat.Value = profile.Outcome{Status: 200, PageSize: 5, PageNo: 1}
+				p.Contact.Validation = profile.Choice[map[string]profile.Outcome]{Value: map[string]profile.Outcome{
+					profile.ClassOptFloat: {Status: 400, Message: "invalid {field}"}}}
+			},
+			run: func(t *testing.T, h *harness) {
+				wantError(t, h.probe(probe{path: spec.PathContactAdd, body: `{"email": "f@example.com", "smsOptStatus": 1.0}`, as: h.alpha}), 400, "invalid smsOptStatus")
+				wantError(t, h.probe(probe{path: spec.PathContactAdd, body: `{"email": "f@example.com", "emailOptStatus": 0e0}`, as: h.alpha}), 400, "invalid emailOptStatus")
+				wantStatus(t, h.probe(probe{path: spec.PathCampaignList, body: `{"limit": 5.0, "page": 1}`, as: h.alpha}), 200)
+			},
+		},
+		{
+			name: "contact.validation: a list holding null, an email that is a number",
+			edit: func(p *profile.Profile) {
+				p.Contact.Validation = profile.Choice[map[string]profile.Outcome]{Value: map[string]profile.Outcome{
+					profile.ClassListNull:          {Status: 200},
+					profile.ClassListItem:          {Status: 422, Message: "Input should be a valid string"},
+					profile.ClassContactType:       {Status: 400, Message: spec.MsgEmailOrPhoneRequired},
+					profile.ClassContactTypeBeside: {Status: 400, Message: "invalid {field}"}}}
+			},
+			run: func(t *testing.T, h *harness) {
+				wantStatus(t, h.probe(probe{path: spec.PathContactAdd, body: `{"email": "n@example.com", "tag": [null, "vip"]}`, as: h.alpha}), 200)
+				wantError(t, h.probe(probe{path: spec.PathContactAdd, body: `{"email": "n@example.com", "tag": [null, 1]}`, as: h.alpha}), 422, "Input should be a valid string")
+				// An email of another type is read as absent: §4.1's
+				// refusal alone; beside a phoneNo, phoneNo.type's refusal.
+				wantError(t, h.probe(probe{path: spec.PathContactAdd, body: `{"email": 5}`, as: h.alpha}), 400, spec.MsgEmailOrPhoneRequired)
+				wantError(t, h.probe(probe{path: spec.PathContactAdd, body: `{"email": 5, "phoneNo": "+15551234567"}`, as: h.alpha}), 400, "invalid email")
+				wantError(t, h.probe(probe{path: spec.PathContactAdd, body: `{"email": "n@example.com", "phoneNo": 5551234567}`, as: h.alpha}), 400, "invalid phoneNo")
 			},
 		},
 		{

@@ -58,6 +58,9 @@ type play struct {
 
 	list  profile.List // resolved values
 	stats profile.Stats
+	// listNull and statsNull are how null reads in an integer field of
+	// each operation (profile.NullReading; wrongtype.go).
+	listNull, statsNull string
 
 	unknownPath, requestContentType profile.Outcome
 	otherMethod                     profile.MethodOutcome
@@ -153,12 +156,17 @@ func newPlay(p *profile.Profile) *play {
 		{&pl.list.PageMissing, p.List.PageMissing, d.List.PageMissing},
 		{&pl.list.WrongType, p.List.WrongType, d.List.WrongType},
 		{&pl.list.ExtraField, p.List.ExtraField, d.List.ExtraField},
+		{&pl.list.NotInteger, p.List.NotInteger, d.List.NotInteger},
+		{&pl.list.Null, p.List.Null, d.List.Null},
 		{&pl.stats.Unknown, p.Stats.Unknown, d.Stats.Unknown},
 		{&pl.stats.NumericString, p.Stats.NumericString, d.Stats.NumericString},
 		{&pl.stats.ExtraField, p.Stats.ExtraField, d.Stats.ExtraField},
+		{&pl.stats.NotInteger, p.Stats.NotInteger, d.Stats.NotInteger},
+		{&pl.stats.Null, p.Stats.Null, d.Stats.Null},
 	} {
 		*c.dst = profile.Choice[profile.Outcome]{Value: c.src.Or(c.def)}
 	}
+	pl.resolveNull()
 	pl.list.PastLast.Value = p.List.PastLast.Or(d.List.PastLast)
 	pl.list.Filtered.Value = p.List.Filtered.Or(d.List.Filtered)
 	pl.list.Order.Value = p.List.Order.Or(d.List.Order)

@@ -402,7 +402,63 @@ func TestProfile_Plays(t *testing.T) {
 			edit: func(p *profile.Profile) { p.HTTP.RequestContentType.Value = profile.Outcome{Status: 200} },
 			run: func(t *testing.T, h *harness) {
 				wantStatus(t, h.probe(probe{path: spec.PathCampaignList, body: list10, as: h.alpha, header: map[string]string{"Content-Type": "text/plain"}}), 200)
-				wantStatus(t, h.probe(probe{path: spec.PathCampaignList, body: list10, as: h.alpha, header: map[string]string{"Content-Type": "application/xml"}}), 415)
+				// Learned from text/plain, played for every media type but
+				// JSON's (issue 28): a deployment that reads text/plain as
+				// JSON reads a form or XML so too.
+				for _, ct := range []string{"application/xml", "application/x-www-form-urlencoded", "text/csv; charset=utf-8"} {
+					wantStatus(t, h.probe(probe{path: spec.PathCampaignList, body: list10, as: h.alpha, header: map[string]string{"Content-Type": ct}}), 200)
+				}
+				// JSON's own media type with another charset is not the
+				// choice: still the simulator's 415.
+				wantStatus(t, h.probe(probe{path: spec.PathCampaignList, body: list10, as: h.alpha, header: map[string]string{"Content-Type": "application/json; charset=latin1"}}), 415)
+			},
+		},
+		{
+			name: "http.requestContentType refused, echoing each media type",
+			edit: func(p *profile.Profile) {
+				p.HTTP.RequestContentType.Value = refusal(415, "unsupported media type {contentType}: send application/json")
+			},
+			run: func(t *testing.T, h *harness) {
+				for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", "application/xml"} {
+					wantError(t, h.probe(probe{path: spec.PathCampaignList, body: list10, as: h.alpha, header: map[string]string{"Content-Type": ct}}),
+						415, "unsupported media type "+ct+": send application/json")
+				}
+			},
+		},
+		{
+			name: "notInteger and null: every wrong type of every integer field, null read as the profile reads it",
+			edit: func(p *profile.Profile) {
+				p.List.WrongType.Value = profile.Outcome{Status: 200, PageSize: 5, PageNo: 1}
+				p.List.NotInteger.Value = refusal(422, "{field} must be a number")
+				p.List.Null.Value = refusal(422, "limit must be a number") // as notInteger: a wrong type
+				p.Stats.NotInteger.Value = refusal(422, "campaignId must be a number")
+				p.Stats.Null.Value = refusal(400, spec.MsgCampaignIDRequired) // as missing
+			},
+			run: func(t *testing.T, h *harness) {
+				wantStatus(t, h.probe(probe{path: spec.PathCampaignList, body: `{"limit": "5", "page": 1}`, as: h.alpha}), 200)
+				for _, b := range []string{`{"limit": 2.5, "page": 1}`, `{"limit": true, "page": 1}`, `{"limit": "abc", "page": 1}`, `{"limit": {}, "page": 1}`, `{"limit": null, "page": 1}`} {
+					wantError(t, h.probe(probe{path: spec.PathCampaignList, body: b, as: h.alpha}), 422, "limit must be a number")
+				}
+				wantError(t, h.probe(probe{path: spec.PathCampaignList, body: `{"limit": 5, "page": [1]}`, as: h.alpha}), 422, "page must be a number")
+				wantError(t, h.probe(probe{path: spec.PathCampaignList, body: `{"limit": 5, "page": null}`, as: h.alpha}), 422, "page must be a number")
+				for _, b := range []string{`{"campaignId": 1.5}`, `{"campaignId": false}`, `{"campaignId": "x1"}`} {
+					wantError(t, h.probe(probe{path: spec.PathCampaignStats, body: b, as: h.alpha}), 422, "campaignId must be a number")
+				}
+				wantError(t, h.probe(probe{path: spec.PathCampaignStats, body: `{"campaignId": null}`, as: h.alpha}), 400, spec.MsgCampaignIDRequired)
+			},
+		},
+		{
+			name: "campaignList.null read as missing, and its own answer",
+			edit: func(p *profile.Profile) {
+				p.List.LimitMissing.Value = profile.Outcome{Status: 200, PageSize: 10, PageNo: 1}
+				p.List.PageMissing.Value = refusal(400, "page is required")
+				p.List.Null.Value = profile.Outcome{Status: 200, PageSize: 10, PageNo: 1}
+				p.Stats.Null.Value = refusal(400, "campaignId must not be null")
+			},
+			run: func(t *testing.T, h *harness) {
+				wantStatus(t, h.probe(probe{path: spec.PathCampaignList, body: `{"limit": null, "page": 1}`, as: h.alpha}), 200)
+				wantError(t, h.probe(probe{path: spec.PathCampaignList, body: `{"limit": 5, "page": null}`, as: h.alpha}), 400, "page is required")
+				wantError(t, h.probe(probe{path: spec.PathCampaignStats, body: `{"campaignId": null}`, as: h.alpha}), 400, "campaignId must not be null")
 			},
 		},
 		{

@@ -29,10 +29,30 @@ func (pl *play) classRefusal(class, field string) error {
 func (pl *play) contactString(f fields, name string) (string, error) {
 	v, err := stringField(f, name)
 	if err != nil {
-		if validationClass(name, f.Raw(name)) != profile.ClassStringType {
+		class := validationClass(name, f.Raw(name))
+		if class != profile.ClassStringType && class != profile.ClassContactType {
 			return "", err
 		}
-		if err := pl.classRefusal(profile.ClassStringType, name); err != nil {
+		if class == profile.ClassContactType {
+			// Beside the other of email and phoneNo, phoneNo.type's
+			// answer; alone, email.type's (§4.1's refusal, when it reads
+			// the value as absent, was decodeContact's first answer).
+			other := "phoneNo"
+			if name == "phoneNo" {
+				other = "email"
+			}
+			if !pl.contactBlank(f, other) {
+				class = profile.ClassContactTypeBeside
+			}
+			if err := pl.classRefusal(class, name); err != nil {
+				return "", err
+			}
+			if pl.contactTypeAbsent() {
+				return "", nil // served, read as absent
+			}
+			return string(f.Raw(name)), nil
+		}
+		if err := pl.classRefusal(class, name); err != nil {
 			return "", err
 		}
 		return string(f.Raw(name)), nil
@@ -45,11 +65,39 @@ func (pl *play) contactString(f fields, name string) (string, error) {
 	return v, nil
 }
 
+// contactTypeAbsent reports whether the profile reads email or phoneNo of
+// another type than string as absent (profile.ContactTypeAbsent).
+func (pl *play) contactTypeAbsent() bool {
+	return profile.ContactTypeAbsent(pl.validation[profile.ClassContactType])
+}
+
+// contactBlank reports whether Add Contact's email or phoneNo is not given
+// as far as §4.1's "Either email or phoneNo is required" goes: absent,
+// null, empty, or of another type where the profile reads that as absent.
+func (pl *play) contactBlank(f fields, name string) bool {
+	return f.Blank(name) || validationClass(name, f.Raw(name)) == profile.ClassContactType && pl.contactTypeAbsent()
+}
+
 // optStatus reads emailOptStatus or smsOptStatus: one sent as a string
-// (optStatus.type) or outside 0 and 1 (optStatus.value) is answered as the
-// profile says. Accepted, a string is its integer when it is "0" or "1"
-// and dropped otherwise (ok false); a value outside is stored as sent.
+// (optStatus.type), as an integral float (optStatus.integralFloat: in the
+// words of a contact's field, not Campaign List's integralFloat) or
+// outside 0 and 1 (optStatus.value) is answered as the profile says.
+// Accepted, a string is its integer when it is "0" or "1" and dropped
+// otherwise (ok false); a float is its integer; a value outside is stored
+// as sent.
 func (pl *play) optStatus(f fields, name string) (v int64, ok bool, err error) {
+	if raw := f.Raw(name); integralFloat(raw) && validationClass(name, raw) == profile.ClassOptFloat {
+		if err := pl.classRefusal(profile.ClassOptFloat, name); err != nil {
+			return 0, false, err
+		}
+		v, _ = jsonbody.Integer(raw)
+		if v != 0 && v != 1 {
+			if err := pl.classRefusal(profile.ClassOptValue, name); err != nil {
+				return 0, false, err
+			}
+		}
+		return v, true, nil
+	}
 	v, ok, err = pl.integer(f, name)
 	if err != nil {
 		if validationClass(name, f.Raw(name)) != profile.ClassOptType {
@@ -86,7 +134,7 @@ func (pl *play) contactList(f fields, name string) ([]string, error) {
 		return v, nil
 	}
 	class := validationClass(name, f.Raw(name))
-	if class != profile.ClassListType && class != profile.ClassListItem {
+	if class != profile.ClassListType && class != profile.ClassListItem && class != profile.ClassListNull {
 		return nil, err
 	}
 	if err := pl.classRefusal(class, name); err != nil {
@@ -102,6 +150,9 @@ func (pl *play) contactList(f fields, name string) ([]string, error) {
 		_ = json.Unmarshal(f.Raw(name), &items)
 		texts = make([]string, 0, len(items))
 		for _, it := range items {
+			if string(it) == "null" {
+				continue // list.null accepted: an item that names nothing
+			}
 			var s string
 			if json.Unmarshal(it, &s) != nil {
 				s = string(it)
@@ -150,6 +201,9 @@ func valueClass(field string, raw json.RawMessage) string {
 		if isString {
 			return profile.ClassOptType
 		}
+		if integralFloat(raw) {
+			return profile.ClassOptFloat
+		}
 		if v, ok := jsonbody.Integer(raw); ok && v != 0 && v != 1 {
 			return profile.ClassOptValue
 		}
@@ -160,13 +214,22 @@ func valueClass(field string, raw json.RawMessage) string {
 		}
 		var items []json.RawMessage
 		if json.Unmarshal(raw, &items) == nil {
+			class := ""
 			for _, it := range items {
-				if string(it) != "null" && it[0] != '"' {
-					return profile.ClassListItem
+				switch {
+				case string(it) == "null":
+					class = profile.ClassListNull
+				case it[0] != '"':
+					return profile.ClassListItem // any other item: list.item first
 				}
 			}
+			return class
 		}
 		return ""
+	case "email", "phoneNo":
+		if !isString && raw[0] != '{' && raw[0] != '[' {
+			return profile.ClassContactType // a number or a boolean
+		}
 	}
 	if !isString {
 		if raw[0] != '{' && raw[0] != '[' {

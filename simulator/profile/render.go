@@ -148,9 +148,9 @@ func ProbeRequest(choice string) Request {
 		r.Fields = []string{"phoneNo"}
 	case "campaignList.extraField", "campaignStats.extraField":
 		r.Fields = []string{ProbeExtraField}
-	case "campaignList.wrongType":
+	case "campaignList.wrongType", "campaignList.notInteger", "campaignList.null":
 		r.Fields = []string{ProbeWrongTypeField}
-	case "campaignStats.unknown", "campaignStats.numericString":
+	case "campaignStats.unknown", "campaignStats.numericString", "campaignStats.notInteger", "campaignStats.null":
 		r.Fields = []string{"campaignId"}
 	}
 	switch name {

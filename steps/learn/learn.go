@@ -376,6 +376,20 @@ func withField(o profile.Outcome, field string) profile.Outcome {
 	return o
 }
 
+// fieldAlone is withField for a refusal of a wrong type: the field is
+// written {field} only where the message names it and none of the
+// operation's other fields (others), so that "limit must be an integer"
+// is said of page too, and "limit must be an integer from 1 to 50, page
+// an integer from 1", a message about both, word for word (issue 28).
+func fieldAlone(o profile.Outcome, field string, others ...string) profile.Outcome {
+	for _, other := range others {
+		if regexp.MustCompile(`\b` + regexp.QuoteMeta(other) + `\b`).MatchString(o.Message) {
+			return o
+		}
+	}
+	return withField(o, field)
+}
+
 // listOutcome adds a Campaign List 200's pageSize and pageNo.
 func listOutcome(x *exch) profile.Outcome {
 	o := outcome(x)

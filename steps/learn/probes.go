@@ -85,13 +85,19 @@ func (l *learner) list(ctx context.Context) error {
 		{&l.p.List.PageMissing, "campaignList.pageMissing"},
 		{&l.p.List.WrongType, "campaignList.wrongType"},
 		{&l.p.List.ExtraField, "campaignList.extraField"},
+		{&l.p.List.NotInteger, "campaignList.notInteger"},
+		{&l.p.List.Null, "campaignList.null"},
 	}
 	for _, c := range cases {
 		x, err := l.send(ctx, l.req(requestFor(c.choice), Vars{}))
 		if err != nil {
 			return err
 		}
-		*c.dst = l.outcomeChoice(x, withField(listOutcome(x), profile.ProbeExtraField))
+		o := withField(listOutcome(x), profile.ProbeExtraField)
+		if c.dst == &l.p.List.WrongType || c.dst == &l.p.List.NotInteger || c.dst == &l.p.List.Null {
+			o = fieldAlone(o, x.field, "page")
+		}
+		*c.dst = l.outcomeChoice(x, o)
 	}
 	// The walk, at the spec's largest page.
 	var walk []*exch
@@ -228,7 +234,8 @@ func distinct(s []string) []string {
 func (l *learner) stats(ctx context.Context) error {
 	if len(l.campaignIDs) == 0 {
 		why := "the account lists no campaign: no campaignId to probe with"
-		l.p.Stats = profile.Stats{Unknown: unknown[profile.Outcome](why), NumericString: unknown[profile.Outcome](why), ExtraField: unknown[profile.Outcome](why)}
+		l.p.Stats = profile.Stats{Unknown: unknown[profile.Outcome](why), NumericString: unknown[profile.Outcome](why), ExtraField: unknown[profile.Outcome](why),
+			NotInteger: unknown[profile.Outcome](why), Null: unknown[profile.Outcome](why)}
 		return nil
 	}
 	v := Vars{CampaignID: l.campaignIDs[0], UnknownCampaignID: UnknownCampaignID(l.campaignIDs)}
@@ -242,13 +249,19 @@ func (l *learner) stats(ctx context.Context) error {
 		{&l.p.Stats.Unknown, "campaignStats.unknown"},
 		{&l.p.Stats.NumericString, "campaignStats.numericString"},
 		{&l.p.Stats.ExtraField, "campaignStats.extraField"},
+		{&l.p.Stats.NotInteger, "campaignStats.notInteger"},
+		{&l.p.Stats.Null, "campaignStats.null"},
 	}
 	for _, c := range cases {
 		x, err := l.send(ctx, l.req(requestFor(c.choice), v))
 		if err != nil {
 			return err
 		}
-		*c.dst = l.outcomeChoice(x, withField(outcome(x), profile.ProbeExtraField))
+		o := withField(outcome(x), profile.ProbeExtraField)
+		if c.dst == &l.p.Stats.NumericString || c.dst == &l.p.Stats.NotInteger || c.dst == &l.p.Stats.Null {
+			o = fieldAlone(o, x.field)
+		}
+		*c.dst = l.outcomeChoice(x, o)
 	}
 	return nil
 }
@@ -353,7 +366,9 @@ func (l *learner) contact(ctx context.Context) error {
 			odd = append(odd, fmt.Sprintf("%s answered %d %q", vc.Class, x.status, o.Message))
 			continue
 		case len(vc.Fields) > 1 || vc.Class == profile.ClassUnknownField:
-			o = withField(o, vc.Field)
+			// A message naming another field the class covers is about
+			// both ("Either email or phoneNo is required"): word for word.
+			o = fieldAlone(o, vc.Field, slices.DeleteFunc(slices.Clone(vc.Fields), func(f string) bool { return f == vc.Field })...)
 		}
 		values[vc.Class] = o
 	}

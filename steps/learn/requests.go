@@ -80,6 +80,9 @@ func Requests() []Request {
 		{Choice: "campaignList.pageMissing", Path: list, Body: `{"limit": 5}`, Field: "page"},
 		{Choice: "campaignList.wrongType", Path: list, Body: `{"limit": "5", "page": 1}`, Field: "limit"},
 		{Choice: "campaignList.extraField", Path: list, Body: `{"limit": 5, "page": 1, "` + profile.ProbeExtraField + `": "x"}`, Field: profile.ProbeExtraField},
+		// Other wrong types than a numeric string, and null (issue 28).
+		{Choice: "campaignList.notInteger", Path: list, Body: profile.ProbeListFraction, Field: "limit"},
+		{Choice: "campaignList.null", Path: list, Body: profile.ProbeListNull, Field: "limit"},
 		// The walk at the spec's largest page, and the page after the last.
 		{Choice: "campaignList.order", Path: list, Body: fmt.Sprintf(`{"limit": %d, "page": {page}}`, spec.MaxPageSize)},
 		{Choice: "campaignList.pastLast", Path: list, Body: fmt.Sprintf(`{"limit": %d, "page": {page}}`, spec.MaxPageSize)},
@@ -87,6 +90,8 @@ func Requests() []Request {
 		{Choice: "campaignStats.unknown", Path: stats, Body: `{"campaignId": {unknownCampaignId}}`, Field: "campaignId"},
 		{Choice: "campaignStats.numericString", Path: stats, Body: `{"campaignId": "{campaignId}"}`, Field: "campaignId"},
 		{Choice: "campaignStats.extraField", Path: stats, Body: `{"campaignId": {campaignId}, "` + profile.ProbeExtraField + `": 1}`, Field: profile.ProbeExtraField},
+		{Choice: "campaignStats.notInteger", Path: stats, Body: profile.ProbeStatsFraction, Field: "campaignId"},
+		{Choice: "campaignStats.null", Path: stats, Body: profile.ProbeStatsNull, Field: "campaignId"},
 		{Choice: "contact.duplicateEmail", Path: add, Body: `{"email": "{email}"}`, Times: 2},
 		{Choice: "contact.duplicatePhone", Path: add, Body: `{"phoneNo": "{phone}"}`, Times: 2},
 	}
