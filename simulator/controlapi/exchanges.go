@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/httpjson"
@@ -27,10 +28,10 @@ const ExchangeBodyBytes = 8 << 10
 // so that keeping them costs a copy up to the caps and no allocation once
 // the ring has gone round; the control API reads them (Detail).
 type Exchanges struct {
-	mu    sync.Mutex
 	slots []Exchange
-	next  int
-	gen   uint64
+	// taken counts the exchanges taken: the next one's slot is
+	// taken % len(slots), its generation taken+1 (0 names none).
+	taken atomic.Uint64
 }
 
 // NewExchanges returns a ring that keeps the latest size exchanges.
@@ -57,7 +58,8 @@ const (
 // Exchange is one slot of the ring, filled in place by the partner API
 // while it holds the slot (Take, ExchangeRef.Open; then Unlock). The
 // header buffers hold "Name: value\n" lines, masked before they are
-// written; the bodies at most ExchangeBodyBytes each.
+// written; the bodies at most ExchangeBodyBytes each, as they were, the
+// credentials of Prints hidden from them when they are read.
 type Exchange struct {
 	mu  sync.Mutex
 	gen uint64
@@ -74,6 +76,12 @@ type Exchange struct {
 	AnswerHead, AnswerBody []byte
 	// AnswerBytes is how many bytes of body the answer wrote.
 	AnswerBytes int64
+
+	// Prints are the credentials the bodies are searched for when read
+	// (Print): the header buffers are written with them hidden already,
+	// the bodies are copied as they are.
+	Prints  [MaxPrints]Print
+	NPrints int
 }
 
 // Unlock gives the slot back to the ring's readers.
@@ -89,18 +97,22 @@ type ExchangeRef struct {
 // Take empties the ring's oldest slot for a new exchange and answers it
 // locked, with its reference; the caller fills it and calls Unlock.
 func (x *Exchanges) Take(requestID, method, path string) (*Exchange, ExchangeRef) {
-	x.mu.Lock()
-	e := &x.slots[x.next]
-	x.next = (x.next + 1) % len(x.slots)
-	x.gen++
-	gen := x.gen
-	x.mu.Unlock()
+	gen := x.taken.Add(1)
+	e := &x.slots[(gen-1)%uint64(len(x.slots))]
 	e.mu.Lock()
+	if e.gen > gen {
+		// A request a whole ring later took the slot first (the ring is
+		// smaller than the requests in flight): it is the one to keep.
+		e.mu.Unlock()
+		e = &Exchange{}
+		e.mu.Lock()
+	}
 	e.gen = gen
 	e.RequestID, e.Method, e.Path, e.Status = requestID, method, path, 0
 	e.RequestHead, e.RequestBody = e.RequestHead[:0], e.RequestBody[:0]
 	e.RequestRead, e.RequestLength, e.RequestBodyState = 0, -1, BodyComplete
 	e.AnswerHead, e.AnswerBody, e.AnswerBytes = e.AnswerHead[:0], e.AnswerBody[:0], 0
+	e.NPrints = 0
 	return e, ExchangeRef{e: e, gen: gen}
 }
 
@@ -120,8 +132,6 @@ func (ref ExchangeRef) Open() *Exchange {
 
 // Clear forgets every exchange (POST /reset, DELETE /journal).
 func (x *Exchanges) Clear() {
-	x.mu.Lock()
-	defer x.mu.Unlock()
 	for i := range x.slots {
 		e := &x.slots[i]
 		e.mu.Lock()
@@ -129,7 +139,6 @@ func (x *Exchanges) Clear() {
 		e.RequestHead, e.RequestBody, e.AnswerHead, e.AnswerBody = nil, nil, nil, nil
 		e.mu.Unlock()
 	}
-	x.next = 0
 }
 
 // Detail answers the exchange of requestID, if the ring still keeps it.
@@ -153,8 +162,8 @@ func (x *Exchanges) Detail(requestID string) (simulator.JournalDetail, bool) {
 // detail copies the exchange out, e locked.
 func (e *Exchange) detail() simulator.JournalDetail {
 	d := simulator.JournalDetail{RequestID: e.RequestID,
-		Request: simulator.Message{Headers: headerLines(e.RequestHead), Body: string(e.RequestBody)},
-		Answer:  simulator.Message{Headers: headerLines(e.AnswerHead), Body: string(e.AnswerBody), BodyBytes: e.AnswerBytes}}
+		Request: simulator.Message{Headers: headerLines(e.RequestHead), Body: hidePrints(e.RequestBody, e.Prints[:e.NPrints])},
+		Answer:  simulator.Message{Headers: headerLines(e.AnswerHead), Body: hidePrints(e.AnswerBody, e.Prints[:e.NPrints]), BodyBytes: e.AnswerBytes}}
 	kept := int64(len(e.RequestBody))
 	req := &d.Request
 	switch req.BodyBytes = max(e.RequestRead, e.RequestLength); {

@@ -96,3 +96,33 @@ func TestExchangeNotes(t *testing.T) {
 		})
 	}
 }
+
+// TestExchangePrintsHideBodies: a body is read with every credential of
+// the exchange's prints replaced, wherever it is, the longest winning at a
+// place; other text is as it was.
+func TestExchangePrintsHideBodies(t *testing.T) {
+	x := controlapi.NewExchanges(1)
+	body := `{"a":"secret-0123456789","b":"secret-0123","k":"key-abcdefgh","tail":"secret-0123456789"}`
+	e, _ := x.Take("p", "POST", "/")
+	e.RequestBody = append(e.RequestBody, body...)
+	e.AnswerBody = append(e.AnswerBody, `{"echo":"key-abcdefgh"}`...)
+	e.AnswerBytes = int64(len(e.AnswerBody))
+	for _, p := range []controlapi.Print{controlapi.PrintOf("secret-0123456789", "[S]"), controlapi.PrintOf("secret-0123", "[s]"), controlapi.PrintOf("key-abcdefgh", "[K]")} {
+		e.Prints[e.NPrints] = p
+		e.NPrints++
+	}
+	e.Unlock()
+	d, _ := x.Detail("p")
+	if want := `{"a":"[S]","b":"[s]","k":"[K]","tail":"[S]"}`; d.Request.Body != want {
+		t.Errorf("request body read as %q, want %q", d.Request.Body, want)
+	}
+	if want := `{"echo":"[K]"}`; d.Answer.Body != want {
+		t.Errorf("answer body read as %q, want %q", d.Answer.Body, want)
+	}
+	e, _ = x.Take("q", "POST", "/")
+	e.RequestBody = append(e.RequestBody, "secret-0123456789"...)
+	e.Unlock()
+	if d, _ := x.Detail("q"); d.Request.Body != "secret-0123456789" {
+		t.Errorf("a slot taken again kept the last one's prints: %q", d.Request.Body)
+	}
+}

@@ -18,7 +18,11 @@ import (
 // (maskKey, the journal entry's own masked key), the x-api-secret never
 // kept; and, wherever else they appear (another header, a body, an answer
 // that echoes a field), the key and secret the request presented and those
-// of the account it authenticated as or was attributed to.
+// of the account it authenticated as or was attributed to. Headers are
+// written hidden; bodies are copied as they are and searched when read
+// (controlapi.Print), so that the request path does not search 8 KiB of
+// answer for each credential: a secret a client wrote into a body sits in
+// the ring's memory as sent, and no read of the ring shows it.
 
 // secretShown stands for the x-api-secret's value, and for a secret found
 // elsewhere in the exchange.
@@ -34,7 +38,7 @@ const minCredential = 8
 // for each: a fixed array in the request's state, so that gathering them
 // allocates nothing.
 type credentials struct {
-	value, shown [6]string
+	value, shown [controlapi.MaxPrints]string
 	n            int
 }
 
@@ -63,16 +67,48 @@ func (c *credentials) first(s []byte) (at, which int) {
 	return at, which
 }
 
-// appendHidden appends to dst at most limit bytes of src with every
-// credential replaced by what stands for it. The credentials are looked
-// for in what is kept and a credential's length beyond, so that one
-// straddling the cut is not kept in part.
-func (c *credentials) appendHidden(dst, src []byte, limit int) []byte {
-	end := len(dst) + limit
-	if window := limit + 64; len(src) > window {
-		src = src[:window]
+// appendKept appends to dst at most limit bytes of src, as they are: the
+// credentials in them are hidden when the exchange is read (Print). Only a
+// credential the cut would split is looked for, in the few bytes about the
+// cut, and the kept part ends before it: a part of it would match no print.
+func (c *credentials) appendKept(dst, src []byte, limit int) []byte {
+	if len(src) <= limit {
+		return append(dst, src...)
 	}
-	for len(src) > 0 && len(dst) < end {
+	kept := limit
+	for lo := max(0, limit-64); lo < limit; {
+		at, which := c.first(src[lo:min(len(src), limit+64)])
+		if at < 0 || lo+at >= limit {
+			break
+		}
+		if lo+at+len(c.value[which]) > limit {
+			kept = lo + at // it straddles the cut
+			break
+		}
+		lo += at + len(c.value[which])
+	}
+	return append(dst, src[:kept]...)
+}
+
+// hiddenString is s with every credential replaced: s itself, with no
+// allocation, when it holds none.
+func (c *credentials) hiddenString(s string) string {
+	if len(s) < minCredential {
+		return s // no credential fits: most header values
+	}
+	for i := range c.n {
+		if strings.Contains(s, c.value[i]) {
+			return string(c.appendHidden(nil, []byte(s)))
+		}
+	}
+	return s
+}
+
+// appendHidden appends src to dst with every credential replaced by what
+// stands for it: for a header value, on the rare path where one holds a
+// credential.
+func (c *credentials) appendHidden(dst, src []byte) []byte {
+	for len(src) > 0 {
 		at, which := c.first(src)
 		if at < 0 {
 			break
@@ -81,21 +117,7 @@ func (c *credentials) appendHidden(dst, src []byte, limit int) []byte {
 		dst = append(dst, c.shown[which]...)
 		src = src[at+len(c.value[which]):]
 	}
-	if len(dst) < end {
-		dst = append(dst, src[:min(len(src), end-len(dst))]...)
-	}
-	return dst[:min(len(dst), end)]
-}
-
-// hiddenString is s with every credential replaced: s itself, with no
-// allocation, when it holds none.
-func (c *credentials) hiddenString(s string) string {
-	for i := range c.n {
-		if strings.Contains(s, c.value[i]) {
-			return string(c.appendHidden(nil, []byte(s), len(s)+64*c.n))
-		}
-	}
-	return s
+	return append(dst, src...)
 }
 
 // gatherCredentials notes what the exchange must hide: the key and secret
@@ -133,6 +155,10 @@ func (st *requestState) takeExchange(x *controlapi.Exchanges, attributed *simula
 	ex, ref := x.Take(e.RequestID, e.Method, e.Path)
 	st.exchange = ref
 	ex.Status = e.Status
+	for i := range st.creds.n {
+		ex.Prints[i] = controlapi.PrintOf(st.creds.value[i], st.creds.shown[i])
+	}
+	ex.NPrints = st.creds.n
 	r := st.r
 	if r.Host != "" {
 		ex.RequestHead = controlapi.AppendHeaderLine(ex.RequestHead, "Host", st.creds.hiddenString(r.Host))
@@ -168,7 +194,7 @@ func (st *requestState) takeExchange(x *controlapi.Exchanges, attributed *simula
 func (st *requestState) keepRequestBody(ex *controlapi.Exchange) {
 	body := *st.body
 	ex.RequestRead = int64(len(body))
-	ex.RequestBody = st.creds.appendHidden(ex.RequestBody[:0], body, controlapi.ExchangeBodyBytes)
+	ex.RequestBody = st.creds.appendKept(ex.RequestBody[:0], body, controlapi.ExchangeBodyBytes)
 	if st.bodyCut {
 		ex.RequestBodyState = controlapi.BodyCut
 	} else {
@@ -184,8 +210,11 @@ func (st *requestState) keepAnswer(b []byte) {
 		return
 	}
 	ex.AnswerBytes += int64(len(b))
-	if room := controlapi.ExchangeBodyBytes - len(ex.AnswerBody); room > 0 {
-		ex.AnswerBody = st.creds.appendHidden(ex.AnswerBody, b, room)
+	if room := controlapi.ExchangeBodyBytes - len(ex.AnswerBody); room > 0 && !st.answerFull {
+		ex.AnswerBody = st.creds.appendKept(ex.AnswerBody, b, room)
+		// Past the cap (cut short, perhaps, before a credential) nothing
+		// more is kept: a later write would leave a gap.
+		st.answerFull = len(b) >= room
 	}
 	ex.Unlock()
 }

@@ -1,44 +1,50 @@
 package partnerapi
 
 import (
-	"strings"
 	"testing"
 )
 
-// TestCredentialsHidden: every credential is replaced wherever it is,
-// the first at a place winning, the longest at the same place; one that
-// straddles the cap is not kept in part; a short value is not searched for.
-func TestCredentialsHidden(t *testing.T) {
+// TestCredentialsKeptAndHidden: a body is kept as it is up to the cap,
+// except that a credential the cap would split ends the kept part before
+// it; a header value has every credential replaced, the first at a place
+// winning, the longest at the same place; a short value is not searched
+// for.
+func TestCredentialsKeptAndHidden(t *testing.T) {
 	var c credentials
 	c.add("secret-0123456789", "[S]")
 	c.add("secret-0123", "[short S]")
 	c.add("key-abcdefgh", "[K]")
 	c.add("abc", "[never]")
-	tests := []struct {
+	if c.n != 3 {
+		t.Fatalf("%d credentials noted, want 3 (a 3-byte one is none)", c.n)
+	}
+	kept := []struct {
 		src   string
 		limit int
 		want  string
 	}{
-		{`{"a":"secret-0123456789","k":"key-abcdefgh"}`, 100, `{"a":"[S]","k":"[K]"}`},
-		{`secret-0123 and secret-0123456789`, 100, `[short S] and [S]`},
-		{`abc`, 100, `abc`},
-		{`12345secret-0123456789`, 10, `12345[S]`},
-		{`123456789secret-0123456789`, 10, `123456789[`},
+		{`{"a":"secret-0123456789"}`, 100, `{"a":"secret-0123456789"}`},
+		{`12345secret-0123456789`, 10, `12345`},
+		{`1234567890secret-0123456789`, 10, `1234567890`},
+		{`secret-0123456789 then secret-0123456789`, 30, `secret-0123456789 then `},
+		{`secret-0123456789 and more after it`, 20, `secret-0123456789 an`},
 		{`1234567890`, 4, `1234`},
 	}
-	for _, tt := range tests {
-		got := string(c.appendHidden([]byte(">"), []byte(tt.src), tt.limit))
-		if got != ">"+tt.want {
-			t.Errorf("appendHidden(%q, %d) = %q, want %q", tt.src, tt.limit, got, ">"+tt.want)
-		}
-		if strings.Contains(got, "secret-01") {
-			t.Errorf("appendHidden(%q, %d) keeps part of a secret: %q", tt.src, tt.limit, got)
+	for _, tt := range kept {
+		if got := string(c.appendKept([]byte(">"), []byte(tt.src), tt.limit)); got != ">"+tt.want {
+			t.Errorf("appendKept(%q, %d) = %q, want %q", tt.src, tt.limit, got, ">"+tt.want)
 		}
 	}
-	if s := "no credential"; c.hiddenString(s) != s {
-		t.Error("hiddenString changed a string without a credential")
+	hidden := map[string]string{
+		"Bearer secret-0123456789":          "Bearer [S]",
+		"secret-0123 and secret-0123456789": "[short S] and [S]",
+		"key-abcdefgh,abc":                  "[K],abc",
+		"no credential here, a long value":  "no credential here, a long value",
+		"abc":                               "abc",
 	}
-	if got := c.hiddenString("Bearer secret-0123456789"); got != "Bearer [S]" {
-		t.Errorf("hiddenString = %q", got)
+	for in, want := range hidden {
+		if got := c.hiddenString(in); got != want {
+			t.Errorf("hiddenString(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

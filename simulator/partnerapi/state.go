@@ -48,8 +48,9 @@ type requestState struct {
 	// exchange is the request's slot in the ring of exchanges kept in
 	// full (exchange.go), zero when the simulator keeps none; creds is
 	// what it must hide.
-	exchange controlapi.ExchangeRef
-	creds    credentials
+	exchange   controlapi.ExchangeRef
+	creds      credentials
+	answerFull bool
 
 	// record's own: the request's context and answer writer, and what
 	// commit needs.
