@@ -30,3 +30,47 @@ type JournalEntry struct {
 	Fault   string `json:"fault,omitempty"`
 	FaultID string `json:"faultId,omitempty"`
 }
+
+// JournalDetail is one partner exchange in full, as GET /journal/{requestId}
+// answers it (issue 30): the request's headers and body and the answer's,
+// for the latest exchanges only (controlapi.Exchanges keeps a bounded
+// ring of them beside the journal). Credentials are masked as in
+// JournalEntry: the x-api-key masked, the x-api-secret never kept, and
+// both, with the credentials of the account the request authenticated as
+// or was attributed to, masked wherever else they appear (another header,
+// a body).
+type JournalDetail struct {
+	RequestID string `json:"requestId"`
+	// Entry is the request's journal entry; nil once the journal, which
+	// keeps more requests than the ring of details, no longer holds it.
+	Entry   *JournalEntry `json:"entry,omitempty"`
+	Request Message       `json:"request"`
+	Answer  Message       `json:"answer"`
+}
+
+// Message is one side of a JournalDetail: the headers and the body.
+type Message struct {
+	// Headers are in name order, each value on its own; a name sent
+	// twice is there twice. The answer's are those the simulator set:
+	// net/http adds Date (and Content-Length to an answer that has none)
+	// as it writes them.
+	Headers []Header `json:"headers"`
+	// Body is the body as text, at most BodyKept bytes of it: the first
+	// ones. Empty for none.
+	Body string `json:"body"`
+	// BodyBytes is the body's whole size as far as the simulator knows it:
+	// the bytes it read or wrote, or the request's Content-Length when it
+	// did not read it all.
+	BodyBytes int64 `json:"bodyBytes"`
+	// Truncated: Body is not the whole body; Note says why.
+	Truncated bool `json:"truncated"`
+	// Note says, in a sentence, what of the body is missing and why;
+	// empty when Body is the whole body.
+	Note string `json:"note,omitempty"`
+}
+
+// Header is one header line of a Message.
+type Header struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}

@@ -154,6 +154,7 @@ func (m *Main) ParseFlags(_ context.Context, args []string) error {
 	fs.StringVar(&c.RedisPrefix, "redis-prefix", "", "key prefix in Redis; replicas that share state use the same (default partnersim:)")
 	fs.StringVar(&c.AdminToken, "admin-token", "", "control API bearer token (default: random, printed at start)")
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", def.MaxBodyBytes, "largest accepted request body")
+	fs.IntVar(&c.JournalDetail, "journal-detail", def.JournalDetail, "latest partner requests kept in full, headers and bodies, for GET /journal/{requestId} and the dashboard (0: none)")
 	fs.StringVar(&m.LogFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&m.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.StringVar(&m.profileFile, "profile", "", "deployment profile JSON file to play where the spec is silent (default: the simulator's own choices)")
@@ -188,6 +189,11 @@ func (m *Main) ParseFlags(_ context.Context, args []string) error {
 		return fmt.Errorf("--contacts must be between 0 and %d", maxContacts)
 	case c.MaxBodyBytes < 1024:
 		return errors.New("--max-body-bytes must be at least 1024")
+	case c.JournalDetail < 0 || c.JournalDetail > 100000:
+		return errors.New("--journal-detail must be between 0 and 100000")
+	}
+	if c.JournalDetail == 0 {
+		c.JournalDetail = -1 // sim.Config reads 0 as "the default"
 	}
 	if c.CampaignsPerAccount == 0 {
 		c.CampaignsPerAccount = -1 // sim.Config reads 0 as "the default"

@@ -50,6 +50,7 @@ func New(cfg Config) *API {
 	mux.HandleFunc("DELETE /faults/{id}", api.handleAdminFaultDelete)
 	mux.HandleFunc("GET /journal", api.handleAdminJournalGet)
 	mux.HandleFunc("DELETE /journal", api.handleAdminJournalClear)
+	mux.HandleFunc("GET /journal/{requestId}", api.handleAdminJournalDetail)
 	mux.HandleFunc("GET /contacts", api.handleAdminContacts)
 	mux.HandleFunc("POST /accounts", api.handleAccountCreate)
 	mux.HandleFunc("GET /accounts", api.handleAccountList)
@@ -206,6 +207,9 @@ func (api *API) handleAdminReset(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	api.Journal.Clear()
+	if api.Exchanges != nil {
+		api.Exchanges.Clear()
+	}
 	if api.Reports != nil {
 		api.Reports.Reset()
 	}
@@ -369,6 +373,9 @@ func (api *API) handleAdminJournalGet(w http.ResponseWriter, r *http.Request) {
 // journal must not erase another's findings (POST /reset clears both).
 func (api *API) handleAdminJournalClear(w http.ResponseWriter, r *http.Request) {
 	api.Journal.Clear()
+	if api.Exchanges != nil {
+		api.Exchanges.Clear()
+	}
 	httpjson.Write(w, http.StatusOK, &control.JournalResponse{Entries: []simulator.JournalEntry{}})
 }
 

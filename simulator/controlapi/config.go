@@ -45,6 +45,11 @@ type Config struct {
 	// Journal holds the latest partner requests (NewJournal), filled by the
 	// partner API as it answers them.
 	Journal *Journal
+	// Exchanges keeps the latest partner exchanges in full, headers and
+	// bodies (NewExchanges), filled by the partner API beside the journal.
+	// May be nil: then GET /journal/{requestId} answers 404, saying the
+	// simulator keeps none.
+	Exchanges *Exchanges
 	// Reports keeps the client reports. May be nil: then GET
 	// /accounts/{accountId}/report answers 404.
 	Reports simulator.ClientReporter

@@ -112,6 +112,18 @@ func (j *Journal) LatestOf(accountID string, n int) []simulator.JournalEntry {
 	return out
 }
 
+// Find answers the entry of requestID, if the journal still keeps it.
+func (j *Journal) Find(requestID string) (simulator.JournalEntry, bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for i := range j.entries {
+		if e := j.entries[i]; requestID != "" && e.RequestID == requestID {
+			return e, true
+		}
+	}
+	return simulator.JournalEntry{}, false
+}
+
 // Clear empties the journal.
 func (j *Journal) Clear() {
 	j.mu.Lock()

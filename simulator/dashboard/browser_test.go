@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +22,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/controlapi"
 	"github.com/partner-v3/conformance-kit/simulator/profile"
 	"github.com/partner-v3/conformance-kit/simulator/simtest"
 	"github.com/partner-v3/conformance-kit/simulator/spec"
@@ -128,6 +130,30 @@ func partner(t *testing.T, s *simtest.Simulator, a simulator.Account) (int, stri
 	return res.StatusCode, res.Header.Get("X-Request-Id")
 }
 
+// sendRaw sends a Campaign List as account a with body and extra headers,
+// and answers its X-Request-Id.
+func sendRaw(t *testing.T, s *simtest.Simulator, a simulator.Account, body string, extra map[string]string) string {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, s.URL+"/"+spec.PathCampaignList, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", spec.ContentType)
+	req.Header.Set(spec.HeaderAPIKey, a.APIKey)
+	req.Header.Set(spec.HeaderAPISecret, a.APISecret)
+	req.Header.Set(spec.HeaderAccountID, a.AccountID)
+	for k, v := range extra {
+		req.Header.Set(k, v)
+	}
+	res, err := s.HTTPClient().Do(req)
+	if err != nil {
+		t.Fatalf("partner request: %v", err)
+	}
+	_, _ = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	return res.Header.Get("X-Request-Id")
+}
+
 // curlCampaignList sends a Campaign List with curl, as a person at the
 // desk would, and answers its X-Request-Id.
 func curlCampaignList(t *testing.T, s *simtest.Simulator, a simulator.Account) string {
@@ -200,6 +226,7 @@ func TestDashboardInChromium(t *testing.T) {
 		t.Fatalf("create account: %v", err)
 	}
 
+	var firstID string // the first request sent: pushed out of the exchanges kept in full, later
 	t.Run("a wrong token is refused", func(t *testing.T) {
 		login(t, ctx, s, "not-the-token")
 		var msg string
@@ -239,6 +266,9 @@ func TestDashboardInChromium(t *testing.T) {
 		for try := 0; try < 3; try++ {
 			start := time.Now()
 			id := curlCampaignList(t, s, alpha)
+			if firstID == "" {
+				firstID = id
+			}
 			run(t, ctx, chromedp.WaitVisible(css(`#journal tr[data-request-id="`+id+`"]`)))
 			took := time.Since(start)
 			t.Logf("request %s shown %v after it was sent", id, took)
@@ -262,8 +292,15 @@ func TestDashboardInChromium(t *testing.T) {
 			into(chromedp.Text(css("#entry-request")), &req),
 			into(chromedp.Text(css("#entry-answer")), &ans),
 		)
-		if !strings.Contains(req, "POST "+s.URL[strings.Index(s.URL, "/v3"):]+"/"+spec.PathCampaignList) || !strings.Contains(req, "x-api-key: ") {
+		if !strings.Contains(req, "POST "+s.URL[strings.Index(s.URL, "/v3"):]+"/"+spec.PathCampaignList) || !strings.Contains(strings.ToLower(req), "x-api-key: ") ||
+			!strings.Contains(req, "X-Api-Secret: ******** (never kept)") || !strings.Contains(req, "Content-Type: "+spec.ContentType) {
 			t.Fatalf("the request shown is %q", req)
+		}
+		// The bodies, each pretty-printed JSON.
+		var reqBody, ansBody string
+		run(t, ctx, into(chromedp.Text(css("#entry-request-body")), &reqBody), into(chromedp.Text(css("#entry-answer-body")), &ansBody))
+		if reqBody != "{\n  \"limit\": 2,\n  \"page\": 1\n}" || !strings.Contains(ansBody, "\n  \"campaigns\": [") {
+			t.Fatalf("the bodies shown are %q and %q, want the request's and the answer's JSON, indented", reqBody, ansBody)
 		}
 		if strings.Contains(req, alpha.APIKey) || strings.Contains(req, alpha.APISecret) {
 			t.Fatalf("the request shown holds a credential: %q", req)
@@ -271,7 +308,6 @@ func TestDashboardInChromium(t *testing.T) {
 		if !strings.Contains(ans, "HTTP 200") || !strings.Contains(ans, "X-Request-Id: "+id) {
 			t.Fatalf("the answer shown is %q", ans)
 		}
-		screenshot(t, ctx, "journal-request")
 
 		// Filtered to 4xx: a refused request shows, the 200s do not.
 		wrong := alpha
@@ -345,6 +381,34 @@ func TestDashboardInChromium(t *testing.T) {
 		if example == "" || !strings.Contains(opened, "X-Request-Id: "+example) {
 			t.Fatalf("the example %q opened %q", example, opened)
 		}
+	})
+
+	t.Run("a refused request opens with the answer's error message and Retry-After", func(t *testing.T) {
+		st, id := partner(t, s, alpha) // the budget is spent: a 429 (spec §8)
+		if st != http.StatusTooManyRequests {
+			t.Fatalf("Alpha's request after the burst: %d, want 429", st)
+		}
+		var ans, ansBody, reqNote string
+		run(t, ctx, chromedp.Navigate(s.AdminURL+"/ui/journal"),
+			chromedp.WaitVisible(css(`#journal tr[data-request-id="`+id+`"] button`)),
+			into(chromedp.Evaluate[bool](`(() => { const f = document.getElementById("f-status"); f.value = "429"; f.dispatchEvent(new Event("change")); return true })()`), new(bool)),
+			chromedp.Click(css(`#journal tr[data-request-id="`+id+`"] button`)),
+			chromedp.WaitVisible(css("#entry-answer-body")),
+			into(chromedp.Text(css("#entry-answer")), &ans),
+			into(chromedp.Text(css("#entry-answer-body")), &ansBody),
+			into(chromedp.Text(css("#entry-request-body-note")), &reqNote),
+		)
+		if !strings.Contains(ans, "HTTP 429") || !regexp.MustCompile(`(?m)^Retry-After: [1-9][0-9]*$`).MatchString(ans) {
+			t.Fatalf("the 429's answer shown is %q, want its Retry-After", ans)
+		}
+		if want := "{\n  \"error\": \"" + spec.MsgRateLimit + "\"\n}"; ansBody != want {
+			t.Fatalf("the 429's body shown is %q, want %q", ansBody, want)
+		}
+		if !strings.HasPrefix(reqNote, "Body not read: ") {
+			t.Fatalf("the refused request's body is shown as %q, want it said not read (refused on its headers)", reqNote)
+		}
+		screenshot(t, ctx, "journal-request")
+		run(t, ctx, into(chromedp.Evaluate[bool](`(() => { const f = document.getElementById("f-status"); f.value = ""; f.dispatchEvent(new Event("change")); return true })()`), new(bool)))
 	})
 
 	t.Run("a fault added through the form makes the next request fail as the fault says", func(t *testing.T) {
@@ -440,6 +504,29 @@ func TestDashboardInChromium(t *testing.T) {
 		}
 	})
 
+	t.Run("a request no longer kept in full says so", func(t *testing.T) {
+		// Push the first request out of the ring of exchanges kept in full
+		// (controlapi.DefaultExchanges); the journal, which keeps more,
+		// still lists it.
+		var wg sync.WaitGroup
+		for w := 0; w < 8; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < (controlapi.DefaultExchanges+7)/8; i++ {
+					partner(t, s, bravo)
+				}
+			}()
+		}
+		wg.Wait()
+		var gone, req string
+		run(t, ctx, chromedp.Navigate(s.AdminURL+"/ui/journal#req="+firstID), chromedp.WaitVisible(css("#entry-gone")),
+			into(chromedp.Text(css("#entry-gone")), &gone), into(chromedp.Text(css("#entry-request")), &req))
+		if !strings.Contains(gone, "no longer kept in full") || !strings.Contains(req, "X-Api-Secret: ******** (never kept)") {
+			t.Fatalf("a request out of the ring shows %q and %q, want it to say its headers and bodies are no longer kept, and its journal entry", gone, req)
+		}
+	})
+
 	t.Run("no secret of any account on any page or stream", func(t *testing.T) {
 		// A request that presents a wrong secret: the simulator must not
 		// keep that either.
@@ -448,6 +535,10 @@ func TestDashboardInChromium(t *testing.T) {
 		if st, _ := partner(t, s, wrong); st != http.StatusUnauthorized {
 			t.Fatalf("a wrong secret: %d, want 401", st)
 		}
+		// A request with the secret in a body field and in a header of its
+		// own besides x-api-secret: the simulator keeps it in full, the
+		// secret hidden wherever it was.
+		inBody := sendRaw(t, s, alpha, `{"limit": 2, "page": 1, "note": "`+alpha.APISecret+`"}`, map[string]string{"X-Debug": alpha.APISecret})
 		secrets := map[string]string{"the control API token": s.AdminToken, "a presented secret": wrong.APISecret}
 		for _, a := range append(s.Accounts, staging.Account) {
 			secrets[a.Name+"'s secret"], secrets[a.Name+"'s whole API key"] = a.APISecret, a.APIKey
@@ -478,6 +569,14 @@ func TestDashboardInChromium(t *testing.T) {
 			chromedp.Click(css(`#journal tr[data-status="401"] button`)), chromedp.WaitVisible(css("#entry-request")),
 			into(chromedp.OuterHTML(css("html")), &detail))
 		scan("the journal's detail of a 401", detail)
+		var shown string
+		// From another page: the same page with another #req is no new load.
+		run(t, ctx, chromedp.Navigate(s.AdminURL+"/ui/faults"), chromedp.Navigate(s.AdminURL+"/ui/journal#req="+inBody), chromedp.WaitVisible(css("#entry-request-body")),
+			into(chromedp.Text(css("#entry-request-body")), &shown), into(chromedp.OuterHTML(css("html")), &detail))
+		scan("the journal's detail of a request with the secret in its body", detail)
+		if !strings.Contains(shown, `"note": "******** (never kept)"`) {
+			t.Errorf("the body with a secret is shown as %q, want the secret hidden in its place", shown)
+		}
 		var login string
 		run(t, ctx, chromedp.Navigate(s.AdminURL+"/ui/login"), chromedp.WaitReady(css("#token")), into(chromedp.OuterHTML(css("html")), &login))
 		scan("the login page", login)
@@ -487,6 +586,8 @@ func TestDashboardInChromium(t *testing.T) {
 			scan("GET "+p, get(t, c, s.AdminURL+p, http.StatusOK))
 		}
 		scan("GET /ui/api/accounts/…/report of Bravo", get(t, c, s.AdminURL+"/ui/api/accounts/"+bravo.AccountID+"/report", http.StatusOK))
+		scan("GET /ui/api/journal/{the request with the secret in its body}", get(t, c, s.AdminURL+"/ui/api/journal/"+inBody, http.StatusOK))
+		scan("GET /journal/{the request with the secret in its body}", controlGet(t, s, "/journal/"+inBody))
 		done := make(chan string)
 		go func() { done <- readStream(t, c, s.AdminURL+"/ui/events", 105, 30*time.Second) }()
 		time.Sleep(200 * time.Millisecond)

@@ -24,6 +24,7 @@ var forwards = []string{
 	"DELETE /faults",
 	"DELETE /faults/{id}",
 	"GET /journal",
+	"GET /journal/{requestId}",
 	"GET /accounts/{accountId}/budget",
 	"GET /accounts/{accountId}/report",
 }

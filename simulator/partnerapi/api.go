@@ -91,7 +91,10 @@ type API struct {
 	Logger *slog.Logger
 
 	journal *controlapi.Journal
-	once    sync.Once
+	// exchanges keeps the latest exchanges in full (Limits.Exchanges); nil
+	// for none.
+	exchanges *controlapi.Exchanges
+	once      sync.Once
 	// profiles caches the profiles of throwaway accounts by digest
 	// (profile.go): a profile never changes under its digest, so a
 	// replica reads each from the registry once, whichever replica
@@ -131,6 +134,10 @@ type Limits struct {
 	ReadTimeout time.Duration
 	// JournalSize is how many requests the journal keeps. Zero means 1000.
 	JournalSize int
+	// Exchanges is how many of the latest requests are kept in full,
+	// their headers and bodies and their answers' (GET /journal/{requestId},
+	// issue 30). Zero means controlapi.DefaultExchanges; negative, none.
+	Exchanges int
 }
 
 func (s *API) init() {
@@ -140,6 +147,12 @@ func (s *API) init() {
 			size = 1000
 		}
 		s.journal = controlapi.NewJournal(size)
+		switch {
+		case s.Exchanges == 0:
+			s.exchanges = controlapi.NewExchanges(controlapi.DefaultExchanges)
+		case s.Exchanges > 0:
+			s.exchanges = controlapi.NewExchanges(s.Exchanges)
+		}
 	})
 }
 
@@ -202,11 +215,12 @@ func (s *API) rateLimit() (int, time.Duration) {
 // stores a profile. The caller adds the token, the metrics and the build
 // information.
 func (s *API) ControlConfig() controlapi.Config {
+	s.init() // the journal and the exchanges, read below
 	limit, window := s.rateLimit()
 	return controlapi.Config{
 		Accounts: s.Accounts, Contacts: s.Contacts, Campaigns: s.Campaigns, Counter: s.Counter, Control: s.Control,
 		Registry: s.Registry,
-		Journal:  s.Journal(), Reports: s.Reports, Health: s.HealthHandler(),
+		Journal:  s.Journal(), Exchanges: s.exchanges, Reports: s.Reports, Health: s.HealthHandler(),
 		RateLimit: limit, RateWindow: window, MaxBodyBytes: s.maxBodyBytes(),
 		Profile: ProfileInfo(s.serverProfile()),
 		Now:     s.Now, AccountClock: s.accountClock, RatePolicy: s.RatePolicy, StoreProfile: s.storeProfile,

@@ -40,6 +40,9 @@ func (s *API) readFields(r *http.Request) (fields, error) {
 		body, err = jsonbody.ReadAll(nil, r)
 	}
 	if err != nil {
+		if st := stateFrom(r); st != nil {
+			st.bodyCut = true // what the exchange kept is its beginning
+		}
 		err = jsonbody.ReadError(err)
 		if simulator.ErrorCode(err) == simulator.EINVALID {
 			err = withFinding(simulator.FindingMalformedJSON, "", err)

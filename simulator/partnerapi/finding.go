@@ -52,21 +52,21 @@ func noteFinding(r *http.Request, kind, detail string) {
 	rec.Finding, rec.FindingDetail = kind, detail
 }
 
-// attribute names the known account whose key (first) or account
-// identifier a request refused before authentication carried, or "". It
+// attribute answers the known account whose key (first) or account
+// identifier a request refused before authentication carried, or nil. It
 // is one lookup by key and identifier (AccountStore.LookupAccount), not a
 // read of every account: a refusal costs the same with 10,000 throwaway
 // accounts as with none. A store that cannot answer (Redis down) leaves
 // the request unattributed rather than failing its answer or naming a
 // wrong account; the configured accounts are named even then.
-func (s *API) attribute(r *http.Request) string {
+func (s *API) attribute(r *http.Request) *simulator.Account {
 	keys, ids := r.Header.Values(spec.HeaderAPIKey), r.Header.Values(spec.HeaderAccountID)
 	if len(keys) == 0 && len(ids) == 0 {
-		return ""
+		return nil
 	}
 	a, err := s.Accounts.LookupAccount(context.WithoutCancel(r.Context()), simulator.AccountLookup{APIKeys: keys, AccountIDs: ids})
 	if err != nil {
-		return ""
+		return nil
 	}
-	return a.AccountID
+	return a
 }

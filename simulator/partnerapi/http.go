@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/controlapi"
 	"github.com/partner-v3/conformance-kit/simulator/httpjson"
 	"github.com/partner-v3/conformance-kit/simulator/profile"
 )
@@ -81,6 +82,9 @@ func (r *statusRecorder) WriteHeader(code int) {
 func (r *statusRecorder) Write(b []byte) (int, error) {
 	if r.status == 0 {
 		r.WriteHeader(http.StatusOK)
+	}
+	if r.st != nil && r.st.exchange != (controlapi.ExchangeRef{}) {
+		r.st.keepAnswer(b) // before it can reach the client
 	}
 	return r.ResponseWriter.Write(b)
 }

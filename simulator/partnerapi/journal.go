@@ -43,12 +43,14 @@ func (s *API) record(next http.Handler) http.Handler {
 				if !st.committed {
 					st.commit(0) // the connection was cut on purpose
 				}
+				st.finishExchange()
 				st.release()
 				panic(v)
 			}
 			if !st.committed {
 				st.commit(st.rw.status)
 			}
+			st.finishExchange()
 			st.release()
 		}()
 		next.ServeHTTP(&st.rw, r)
@@ -76,14 +78,20 @@ func (st *requestState) commit(status int) {
 	}
 	// The refusal path only: the hot path has authenticated. A 403
 	// noted the account its key and secret proved.
+	var attributed *simulator.Account
 	if e.AccountID == "" && e.AttributedTo == "" {
-		e.AttributedTo = s.attribute(st.r)
+		if attributed = s.attribute(st.r); attributed != nil {
+			e.AttributedTo = attributed.AccountID
+		}
 	}
 	if s.Reports != nil {
 		s.Reports.ObserveRequest(record)
 	}
 	if s.Observer != nil {
 		s.Observer.ObserveRequest(record)
+	}
+	if s.exchanges != nil { // first: a reader who sees the entry finds it
+		st.takeExchange(s.exchanges, attributed)
 	}
 	s.journal.Add(*e)
 	level := levelFor(e.Status)

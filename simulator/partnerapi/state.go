@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/partner-v3/conformance-kit/simulator"
+	"github.com/partner-v3/conformance-kit/simulator/controlapi"
 	"github.com/partner-v3/conformance-kit/simulator/httpjson"
 	"github.com/partner-v3/conformance-kit/simulator/jsonbody"
 )
@@ -40,6 +41,16 @@ type requestState struct {
 	// fields read from it.
 	body     *[]byte
 	fieldBuf [jsonbody.MaxFields]jsonbody.Field
+	// bodyCut: readFields stopped before the body's end (too large, too
+	// slow, cut off): what body holds is its beginning.
+	bodyCut bool
+
+	// exchange is the request's slot in the ring of exchanges kept in
+	// full (exchange.go), zero when the simulator keeps none; creds is
+	// what it must hide.
+	exchange   controlapi.ExchangeRef
+	creds      credentials
+	answerFull bool
 
 	// record's own: the request's context and answer writer, and what
 	// commit needs.

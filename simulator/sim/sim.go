@@ -26,6 +26,7 @@ import (
 	"github.com/partner-v3/conformance-kit/simulator"
 	"github.com/partner-v3/conformance-kit/simulator/clientreport"
 	"github.com/partner-v3/conformance-kit/simulator/control"
+	"github.com/partner-v3/conformance-kit/simulator/controlapi"
 	"github.com/partner-v3/conformance-kit/simulator/edge"
 	"github.com/partner-v3/conformance-kit/simulator/inmem"
 	"github.com/partner-v3/conformance-kit/simulator/metrics"
@@ -93,6 +94,11 @@ type Config struct {
 	AdminToken string
 	// MaxBodyBytes caps request bodies; zero means partnerapi.DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// JournalDetail is how many of the latest partner requests are kept in
+	// full, headers and bodies of request and answer (GET
+	// /journal/{requestId}, the dashboard's journal; issue 30). Zero means
+	// controlapi.DefaultExchanges; negative, none.
+	JournalDetail int
 	// Version is the build's version, shown by GET /version; empty means
 	// "dev".
 	Version string
@@ -136,6 +142,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.MaxBodyBytes <= 0 {
 		c.MaxBodyBytes = partnerapi.DefaultMaxBodyBytes
+	}
+	if c.JournalDetail == 0 {
+		c.JournalDetail = controlapi.DefaultExchanges
 	}
 	if c.DataDir == "" {
 		c.DataDir = DefaultDataDir
@@ -233,8 +242,9 @@ func New(ctx context.Context, cfg Config) (*Simulator, error) {
 	// parts; then the partner API is made from them, once.
 	wrap, connContext := violations.Handler(stores.Accounts, stores.Campaigns), violations.ConnContext()
 	sim.API = &partnerapi.API{
-		Stores:  violate(violations, stores),
-		Limits:  partnerapi.Limits{RateLimit: cfg.RateLimit, RateWindow: cfg.RateWindow, MaxBodyBytes: cfg.MaxBodyBytes},
+		Stores: violate(violations, stores),
+		Limits: partnerapi.Limits{RateLimit: cfg.RateLimit, RateWindow: cfg.RateWindow, MaxBodyBytes: cfg.MaxBodyBytes,
+			Exchanges: cfg.JournalDetail},
 		Health:  health,
 		Logger:  cfg.Logger,
 		Now:     cfg.Now,

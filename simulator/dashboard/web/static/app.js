@@ -152,24 +152,56 @@ async function journal() {
   };
   [fAccount, fOp, fStatus].forEach((s) => s.addEventListener("change", redraw));
   const detail = document.getElementById("entry"), detailBody = document.getElementById("entry-body");
-  function open(id) {
-    const e = entries.get(id);
+  // pretty shows a body: JSON indented when it is JSON, as sent otherwise.
+  const pretty = (m) => {
+    if (!m.truncated && m.body) { try { return JSON.stringify(JSON.parse(m.body), null, 2); } catch (_) { /* not JSON */ } }
+    return m.body;
+  };
+  const headerLines = (hs) => hs.map((h) => h.name + ": " + h.value);
+  // body shows one side's body, or says there was none, and why part of it is missing.
+  const bodyOf = (m, id) => [
+    m.body ? el("h4", {}, "Body, " + m.bodyBytes + " bytes" + (m.truncated ? " (part kept)" : "")) : null,
+    m.body ? el("pre", { id, class: "body" }, pretty(m)) : m.note ? null : el("p", { id, class: "muted" }, "No body."),
+    m.note ? el("p", { id: id + "-note", class: "muted note" }, "Body " + m.note + ".") : null,
+  ];
+  let opening = 0;
+  async function open(id) {
+    const mine = ++opening;
+    let e = entries.get(id), d = null, gone = "";
+    try { d = await api("GET", "/journal/" + encodeURIComponent(id)); } catch (err) { gone = err.message; }
+    if (mine !== opening) return; // another row was chosen meanwhile
+    if (!e && d && d.entry) e = d.entry;
     if (!e) { say(statusLine, "Request " + id + " is no longer in the journal (it keeps the latest requests only).", "error"); return; }
     body.querySelectorAll("tr.selected").forEach((r) => r.classList.remove("selected"));
     const r = body.querySelector(`tr[data-request-id="${CSS.escape(id)}"]`);
     if (r) r.classList.add("selected");
-    const reqHeaders = [
-      "x-api-key: " + (e.apiKey || "(none sent)") + "   (masked by the simulator)",
-      "x-api-secret: ******** (never kept)",
-      "x-account-id: " + (e.accountId || (e.attributedTo ? "(did not match; attributed to " + e.attributedTo + ")" : "(none matched)")),
-    ];
-    const ansHeaders = ["X-Request-Id: " + e.requestId, "Content-Type: application/json"];
+    let parts;
+    if (d) {
+      parts = [
+        el("h3", {}, "Request"), el("pre", { id: "entry-request" }, e.method + " " + e.path + "\n" + headerLines(d.request.headers).join("\n")),
+        bodyOf(d.request, "entry-request-body"),
+        el("h3", {}, "Answer"), el("pre", { id: "entry-answer" }, "HTTP " + e.status + "\n" + headerLines(d.answer.headers).join("\n")),
+        bodyOf(d.answer, "entry-answer-body"),
+      ];
+    } else {
+      // Only the journal's entry is left: the request line, the credential
+      // headers as it keeps them, the status.
+      const reqHeaders = [
+        "X-Api-Key: " + (e.apiKey || "(none sent)") + "   (masked by the simulator)",
+        "X-Api-Secret: ******** (never kept)",
+        "X-Account-Id: " + (e.accountId || (e.attributedTo ? "(did not match; attributed to " + e.attributedTo + ")" : "(none matched)")),
+      ];
+      parts = [
+        el("p", { id: "entry-gone", class: "refused" }, "Headers and bodies no longer kept. " + gone),
+        el("h3", {}, "Request"), el("pre", { id: "entry-request" }, e.method + " " + e.path + "\n" + reqHeaders.join("\n")),
+        el("h3", {}, "Answer"), el("pre", { id: "entry-answer" }, "HTTP " + e.status + "\nX-Request-Id: " + e.requestId),
+      ];
+    }
     detailBody.replaceChildren(...[
-      el("h3", {}, "Request"), el("pre", { id: "entry-request" }, e.method + " " + e.path + "\n" + reqHeaders.join("\n")),
-      el("h3", {}, "Answer"), el("pre", { id: "entry-answer" }, "HTTP " + e.status + "\n" + ansHeaders.join("\n")),
+      ...parts.flat(),
       el("p", {}, "Received " + time(e.time) + ", answered in " + Number(e.latencyMs).toFixed(2) + " ms."),
       e.fault ? el("p", { class: "refused" }, "Answered by injected fault " + e.fault + " (" + e.faultId + ").") : null,
-      el("p", { class: "muted" }, "The journal keeps each request's line and credentials headers (key masked, secret never) and the answer's status, not the bodies."),
+      el("p", { class: "muted" }, "The simulator keeps the headers and bodies of its latest requests (the key masked, the secret never, either wherever it appears), and the journal's line of many more."),
     ].filter(Boolean));
     detail.hidden = false;
     document.getElementById("entry-title").textContent = "Request " + e.requestId;
