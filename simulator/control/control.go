@@ -394,6 +394,15 @@ func (c *Client) Journal(ctx context.Context, f JournalFilter) ([]simulator.Jour
 	return out.Entries, nil
 }
 
+// JournalDetail calls GET /journal/{requestId}: one of the latest
+// requests in full, headers and bodies, credentials masked. A request no
+// longer kept (or never seen) is an *Error with status 404.
+func (c *Client) JournalDetail(ctx context.Context, requestID string) (simulator.JournalDetail, error) {
+	var out simulator.JournalDetail
+	_, err := c.do(ctx, request{method: http.MethodGet, path: "/journal/" + url.PathEscape(requestID)}, &out)
+	return out, err
+}
+
 // ClearJournal calls DELETE /journal.
 func (c *Client) ClearJournal(ctx context.Context) error {
 	_, err := c.do(ctx, request{method: http.MethodDelete, path: "/journal"}, nil)

@@ -272,6 +272,16 @@ func TestJournalContactsAndReset(t *testing.T) {
 	if two, err := c.Journal(ctx, control.JournalFilter{Limit: 2}); err != nil || len(two) != 2 || two[0].RequestID != e.RequestID {
 		t.Errorf("Journal(limit 2) = %+v, %v", two, err)
 	}
+	// The newest request in full: its body as sent, the secret nowhere.
+	d, err := c.JournalDetail(ctx, entries[1].RequestID)
+	if err != nil || d.Entry == nil || d.Entry.RequestID != entries[1].RequestID || !strings.Contains(d.Request.Body, "c2@example.com") ||
+		d.Answer.Body == "" || strings.Contains(fmt.Sprint(d), alpha.APISecret) {
+		t.Errorf("JournalDetail(%s) = %+v, %v; want the contact/add in full, no secret", entries[1].RequestID, d, err)
+	}
+	var ce *control.Error
+	if _, err := c.JournalDetail(ctx, "no-such-request"); !errors.As(err, &ce) || ce.Status != http.StatusNotFound {
+		t.Errorf("JournalDetail of an unknown id: %v, want a 404 *control.Error", err)
+	}
 
 	contacts, total, err := c.Contacts(ctx, control.ContactFilter{AccountID: alpha.AccountID, Offset: 1, Limit: 1})
 	if err != nil || total != 3 || len(contacts) != 1 || contacts[0].Email != "c1@example.com" || contacts[0].ID == "" {
