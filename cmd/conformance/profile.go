@@ -121,7 +121,7 @@ func profileUnknowns(p *profile.Profile) map[string]string {
 		"rateLimit.headers": p.Rate.Headers.Unknown, "http.unknownPath": p.HTTP.UnknownPath.Unknown,
 		"http.otherMethod": p.HTTP.OtherMethod.Unknown, "http.requestContentType": p.HTTP.RequestContentType.Unknown,
 		"http.bodyLimit": p.HTTP.BodyLimit.Unknown, "http.responseContentType": p.HTTP.ResponseContentType.Unknown,
-		"http.successFields": p.HTTP.SuccessFields.Unknown, "http.http2": p.HTTP.HTTP2.Unknown, "http.gzip": p.HTTP.Gzip.Unknown,
+		"http.successFields": p.HTTP.SuccessFields.Unknown, "http.recordFields": p.HTTP.RecordFields.Unknown, "http.http2": p.HTTP.HTTP2.Unknown, "http.gzip": p.HTTP.Gzip.Unknown,
 		"latency.operations": p.Latency.Operations.Unknown, "vocabulary.statuses": p.Vocabulary.Statuses.Unknown,
 		"vocabulary.timeZones": p.Vocabulary.TimeZones.Unknown, "vocabulary.reasons": p.Vocabulary.Reasons.Unknown,
 		"vocabulary.autoResend": p.Vocabulary.AutoResend.Unknown,

@@ -54,6 +54,7 @@ func choicePaths(p *profile.Profile) map[string]func(string) {
 		"http.responseContentType":        forget(&p.HTTP.ResponseContentType),
 		"rateLimit.refusalContentType":    forget(&p.Rate.RefusalContentType),
 		"http.successFields":              forget(&p.HTTP.SuccessFields),
+		"http.recordFields":               forget(&p.HTTP.RecordFields),
 		"http.http2":                      forget(&p.HTTP.HTTP2),
 		"http.gzip":                       forget(&p.HTTP.Gzip),
 		"latency.operations":              forget(&p.Latency.Operations),
