@@ -126,6 +126,7 @@ func profileUnknowns(p *profile.Profile) map[string]string {
 		"vocabulary.timeZones": p.Vocabulary.TimeZones.Unknown, "vocabulary.reasons": p.Vocabulary.Reasons.Unknown,
 		"vocabulary.autoResend": p.Vocabulary.AutoResend.Unknown,
 		"auth.checkOrder":       p.Auth.CheckOrder.Unknown, "requestBody.malformedJSON": p.RequestBody.MalformedJSON.Unknown,
-		"requestBody.integralFloat": p.RequestBody.IntegralFloat.Unknown,
+		"requestBody.integralFloat": p.RequestBody.IntegralFloat.Unknown, "requestBody.notObject": p.RequestBody.NotObject.Unknown,
+		"requestBody.endOfInput": p.RequestBody.EndOfInput.Unknown,
 	}
 }

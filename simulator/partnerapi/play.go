@@ -43,6 +43,9 @@ type play struct {
 
 	// malformedJSON and integralFloat are the requestBody choices.
 	malformedJSON, integralFloat profile.Outcome
+	// notObject and endOfInput are the requestBody choices of a body
+	// that is JSON but no object and of one that ends early (bodies.go).
+	notObject, endOfInput profile.Outcome
 
 	contactID profile.IDFormat
 	idCounter atomic.Int64
@@ -136,6 +139,8 @@ func newPlay(p *profile.Profile) *play {
 	// credentialsFirst says; default.json holds both, agreeing (Check).
 	pl.checkOrder = p.Auth.CheckOrder.Or(profile.Choice[[]string]{Value: profile.CheckOrderOf(p.Auth.CredentialsFirst.Or(d.Auth.CredentialsFirst))})
 	pl.malformedJSON = p.RequestBody.MalformedJSON.Or(d.RequestBody.MalformedJSON)
+	pl.notObject = p.RequestBody.NotObject.Or(d.RequestBody.NotObject)
+	pl.endOfInput = p.RequestBody.EndOfInput.Or(d.RequestBody.EndOfInput)
 	pl.integralFloat = p.RequestBody.IntegralFloat.Or(d.RequestBody.IntegralFloat)
 	pl.contactID = p.Contact.ID.Or(d.Contact.ID)
 	pl.dupRule.Email, pl.dupEmailOut = duplicateOf(p.Contact.DuplicateEmail.Or(d.Contact.DuplicateEmail))

@@ -22,6 +22,8 @@ func choicePaths(p *profile.Profile) map[string]func(string) {
 		"auth.credentialsFirst":           forget(&p.Auth.CredentialsFirst),
 		"auth.checkOrder":                 forget(&p.Auth.CheckOrder),
 		"requestBody.malformedJSON":       forget(&p.RequestBody.MalformedJSON),
+		"requestBody.notObject":           forget(&p.RequestBody.NotObject),
+		"requestBody.endOfInput":          forget(&p.RequestBody.EndOfInput),
 		"requestBody.integralFloat":       forget(&p.RequestBody.IntegralFloat),
 		"contact.contactId":               forget(&p.Contact.ID),
 		"contact.duplicateEmail":          forget(&p.Contact.DuplicateEmail),
