@@ -2,6 +2,7 @@ package learn
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"testing"
 
@@ -43,5 +44,21 @@ func TestFieldsInsideRecordsAndTheirFormats(t *testing.T) {
 	empty := &exch{op: spec.PathCampaignList, status: http.StatusOK, header: http.Header{}, body: []byte(`{"pageNo": 9, "campaigns": []}`)}
 	if _, seen := recordsOf(empty, profile.RecordPaths()[spec.PathCampaignList]); seen {
 		t.Errorf("an empty page shows no campaign's fields")
+	}
+}
+
+// TestOffsetTemplate: an end-of-input error quoting where the probe's
+// body ended is learned with {offset} (0-based) or {position} (1-based)
+// in its place, so that the simulator says where the client's body ended.
+func TestOffsetTemplate(t *testing.T) {
+	n := profile.ProbeEndOfInputOffset
+	for msg, want := range map[string]string{
+		fmt.Sprintf("JSON parse error at offset %d: unexpected end of input", n): "JSON parse error at offset {offset}: unexpected end of input",
+		fmt.Sprintf("Unexpected end of JSON input at position %d", n+1):          "Unexpected end of JSON input at position {position}",
+		"Request body must be complete JSON":                                     "Request body must be complete JSON",
+	} {
+		if got := offsetTemplate(msg, n); got != want {
+			t.Errorf("offsetTemplate(%q) = %q, want %q", msg, got, want)
+		}
 	}
 }
