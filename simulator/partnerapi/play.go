@@ -369,9 +369,8 @@ func appendFieldValue(dst []byte, f profile.Field, status int, requestID string)
 			return strconv.AppendQuote(dst, newID(f.ID, &fieldIDs))
 		}
 	case profile.FormatEcho:
-		// Where the request is not at hand (an error body): null, as
-		// for a request without the field (records.go echoes it).
-		return append(dst, "null"...)
+		// Where the request is not at hand (an error body): the value
+		// seen, as a constant (records.go echoes it on a 200).
 	}
 	if len(f.Example) == 0 {
 		return append(dst, "null"...)

@@ -28,7 +28,9 @@ func refineField(f profile.Field, v json.RawMessage, x *exch) profile.Field {
 	}
 	name := f.Name[strings.LastIndexByte(f.Name, '.')+1:]
 	if _, vals, ok := object(x.reqBody); ok && vals[name] != nil && f.Type != "null" && bytes.Equal(compactJSON(vals[name]), compactJSON(v)) {
-		f.Format = profile.FormatEcho
+		// The value seen stays as the example: where the simulator has
+		// no request at hand (an error body), it says that.
+		f.Format, f.Example = profile.FormatEcho, append(json.RawMessage(nil), v...)
 		return f
 	}
 	var s string
