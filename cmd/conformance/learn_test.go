@@ -289,7 +289,8 @@ func TestLearnAlternative(t *testing.T) {
 			altOptions{Extras: true}, map[string]string{
 				"http.gzip":                `true`,
 				"http.responseContentType": `"application/json; charset=utf-8"`,
-				"http.successFields":       `{"campaign/list":[{"name":"apiVersion","type":"string"},{"name":"requestId","type":"string"}],"campaign/stats":[{"name":"campaignId","type":"integer"},{"name":"requestId","type":"string"}],"contact/add":[{"name":"requestId","type":"string"},{"name":"traceId","type":"string"}]}`,
+				"http.successFields":       `{"campaign/list":[{"name":"apiVersion","type":"string"},{"format":"id","id":{"alphabet":"decimal","digits":19,"kind":"prefixed","prefix":"req-"},"name":"requestId","type":"string"}],"campaign/stats":[{"format":"echo","name":"campaignId","type":"integer"},{"format":"id","id":{"alphabet":"decimal","digits":19,"kind":"prefixed","prefix":"req-"},"name":"requestId","type":"string"}],"contact/add":[{"format":"id","id":{"alphabet":"decimal","digits":19,"kind":"prefixed","prefix":"req-"},"name":"requestId","type":"string"},{"format":"id","id":{"alphabet":"decimal","digits":6,"kind":"prefixed","prefix":"t-c-"},"name":"traceId","type":"string"}]}`,
+				"http.recordFields":        `{"campaign/list":{"campaigns[]":[{"name":"tags","type":"array"},{"name":"updatedBy","type":"string"}]},"campaign/stats":{"emailStat":[{"name":"Forwarded","type":"integer"}],"smsStat":[{"name":"Pending","type":"integer"}]}}`,
 			}},
 	}
 	for _, tt := range tests {

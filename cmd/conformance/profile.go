@@ -121,13 +121,14 @@ func profileUnknowns(p *profile.Profile) map[string]string {
 		"rateLimit.headers": p.Rate.Headers.Unknown, "http.unknownPath": p.HTTP.UnknownPath.Unknown,
 		"http.otherMethod": p.HTTP.OtherMethod.Unknown, "http.requestContentType": p.HTTP.RequestContentType.Unknown,
 		"http.bodyLimit": p.HTTP.BodyLimit.Unknown, "http.responseContentType": p.HTTP.ResponseContentType.Unknown,
-		"http.successFields": p.HTTP.SuccessFields.Unknown, "http.http2": p.HTTP.HTTP2.Unknown, "http.gzip": p.HTTP.Gzip.Unknown,
+		"http.successFields": p.HTTP.SuccessFields.Unknown, "http.recordFields": p.HTTP.RecordFields.Unknown, "http.http2": p.HTTP.HTTP2.Unknown, "http.gzip": p.HTTP.Gzip.Unknown,
 		"latency.operations": p.Latency.Operations.Unknown, "vocabulary.statuses": p.Vocabulary.Statuses.Unknown,
 		"vocabulary.timeZones": p.Vocabulary.TimeZones.Unknown, "vocabulary.reasons": p.Vocabulary.Reasons.Unknown,
 		"vocabulary.autoResend": p.Vocabulary.AutoResend.Unknown,
 		"auth.checkOrder":       p.Auth.CheckOrder.Unknown, "requestBody.malformedJSON": p.RequestBody.MalformedJSON.Unknown,
-		"requestBody.integralFloat": p.RequestBody.IntegralFloat.Unknown,
-		"campaignList.notInteger":   p.List.NotInteger.Unknown, "campaignList.null": p.List.Null.Unknown,
+		"requestBody.integralFloat": p.RequestBody.IntegralFloat.Unknown, "requestBody.notObject": p.RequestBody.NotObject.Unknown,
+		"requestBody.endOfInput":  p.RequestBody.EndOfInput.Unknown,
+		"campaignList.notInteger": p.List.NotInteger.Unknown, "campaignList.null": p.List.Null.Unknown,
 		"campaignStats.notInteger": p.Stats.NotInteger.Unknown, "campaignStats.null": p.Stats.Null.Unknown,
 	}
 }

@@ -13,7 +13,8 @@ import (
 
 // answers plays the profile's choices of how an authenticated request's
 // answer is written: http.responseContentType (the exact Content-Type),
-// http.successFields (fields added to a 200 of the operation) and
+// http.successFields (fields added to a 200 of the operation),
+// http.recordFields (fields added inside its campaigns and statistics) and
 // http.gzip (the answer compressed for a client that accepts gzip). An
 // answer none of them changes (default.json's) passes straight through. Answers made before
 // authentication (401, 403, unknown path, other method, a declared body
@@ -23,9 +24,9 @@ import (
 func (s *API) answers(op string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		pl := s.play(r)
-		fields := pl.successFields[op]
+		fields, records := pl.successFields[op], pl.recordFields[op]
 		zip := pl.gzip && acceptsGzip(r)
-		if fields == nil && !zip && !pl.rewrite {
+		if fields == nil && records == nil && !zip && !pl.rewrite {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -35,9 +36,12 @@ func (s *API) answers(op string, next http.Handler) http.Handler {
 		if status == 0 {
 			status = http.StatusOK
 		}
+		if records != nil && status == http.StatusOK {
+			body = addRecordFields(body, records, status, w.Header().Get(httpjson.RequestIDHeader), requestBody(r))
+		}
 		if fields != nil && status == http.StatusOK && bytes.HasSuffix(body, []byte("}\n")) && len(body) > 3 {
 			out := append([]byte(nil), body[:len(body)-2]...)
-			out = appendFields(out, fields, status, w.Header().Get(httpjson.RequestIDHeader))
+			out = appendAddedFields(out, fields, status, w.Header().Get(httpjson.RequestIDHeader), requestBody(r))
 			body = append(out, "}\n"...)
 		}
 		h := w.Header()

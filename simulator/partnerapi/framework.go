@@ -27,7 +27,7 @@ func (pl *play) malformed(body []byte, jsonErr error) (fields, error) {
 	}
 	off, ch := syntaxPosition(body)
 	req := profile.Request{Offset: off, Char: ch, ParseError: simulator.ErrorMessage(jsonErr)}
-	return nil, withFinding(simulator.FindingMalformedJSON, "", refuse(pl.malformedJSON, req))
+	return nil, withFinding(simulator.FindingMalformedJSON, "", refuse(pl.parseOutcome(body, off, ch), req))
 }
 
 // syntaxPosition is where body stops being JSON: the 0-based offset of

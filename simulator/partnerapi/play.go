@@ -43,6 +43,9 @@ type play struct {
 
 	// malformedJSON and integralFloat are the requestBody choices.
 	malformedJSON, integralFloat profile.Outcome
+	// notObject and endOfInput are the requestBody choices of a body
+	// that is JSON but no object and of one that ends early (bodies.go).
+	notObject, endOfInput profile.Outcome
 
 	contactID profile.IDFormat
 	idCounter atomic.Int64
@@ -76,7 +79,10 @@ type play struct {
 	rewrite            bool
 	refusalContentType []string
 	successFields      map[string][]profile.Field
-	gzip               bool
+	// recordFields is http.recordFields: fields added inside the objects
+	// of an operation's 200, by operation and object path (records.go).
+	recordFields map[string]map[string][]profile.Field
+	gzip         bool
 	// http2 is whether TLS offers h2: the server's profile's only (an
 	// account's profile cannot change the listener's ALPN).
 	http2 bool
@@ -136,6 +142,8 @@ func newPlay(p *profile.Profile) *play {
 	// credentialsFirst says; default.json holds both, agreeing (Check).
 	pl.checkOrder = p.Auth.CheckOrder.Or(profile.Choice[[]string]{Value: profile.CheckOrderOf(p.Auth.CredentialsFirst.Or(d.Auth.CredentialsFirst))})
 	pl.malformedJSON = p.RequestBody.MalformedJSON.Or(d.RequestBody.MalformedJSON)
+	pl.notObject = p.RequestBody.NotObject.Or(d.RequestBody.NotObject)
+	pl.endOfInput = p.RequestBody.EndOfInput.Or(d.RequestBody.EndOfInput)
 	pl.integralFloat = p.RequestBody.IntegralFloat.Or(d.RequestBody.IntegralFloat)
 	pl.contactID = p.Contact.ID.Or(d.Contact.ID)
 	pl.dupRule.Email, pl.dupEmailOut = duplicateOf(p.Contact.DuplicateEmail.Or(d.Contact.DuplicateEmail))
@@ -181,6 +189,9 @@ func newPlay(p *profile.Profile) *play {
 		pl.bodyLimit.Refusal = d.HTTP.BodyLimit.Value.Refusal
 	}
 	pl.refusalContentType = headerValue(p.Rate.RefusalContentType.Or(d.Rate.RefusalContentType))
+	if rf := p.HTTP.RecordFields.Or(d.HTTP.RecordFields); len(rf) > 0 {
+		pl.recordFields = rf
+	}
 	if sf := p.HTTP.SuccessFields.Or(d.HTTP.SuccessFields); len(sf) > 0 {
 		pl.successFields = sf
 	}
@@ -361,6 +372,13 @@ func appendFieldValue(dst []byte, f profile.Field, status int, requestID string)
 		return strconv.AppendInt(dst, int64(status), 10)
 	case profile.FormatEchoRequestID:
 		return strconv.AppendQuote(dst, requestID)
+	case profile.FormatID:
+		if f.ID != nil { // Check holds it there
+			return strconv.AppendQuote(dst, newID(f.ID, &fieldIDs))
+		}
+	case profile.FormatEcho:
+		// Where the request is not at hand (an error body): the value
+		// seen, as a constant (records.go echoes it on a 200).
 	}
 	if len(f.Example) == 0 {
 		return append(dst, "null"...)
@@ -492,8 +510,11 @@ func newUUID() string {
 
 // newContactID returns a contact identifier in the profile's format
 // (contact.contactId).
-func (pl *play) newContactID() string {
-	f := &pl.contactID
+func (pl *play) newContactID() string { return newID(&pl.contactID, &pl.idCounter) }
+
+// newID returns a new identifier of format f (a contactId, or an added
+// field of format id), counter numbering the decimal ones.
+func newID(f *profile.IDFormat, counter *atomic.Int64) string {
 	switch f.Kind {
 	case profile.IDUUID:
 		return newUUID()
@@ -509,7 +530,7 @@ func (pl *play) newContactID() string {
 	case profile.IDPrefixed:
 		digits := max(f.Digits, 1)
 		if f.Alphabet == profile.AlphabetDecimal {
-			return fmt.Sprintf("%s%0*d", f.Prefix, digits, pl.idCounter.Add(1))
+			return fmt.Sprintf("%s%0*d", f.Prefix, digits, counter.Add(1))
 		}
 		return prefixedHex(f.Prefix, digits)
 	}

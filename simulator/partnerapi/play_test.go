@@ -520,6 +520,44 @@ func TestProfile_Plays(t *testing.T) {
 			},
 		},
 		{
+			name: "http.recordFields, an echoed field and an identifier's format (issue 28)",
+			edit: func(p *profile.Profile) {
+				req := profile.IDFormat{Kind: profile.IDPrefixed, Prefix: "req-", Digits: 19, Alphabet: profile.AlphabetDecimal}
+				p.HTTP.SuccessFields.Value = map[string][]profile.Field{spec.PathCampaignStats: {
+					{Name: "campaignId", Type: "integer", Format: profile.FormatEcho},
+					{Name: "requestId", Type: "string", Format: profile.FormatID, ID: &req}}}
+				p.HTTP.RecordFields.Value = map[string]map[string][]profile.Field{
+					spec.PathCampaignList:  {profile.RecordCampaigns: {{Name: "updatedBy", Type: "string", Example: json.RawMessage(`"system"`)}}},
+					spec.PathCampaignStats: {profile.RecordEmailStat: {{Name: "Forwarded", Type: "integer", Example: json.RawMessage(`0`)}}, profile.RecordSMSStat: {{Name: "Pending", Type: "integer", Example: json.RawMessage(`0`)}}},
+				}
+			},
+			run: func(t *testing.T, h *harness) {
+				m := wantStatus(t, h.probe(probe{path: spec.PathCampaignList, body: list10, as: h.alpha}), 200)
+				cs, _ := m["campaigns"].([]any)
+				if len(cs) == 0 {
+					t.Fatalf("no campaigns: %v", m)
+				}
+				for _, c := range cs {
+					if c.(map[string]any)["updatedBy"] != "system" || c.(map[string]any)["Id"] == nil {
+						t.Errorf("campaign %v: want its fields and updatedBy", c)
+					}
+				}
+				id := int(cs[0].(map[string]any)["Id"].(float64))
+				s := wantStatus(t, h.probe(probe{path: spec.PathCampaignStats, body: fmt.Sprintf(`{"campaignId": %d}`, id), as: h.alpha}), 200)
+				if s["campaignId"] != float64(id) {
+					t.Errorf("campaignId %v, want the request's %d echoed", s["campaignId"], id)
+				}
+				if rid, _ := s["requestId"].(string); !regexp.MustCompile(`^req-[0-9]{19}$`).MatchString(rid) {
+					t.Errorf("requestId %q, want req- and 19 digits", rid)
+				}
+				email, _ := s["emailStat"].(map[string]any)
+				sms, _ := s["smsStat"].(map[string]any)
+				if email["Forwarded"] != float64(0) || email["Sent"] == nil || sms["Pending"] != float64(0) || sms["Sent"] == nil {
+					t.Errorf("statistics %v", s)
+				}
+			},
+		},
+		{
 			name: "http.http2 false offers HTTP/1.1 only",
 			edit: func(p *profile.Profile) { p.HTTP.HTTP2.Value = false },
 			run: func(t *testing.T, h *harness) {

@@ -37,6 +37,13 @@ type RequestBody struct {
 	// with a zero fraction ("limit": 5.0): a 200 (read as 5) or the
 	// refusal, on every integer field.
 	IntegralFloat Choice[Outcome] `json:"integralFloat"`
+	// NotObject is the answer to a body that is JSON but no object (an
+	// array, null): {parseError} is the simulator's own wording (bodies.go).
+	NotObject Choice[Outcome] `json:"notObject"`
+	// EndOfInput is the answer to a body that ends before its JSON does
+	// (an empty body too): the parse error where there is no byte to
+	// quote, {offset} and {position} where it ended (bodies.go).
+	EndOfInput Choice[Outcome] `json:"endOfInput"`
 }
 
 // The checks of a request, as CheckOrder names them (§5 and §4, which
@@ -154,7 +161,7 @@ func probeRequestBody(choice string) (Request, bool) {
 	case "requestBody.integralFloat":
 		r.Fields = []string{ProbeIntegralFloatField}
 	default:
-		return Request{}, false
+		return probeBodyShape(choice)
 	}
 	return r, true
 }

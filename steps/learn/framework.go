@@ -35,6 +35,9 @@ func (l *learner) framework(ctx context.Context) error {
 		return err
 	}
 	l.p.RequestBody.IntegralFloat = l.outcomeChoice(x, withField(listOutcome(x), profile.ProbeIntegralFloatField))
+	if err := l.bodyShapes(ctx); err != nil {
+		return err
+	}
 
 	// The order: each probe fails two checks; its answer names the first.
 	wrongSecret := l.env.Primary

@@ -531,10 +531,12 @@ func (l *learner) http(ctx context.Context) error {
 	if ok == nil {
 		l.p.HTTP.ResponseContentType = unknown[string]("no probe was answered 200")
 		l.p.HTTP.SuccessFields = unknown[map[string][]profile.Field]("no probe was answered 200")
+		l.p.HTTP.RecordFields = unknown[map[string]map[string][]profile.Field]("no probe was answered 200")
 		return nil
 	}
 	l.p.HTTP.ResponseContentType = profile.Choice[string]{Value: ok.header.Get("Content-Type"), Evidence: l.evidences(ok)}
 	l.p.HTTP.SuccessFields = profile.Choice[map[string][]profile.Field]{Value: fields, Evidence: l.evidences(sfEv...)}
+	l.p.HTTP.RecordFields = l.recordFields()
 	return nil
 }
 
@@ -579,6 +581,7 @@ func fieldOf(name string, v json.RawMessage, x *exch) profile.Field {
 			f.Format = profile.FormatStatus
 		}
 	}
+	f = refineField(f, v, x)
 	if f.Format == "" {
 		f.Example = append(json.RawMessage(nil), v...)
 	}

@@ -73,6 +73,9 @@ func Requests() []Request {
 	rs := []Request{
 		{Choice: "auth.missingAccount", Path: list, Body: listBody, NoAccount: true},
 		{Choice: "auth.credentialsFirst", Path: stats, Body: `{}`, WrongSecret: true},
+		// A framework's own words for a body that is no object (issue 28).
+		{Choice: "requestBody.notObject", Path: list, Body: profile.ProbeNotObject},
+		{Choice: "requestBody.endOfInput", Path: list, Body: profile.ProbeEndOfInput},
 		{Choice: "campaignList.limitAboveMax", Path: list, Body: `{"limit": 80, "page": 1}`, Field: "limit"},
 		{Choice: "campaignList.limitBelowOne", Path: list, Body: `{"limit": 0, "page": 1}`, Field: "limit"},
 		{Choice: "campaignList.pageBelowOne", Path: list, Body: `{"limit": 5, "page": 0}`, Field: "page"},

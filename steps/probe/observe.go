@@ -53,8 +53,9 @@ type Observation struct {
 	// campaignIDs are the Ids of a listed page's campaigns, in order: the
 	// order of pages is read from them (Result.Order), the Ids themselves
 	// are a side's data.
-	campaignIDs []int
-	totalPages  int
+	campaignIDs   []int
+	campaignNames []string
+	totalPages    int
 }
 
 // observe reads one answer. subst maps a value the request took from the
@@ -119,7 +120,7 @@ func observe(resp *http.Response, body []byte, subst map[string]string, redact f
 			o.IDs[l.path] = f
 		}
 	}
-	o.campaignIDs, o.totalPages = listed(body)
+	o.campaignIDs, o.campaignNames, o.totalPages = listed(body)
 	return o
 }
 
@@ -364,35 +365,79 @@ func letterCase(s string) string {
 	return " (mixed case)"
 }
 
-// listed reads a Campaign List answer's Ids (§2.2) and totalPages.
-func listed(body []byte) ([]int, int) {
+// listed reads a Campaign List answer's Ids (§2.2), their campaigns'
+// names (one per Id) and totalPages.
+func listed(body []byte) ([]int, []string, int) {
 	var page struct {
 		TotalPages int `json:"totalPages"`
 		Campaigns  []struct {
-			ID *int `json:"Id"`
+			ID   *int   `json:"Id"`
+			Name string `json:"campaignName"`
 		} `json:"campaigns"`
 	}
 	if json.Unmarshal(body, &page) != nil {
-		return nil, 0
+		return nil, nil, 0
 	}
 	var ids []int
+	var names []string
 	for _, c := range page.Campaigns {
 		if c.ID != nil {
-			ids = append(ids, *c.ID)
+			ids, names = append(ids, *c.ID), append(names, c.Name)
 		}
 	}
-	return ids, page.TotalPages
+	return ids, names, page.TotalPages
 }
 
-// order is the order of Ids across pages as a client reads them.
-func order(ids []int) string {
-	switch {
-	case len(ids) < 2:
-		return ""
-	case slices.IsSortedFunc(ids, func(a, b int) int { return a - b }):
-		return "Id ascending"
-	case slices.IsSortedFunc(ids, func(a, b int) int { return b - a }):
-		return "Id descending"
+// The orders a client can read pages in (Result.Orders).
+const (
+	orderIDAsc    = "Id ascending"
+	orderIDDesc   = "Id descending"
+	orderNameAsc  = "campaignName ascending"
+	orderNameDesc = "campaignName descending"
+	// orderNone: consistent with none of the others.
+	orderNone = "neither Id nor campaignName ascending or descending"
+)
+
+// orders is the set of orders the campaigns of a walk, in the order a
+// client read them, are consistent with (nil for fewer than two): pages
+// that happen to be in Id order on a deployment sorting by name are
+// consistent with both, and the data decides which of the orders a
+// side's few pages show. The sides differ only where no order is
+// consistent with both (ordersDisjoint).
+func orders(ids []int, names []string) []string {
+	if len(ids) < 2 {
+		return nil
 	}
-	return "neither ascending nor descending"
+	var out []string
+	for _, o := range []struct {
+		name string
+		ok   bool
+	}{
+		{orderIDAsc, slices.IsSortedFunc(ids, func(a, b int) int { return a - b })},
+		{orderIDDesc, slices.IsSortedFunc(ids, func(a, b int) int { return b - a })},
+		{orderNameAsc, len(names) == len(ids) && slices.IsSorted(names)},
+		{orderNameDesc, len(names) == len(ids) && slices.IsSortedFunc(names, func(a, b string) int { return strings.Compare(b, a) })},
+	} {
+		if o.ok {
+			out = append(out, o.name)
+		}
+	}
+	if len(out) == 0 {
+		return []string{orderNone}
+	}
+	return out
+}
+
+// ordersDisjoint reports whether two sides' orders (orders) hold no order
+// in common, each side having read at least two campaigns.
+func ordersDisjoint(a, b []string) bool {
+	if a == nil || b == nil {
+		return false
+	}
+	for _, o := range a {
+		if slices.Contains(b, o) {
+			return false
+		}
+	}
+	return true
 }

@@ -37,6 +37,9 @@ type fake struct {
 	deleteAllowsAll   bool   // Allow lists every method
 	idOffset          int    // added to every campaign Id (other data)
 	reasons           bool   // every other campaign has a reason (other data)
+	campaigns         int    // how many campaigns the account has (0: 7)
+	shuffledNames     bool   // campaign names not in Id order (other data)
+	byName            bool   // campaigns by campaignName
 
 	mu    sync.Mutex
 	times []time.Time
@@ -127,10 +130,13 @@ func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if f.newestFirst {
 			slices.Reverse(ids)
 		}
+		if f.byName {
+			slices.SortFunc(ids, func(a, b int) int { return strings.Compare(f.name(a), f.name(b)) })
+		}
 		from, to := min(int((page-1)*limit), len(ids)), min(int(page*limit), len(ids))
 		var cs []map[string]any
 		for _, id := range ids[from:to] {
-			c := map[string]any{"Id": id, "campaignName": fmt.Sprint("c", id), "reason": nil}
+			c := map[string]any{"Id": id, "campaignName": f.name(id), "reason": nil}
 			if f.reasons && id%2 == 0 {
 				c["reason"] = "paused by the partner"
 			}
@@ -156,10 +162,21 @@ func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // ids are the account's campaign Ids.
 func (f *fake) ids() []int {
 	ids := []int{11, 12, 13, 14, 15, 16, 17}
+	for n := len(ids); n < f.campaigns; n++ {
+		ids = append(ids, 11+n)
+	}
 	for i := range ids {
 		ids[i] += f.idOffset
 	}
 	return ids
+}
+
+// name is campaign id's campaignName: in Id order, or not.
+func (f *fake) name(id int) string {
+	if f.shuffledNames {
+		return fmt.Sprintf("c%03d", id*37%101)
+	}
+	return fmt.Sprint("c", id)
 }
 
 // maxInWindow is the most requests the fake received within any window.
@@ -198,7 +215,7 @@ func TestRunFindsWhatAClientSeesDifferently(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name string
-		b    *fake
+		a, b *fake // a nil: fake{}
 		// differ are request classes that must differ, each with a word of
 		// its difference; every class not listed must agree.
 		differ map[string]string
@@ -230,6 +247,10 @@ func TestRunFindsWhatAClientSeesDifferently(t *testing.T) {
 			"campaignList.order": "order of pages", "pages 1 to 3 of 2 campaigns": "order of pages",
 		}},
 		{name: "other campaigns, their Ids echoed and a reason null or not, are data: every class agrees", b: &fake{idOffset: 1000, reasons: true}},
+		{name: "two pages at the largest page where the other side has one are data: every class agrees", b: &fake{campaigns: 60}},
+		{name: "pages in Id order whose names are in order too agree with a side sorting by name", b: &fake{byName: true, shuffledNames: true}},
+		{name: "by name where the other side lists by Id, names out of Id order, differs in the order of pages", a: &fake{shuffledNames: true}, b: &fake{byName: true, shuffledNames: true},
+			differ: map[string]string{"campaignList.order": "order of pages", "pages 1 to 3 of 2 campaigns": "order of pages"}},
 		{name: "a framework's 422 with a list of problems differs in status, body and message", b: &fake{limit422: true}, differ: map[string]string{
 			"campaignList.limitAboveMax": "status", "limit 51": "status",
 		}},
@@ -246,7 +267,10 @@ func TestRunFindsWhatAClientSeesDifferently(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			a := &fake{}
+			a := tt.a
+			if a == nil {
+				a = &fake{}
+			}
 			rep, err := Run(context.Background(), Env{A: serve(t, a, 1000, time.Minute), B: serve(t, tt.b, 1000, time.Minute)})
 			if err != nil {
 				t.Fatal(err)

@@ -29,6 +29,11 @@ type Probe struct {
 	// page with {page} set to it, and the Ids of every page together give
 	// the order of pages.
 	Pages []int `json:"pages,omitempty"`
+	// UpToPage, when set, asks for that page or, on a side whose own
+	// listing (campaignList.order's first page) has fewer pages, its last:
+	// each side asks a page its own data has, as {campaignId} and the
+	// page past the last come from each side's own listing.
+	UpToPage int `json:"upToPage,omitempty"`
 }
 
 // sends is how many requests the probe sends to each side.
@@ -66,7 +71,7 @@ func Probes() []Probe {
 		// Valid requests: the success answers' shape.
 		{Name: "a new contact", Request: learn.Request{Path: add, Body: `{"email": "new-{email}", "firstName": "Ada", "country": "UK", "tag": ["probe"]}`}},
 		{Name: "pages 1 to 3 of 2 campaigns", Request: learn.Request{Path: list, Body: `{"limit": 2, "page": {page}}`}, Pages: []int{1, 2, 3}},
-		{Name: "the largest page, page 2", Request: learn.Request{Path: list, Body: fmt.Sprintf(`{"limit": %d, "page": 2}`, spec.MaxPageSize)}},
+		{Name: "the largest page, page 2", Request: learn.Request{Path: list, Body: fmt.Sprintf(`{"limit": %d, "page": {page}}`, spec.MaxPageSize)}, UpToPage: 2},
 		// Other paths and methods.
 		{Name: "another unknown path", Request: learn.Request{Path: "contacts/search", Body: `{}`}},
 		{Name: "an operation's path with a tail", Request: learn.Request{Path: list + "/all", Body: listBody}},

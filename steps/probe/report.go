@@ -51,9 +51,14 @@ type Result struct {
 	Request string `json:"request"`
 	// Observations are side A's and side B's, one per request sent.
 	Observations [2][]Observation `json:"observations"`
-	// Order is the order of the campaigns' Ids over every page the class
-	// listed, on each side ("" when fewer than two were listed).
+	// Order is the order of the campaigns over every page the class
+	// listed, on each side: the orders (Orders) joined by " or " ("" when
+	// fewer than two were listed).
 	Order [2]string `json:"order"`
+	// Orders are the orders each side's campaigns are consistent with
+	// (Id or campaignName, ascending or descending): a few pages may be
+	// in more than one. The sides differ only when no order is in both.
+	Orders [2][]string `json:"orders,omitempty"`
 	// Differences say what a client sees differently; empty when the
 	// sides agree.
 	Differences []string `json:"differences,omitempty"`
@@ -75,7 +80,7 @@ func differences(r Result) []string {
 			out = append(out, prefix+d)
 		}
 	}
-	if r.Order[0] != r.Order[1] && r.Order[0] != "" && r.Order[1] != "" {
+	if ordersDisjoint(r.Orders[0], r.Orders[1]) {
 		out = append(out, fmt.Sprintf("order of pages: A %s, B %s", r.Order[0], r.Order[1]))
 	}
 	return out

@@ -51,6 +51,8 @@ type side struct {
 	sent   int
 	vars   learn.Vars
 	listed []int // the Ids of the first page at the spec's largest page
+	// lastPage is the last page of that listing (at least 1), 0 before it.
+	lastPage int
 }
 
 // Run sends every probe to A and then to B, one request at a time, and
@@ -94,6 +96,7 @@ func Run(ctx context.Context, env Env) (*Report, error) {
 		}
 		res := Result{Name: p.Name, Learned: p.Learned, Request: p.describe()}
 		var ids [2][]int
+		var names [2][]string
 		for i := range p.sends() {
 			for k, s := range sides {
 				o, err := s.send(ctx, p, i)
@@ -102,6 +105,7 @@ func Run(ctx context.Context, env Env) (*Report, error) {
 				}
 				res.Observations[k] = append(res.Observations[k], o)
 				ids[k] = append(ids[k], o.campaignIDs...)
+				names[k] = append(names[k], o.campaignNames...)
 				if p.Choice == "campaignList.order" && i == 0 {
 					s.learnIDs(o)
 				}
@@ -116,7 +120,10 @@ func Run(ctx context.Context, env Env) (*Report, error) {
 		if len(p.Pages) > 0 {
 			// Only a walk shows the order of pages: which Ids a single page
 			// of some other request holds is each side's data.
-			res.Order = [2]string{order(ids[0]), order(ids[1])}
+			for k := range sides {
+				res.Orders[k] = orders(ids[k], names[k])
+				res.Order[k] = strings.Join(res.Orders[k], " or ")
+			}
 		}
 		res.Differences = differences(res)
 		if len(res.Differences) == 0 {
@@ -142,7 +149,8 @@ func (s *side) learnIDs(o Observation) {
 	if len(o.campaignIDs) > 0 {
 		s.vars.CampaignID = o.campaignIDs[0]
 	}
-	s.vars.Page = max(o.totalPages, 1) + 1
+	s.lastPage = max(o.totalPages, 1)
+	s.vars.Page = s.lastPage + 1
 }
 
 // send sends the i-th request of p and observes the answer.
@@ -150,6 +158,12 @@ func (s *side) send(ctx context.Context, p Probe, i int) (Observation, error) {
 	v := s.vars
 	if len(p.Pages) > 0 {
 		v.Page = p.Pages[min(i, len(p.Pages)-1)]
+	}
+	if p.UpToPage > 0 {
+		v.Page = p.UpToPage
+		if s.lastPage > 0 {
+			v.Page = min(p.UpToPage, s.lastPage)
+		}
 	}
 	r := p.With(v)
 	method := cmpOr(r.Method, http.MethodPost)
@@ -202,7 +216,7 @@ func (s *side) send(ctx context.Context, p Probe, i int) (Observation, error) {
 	if strings.Contains(p.Body, "{campaignId}") && v.CampaignID != 0 {
 		subst[strconv.Itoa(v.CampaignID)] = "{campaignId}"
 	}
-	if strings.Contains(p.Body, "{page}") && len(p.Pages) == 0 {
+	if strings.Contains(p.Body, "{page}") && len(p.Pages) == 0 && p.UpToPage == 0 {
 		subst[strconv.Itoa(v.Page)] = "{page}"
 	}
 	return observe(resp, b, subst, s.t.Secrets.String), nil
@@ -241,6 +255,9 @@ func (p Probe) describe() string {
 	}
 	if len(p.Pages) > 0 {
 		notes = append(notes, fmt.Sprintf("pages %v", p.Pages))
+	}
+	if p.UpToPage > 0 {
+		notes = append(notes, fmt.Sprintf("page %d, or the side's last when it has fewer", p.UpToPage))
 	}
 	if p.Times > 1 {
 		notes = append(notes, fmt.Sprintf("sent %d times", p.Times))
