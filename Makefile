@@ -47,9 +47,13 @@ build-simulator:
 build-conformance:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/conformance ./cmd/conformance
 
-test: ## vet, then every test with the race detector (includes the conformance suite against the simulator)
+# TEST_COUNT runs every test that many times (TEST_COUNT=3 make test, or
+# through .ci/run: a flake hunt); the timeout grows with it.
+TEST_COUNT ?= 1
+
+test: ## vet, then every test with the race detector (includes the conformance suite against the simulator; TEST_COUNT=3 for a flake hunt)
 	$(GO) vet ./...
-	$(GO) test -race -count=1 -timeout 30m ./...
+	$(GO) test -race -count=$(TEST_COUNT) -timeout $(shell echo $$((30 * $(TEST_COUNT))))m ./...
 
 matrix: ## prove every cell of the suite's matrix with its violation switch (make test samples them under -race); about a minute
 	MATRIX_SAMPLE=1 $(GO) test -count=1 -run '^TestMatrixCells' ./cmd/conformance

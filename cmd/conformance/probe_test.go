@@ -20,12 +20,11 @@ import (
 
 // TestDiffProbe is the client-eye comparison (issue 28) end to end with
 // the real command, on each fidelity target: learn its profile, start a
-// simulator playing it, and run conformance diff --probe TARGET SIMULATOR;
-// its agreement N/M is today's figure (docs/fidelity.md), not asserted.
-// What is asserted is the instrument: a second simulator playing the same
-// profile answers every probe as the first does (exit 0), and one playing
-// it with a message changed on purpose is caught there, and only there
-// (exit 1).
+// simulator playing it, and run conformance diff --probe TARGET SIMULATOR:
+// every request class must be answered alike (docs/fidelity.md). And the
+// instrument itself: a second simulator playing the same profile answers
+// every probe as the first does (exit 0), and one playing it with a
+// message changed on purpose is caught there, and only there (exit 1).
 func TestDiffProbe(t *testing.T) {
 	waitsForWindows(t)
 	accounts := altAccounts(t)
@@ -47,8 +46,8 @@ func TestDiffProbe(t *testing.T) {
 				t.Fatalf("diff --probe compared %d request classes, want %d", got, want)
 			}
 			la, l, oa, o := rep.Counts()
-			t.Logf("client-eye agreement of the simulator playing the target's profile: %d/%d (learned from %d/%d, others %d/%d); exit %d",
-				rep.Agree, rep.Total, la, l, oa, o, code)
+			t.Logf("client-eye agreement of the simulator playing the target's profile: %d/%d (learned from %d/%d, others %d/%d); exit %d; %d requests per side",
+				rep.Agree, rep.Total, la, l, oa, o, code, rep.Sides[0].Sent)
 			for _, res := range rep.Results {
 				if len(res.Differences) > 0 {
 					t.Logf("  differs: %s: %s", res.Name, strings.Join(res.Differences, "; "))
@@ -56,6 +55,11 @@ func TestDiffProbe(t *testing.T) {
 			}
 			if (code == diffAgree) != rep.Agreed() {
 				t.Errorf("exit %d with agreement %d/%d", code, rep.Agree, rep.Total)
+			}
+			// Issue 28: the simulator playing a deployment's profile
+			// answers every request class as the deployment does.
+			if !rep.Agreed() {
+				t.Errorf("the simulator playing the target's profile agrees on %d of %d request classes, want every one (the differences are logged above)", rep.Agree, rep.Total)
 			}
 
 			twin := openProfiled(t, p)
