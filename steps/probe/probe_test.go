@@ -236,7 +236,7 @@ func TestRunFindsWhatAClientSeesDifferently(t *testing.T) {
 			"contact.validation.country.freeText": "id format", "contact.validation.email.format": "id format",
 			"contact.validation.string.empty": "id format", "contact.validation.field.unknown": "id format",
 			"contact.validation.list.null": "id format", "contact.validation.email.type": "id format",
-			"contact.validation.phoneNo.type": "id format",
+			"contact.validation.phoneNo.type":            "id format",
 			"contact.validation.optStatus.integralFloat": "id format",
 			"a contact with gender in capitals":          "id format", "a contact with month 13": "id format",
 			"a contact with opt status -1": "id format", "a contact with opt status 1.0": "id format",
