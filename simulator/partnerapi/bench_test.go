@@ -134,21 +134,22 @@ func BenchmarkHandlerMetrics(b *testing.B) {
 // keep-alive connections, GOMAXPROCS client goroutines (b.RunParallel):
 // TLS and net/http included, client and server sharing the CPUs.
 func BenchmarkHTTPS(b *testing.B) {
-	s := newBenchSim(b, false)
+	benchHTTPS(b, newBenchSim(b, false))
+}
+
+// benchHTTPS opens s and runs each operation against it over HTTPS, as
+// BenchmarkHTTPS says.
+func benchHTTPS(b *testing.B, s *sim.Simulator) {
 	if err := s.Open(); err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { s.Close() })
-	pool := x509.NewCertPool()
-	pool.AddCert(s.Cert.TLS.Leaf)
-	if s.Cert.TLS.Leaf == nil {
-		leaf, err := x509.ParseCertificate(s.Cert.TLS.Certificate[0])
-		if err != nil {
-			b.Fatal(err)
-		}
-		pool = x509.NewCertPool()
-		pool.AddCert(leaf)
+	leaf, err := x509.ParseCertificate(s.Cert.TLS.Certificate[0])
+	if err != nil {
+		b.Fatal(err)
 	}
+	pool := x509.NewCertPool()
+	pool.AddCert(leaf)
 	client := &http.Client{Transport: &http.Transport{
 		TLSClientConfig:     &tls.Config{RootCAs: pool},
 		MaxIdleConnsPerHost: 64,

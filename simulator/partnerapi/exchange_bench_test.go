@@ -1,16 +1,10 @@
 package partnerapi_test
 
 import (
-	"bytes"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
-	"io"
-	"net/http"
 	"sync/atomic"
 	"testing"
 
-	"github.com/partner-v3/conformance-kit/simulator/internal/apitest"
 	"github.com/partner-v3/conformance-kit/simulator/sim"
 )
 
@@ -57,47 +51,7 @@ func BenchmarkHandlerJournalDetail(b *testing.B) {
 func BenchmarkHTTPSJournalDetail(b *testing.B) {
 	for _, on := range []bool{true, false} {
 		b.Run(detailName(on), func(b *testing.B) {
-			s := detailSim(b, false, on)
-			if err := s.Open(); err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { s.Close() })
-			leaf, err := x509.ParseCertificate(s.Cert.TLS.Certificate[0])
-			if err != nil {
-				b.Fatal(err)
-			}
-			pool := x509.NewCertPool()
-			pool.AddCert(leaf)
-			client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, MaxIdleConnsPerHost: 64}}
-			b.Cleanup(client.CloseIdleConnections)
-			a := s.Accounts[0]
-			var seq atomic.Int64
-			for _, o := range benchOps(firstCampaign(b, s)) {
-				url := s.URL() + "/" + o.op
-				b.Run(o.name, func(b *testing.B) {
-					b.ReportAllocs()
-					b.RunParallel(func(pb *testing.PB) {
-						for pb.Next() {
-							req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader([]byte(o.body(seq.Add(1)))))
-							if err != nil {
-								panic(err)
-							}
-							apitest.SetCredentials(req.Header, a)
-							resp, err := client.Do(req)
-							if err != nil {
-								b.Error(err)
-								return
-							}
-							_, _ = io.Copy(io.Discard, resp.Body)
-							resp.Body.Close()
-							if resp.StatusCode != http.StatusOK {
-								b.Errorf("status %d", resp.StatusCode)
-								return
-							}
-						}
-					})
-				})
-			}
+			benchHTTPS(b, detailSim(b, false, on))
 		})
 	}
 }
